@@ -1,0 +1,1 @@
+//! The benchmark harness (issue 3). Being written.

@@ -1,0 +1,56 @@
+//! The `flashbuf` command line: `device probe`, `bench` (and later `sweep`, `check`).
+
+pub mod bench;
+pub mod probe;
+
+use clap::{Parser, Subcommand};
+
+/// flashbuf: a database buffer manager for flash SSDs, and a tool to compare buffer-management
+/// schemes (LRU-C, InnoDB-style, CF-LRU, WAR, RW, ...) on real and emulated devices.
+#[derive(Debug, Parser)]
+#[command(name = "flashbuf", version, about, long_about = None)]
+pub struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Device tools.
+    Device {
+        #[command(subcommand)]
+        command: DeviceCommand,
+    },
+    /// Run schemes side by side on one device and database image and compare them.
+    Bench(bench::BenchArgs),
+}
+
+#[derive(Debug, Subcommand)]
+enum DeviceCommand {
+    /// Measure random-read and random-write IOPS and latency by concurrency; derive alpha, k_r, k_w.
+    Probe(probe::ProbeArgs),
+}
+
+/// Parses the command line and runs it; returns the process exit code.
+#[must_use]
+pub fn run() -> i32 {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Device {
+            command: DeviceCommand::Probe(args),
+        } => probe::run(&args),
+        Command::Bench(args) => bench::run(&args),
+    };
+    match result {
+        Ok(()) => 0,
+        Err(err) => {
+            eprintln!("error: {err}");
+            let mut source = std::error::Error::source(&err);
+            while let Some(cause) = source {
+                eprintln!("  caused by: {cause}");
+                source = cause.source();
+            }
+            1
+        }
+    }
+}

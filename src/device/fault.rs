@@ -1,0 +1,1 @@
+//! Fault-injecting device wrapper. Being written: see issue 2.

@@ -1,0 +1,308 @@
+//! `mem`: a RAM device with no modelled latency, and [`PageStore`], the page-content store the
+//! emulated devices share.
+//!
+//! Invariant: a page's bytes are copied under its stripe lock, so a concurrent read never sees
+//! half of a write (the buffer pool never issues two conflicting I/Os on one page anyway).
+
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use parking_lot::Mutex;
+
+use super::{Device, DeviceInfo, DeviceStats, IoOp, IoRequest, IoTicket};
+use crate::error::{DeviceError, PageId};
+
+const STRIPES: usize = 256;
+
+/// Page contents in RAM, zero until written. The backing allocation is zero-filled lazily by
+/// the OS, so a large, mostly unwritten device costs little.
+pub struct PageStore {
+    page_size: usize,
+    pages: u64,
+    bytes: Box<[std::cell::UnsafeCell<u8>]>,
+    stripes: Vec<Mutex<()>>,
+}
+
+// SAFETY: every access to `bytes` happens under the page's stripe lock.
+unsafe impl Sync for PageStore {}
+// SAFETY: as above; the store owns its memory.
+unsafe impl Send for PageStore {}
+
+impl std::fmt::Debug for PageStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PageStore")
+            .field("page_size", &self.page_size)
+            .field("pages", &self.pages)
+            .finish_non_exhaustive()
+    }
+}
+
+impl PageStore {
+    /// A store of `pages` zeroed pages.
+    ///
+    /// # Errors
+    /// [`DeviceError::Io`] (kind `OutOfMemory`) when the store cannot be allocated.
+    pub fn new(page_size: usize, pages: u64) -> Result<Self, DeviceError> {
+        let too_big = || DeviceError::Io {
+            page: None,
+            kind: std::io::ErrorKind::OutOfMemory,
+            message: format!(
+                "a RAM store of {pages} pages of {page_size} bytes cannot be allocated"
+            ),
+        };
+        let total = usize::try_from(pages)
+            .ok()
+            .and_then(|p| p.checked_mul(page_size))
+            .ok_or_else(too_big)?;
+        if total == 0 {
+            return Err(too_big());
+        }
+        // alloc_zeroed is satisfied lazily by the OS (fresh anonymous pages read as zero), so
+        // unwritten pages cost no RAM.
+        let layout = std::alloc::Layout::array::<u8>(total).map_err(|_| too_big())?;
+        // SAFETY: the layout has non-zero size.
+        let raw = unsafe { std::alloc::alloc_zeroed(layout) };
+        if raw.is_null() {
+            return Err(too_big());
+        }
+        let slice =
+            std::ptr::slice_from_raw_parts_mut(raw.cast::<std::cell::UnsafeCell<u8>>(), total);
+        // SAFETY: allocated by the global allocator with the layout of [u8; total], which is
+        // the layout of [UnsafeCell<u8>; total]; zero bytes are valid values.
+        let bytes = unsafe { Box::from_raw(slice) };
+        Ok(PageStore {
+            page_size,
+            pages,
+            bytes,
+            stripes: (0..STRIPES).map(|_| Mutex::new(())).collect(),
+        })
+    }
+
+    /// Page size in bytes.
+    #[must_use]
+    pub fn page_size(&self) -> usize {
+        self.page_size
+    }
+
+    /// Number of pages.
+    #[must_use]
+    pub fn pages(&self) -> u64 {
+        self.pages
+    }
+
+    fn range(&self, page: PageId) -> Result<*mut u8, DeviceError> {
+        if page >= self.pages {
+            return Err(DeviceError::OutOfRange {
+                page,
+                pages: self.pages,
+            });
+        }
+        let offset = usize::try_from(page).unwrap_or(usize::MAX) * self.page_size;
+        Ok(self.bytes[offset].get())
+    }
+
+    fn stripe(&self, page: PageId) -> &Mutex<()> {
+        &self.stripes[usize::try_from(page % STRIPES as u64).unwrap_or(0)]
+    }
+
+    /// Copies `page` into `out` (which must be `page_size` bytes).
+    ///
+    /// # Errors
+    /// [`DeviceError::OutOfRange`].
+    pub fn read(&self, page: PageId, out: &mut [u8]) -> Result<(), DeviceError> {
+        assert_eq!(out.len(), self.page_size, "page-sized buffer");
+        let src = self.range(page)?;
+        let _guard = self.stripe(page).lock();
+        // SAFETY: in bounds (checked by `range`), exclusive under the stripe lock.
+        unsafe { std::ptr::copy_nonoverlapping(src, out.as_mut_ptr(), self.page_size) };
+        Ok(())
+    }
+
+    /// Copies `data` (a prefix of at most one page) into `page`; the rest of the page is kept.
+    ///
+    /// # Errors
+    /// [`DeviceError::OutOfRange`].
+    pub fn write(&self, page: PageId, data: &[u8]) -> Result<(), DeviceError> {
+        assert!(data.len() <= self.page_size, "at most one page");
+        let dst = self.range(page)?;
+        let _guard = self.stripe(page).lock();
+        // SAFETY: in bounds (checked by `range`), exclusive under the stripe lock.
+        unsafe { std::ptr::copy_nonoverlapping(data.as_ptr(), dst, data.len()) };
+        Ok(())
+    }
+
+    /// Performs a request's data movement at once (no timing). The fused command writes first.
+    ///
+    /// # Safety
+    /// The request's buffer must be valid and not accessed by anyone else during the call.
+    ///
+    /// # Errors
+    /// [`DeviceError::OutOfRange`].
+    pub unsafe fn apply(&self, request: &IoRequest) -> Result<(), DeviceError> {
+        // SAFETY: forwarded to the caller.
+        let buf = unsafe { request.buf.as_mut_slice() };
+        match request.op {
+            IoOp::Read => self.read(request.page, buf),
+            IoOp::Write => self.write(request.page, buf),
+            IoOp::FusedReadWrite { write_page } => {
+                self.write(write_page, buf)?;
+                self.read(request.page, buf)
+            }
+        }
+    }
+}
+
+/// Counters shared by the simple devices.
+#[derive(Debug, Default)]
+pub struct AtomicStats {
+    reads: AtomicU64,
+    writes: AtomicU64,
+    fused: AtomicU64,
+    syncs: AtomicU64,
+    read_bytes: AtomicU64,
+    write_bytes: AtomicU64,
+}
+
+impl AtomicStats {
+    /// Counts one completed request of `page_size` bytes.
+    pub fn count(&self, op: IoOp, page_size: usize) {
+        let bytes = page_size as u64;
+        match op {
+            IoOp::Read => {
+                self.reads.fetch_add(1, Ordering::Relaxed);
+                self.read_bytes.fetch_add(bytes, Ordering::Relaxed);
+            }
+            IoOp::Write => {
+                self.writes.fetch_add(1, Ordering::Relaxed);
+                self.write_bytes.fetch_add(bytes, Ordering::Relaxed);
+            }
+            IoOp::FusedReadWrite { .. } => {
+                self.fused.fetch_add(1, Ordering::Relaxed);
+                self.reads.fetch_add(1, Ordering::Relaxed);
+                self.writes.fetch_add(1, Ordering::Relaxed);
+                self.read_bytes.fetch_add(bytes, Ordering::Relaxed);
+                self.write_bytes.fetch_add(bytes, Ordering::Relaxed);
+            }
+        }
+    }
+
+    /// Counts one sync.
+    pub fn count_sync(&self) {
+        self.syncs.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// A snapshot.
+    #[must_use]
+    pub fn snapshot(&self) -> DeviceStats {
+        DeviceStats {
+            reads: self.reads.load(Ordering::Relaxed),
+            writes: self.writes.load(Ordering::Relaxed),
+            fused: self.fused.load(Ordering::Relaxed),
+            syncs: self.syncs.load(Ordering::Relaxed),
+            read_bytes: self.read_bytes.load(Ordering::Relaxed),
+            write_bytes: self.write_bytes.load(Ordering::Relaxed),
+            gc_writes: 0,
+            flash_programs: 0,
+        }
+    }
+}
+
+/// The `mem` device: every request completes at submission.
+#[derive(Debug)]
+pub struct MemoryDevice {
+    info: DeviceInfo,
+    store: PageStore,
+    stats: AtomicStats,
+}
+
+impl MemoryDevice {
+    /// A zeroed RAM device.
+    ///
+    /// # Errors
+    /// When the RAM cannot be allocated.
+    pub fn new(page_size: usize, pages: u64) -> Result<Self, DeviceError> {
+        Ok(MemoryDevice {
+            info: DeviceInfo {
+                name: "mem".into(),
+                page_size,
+                pages,
+                supports_fused_rw: true,
+                time_scale: 1.0,
+                emulated: false,
+            },
+            store: PageStore::new(page_size, pages)?,
+            stats: AtomicStats::default(),
+        })
+    }
+
+    /// The page contents (for tests and crash images).
+    #[must_use]
+    pub fn store(&self) -> &PageStore {
+        &self.store
+    }
+}
+
+impl Device for MemoryDevice {
+    fn info(&self) -> &DeviceInfo {
+        &self.info
+    }
+
+    unsafe fn submit(&self, batch: Vec<IoRequest>) -> Vec<IoTicket> {
+        batch
+            .into_iter()
+            .map(|request| {
+                let result = self.info.validate(&request).and_then(|()| {
+                    // SAFETY: the caller's submit contract covers the buffer.
+                    unsafe { self.store.apply(&request) }
+                });
+                if result.is_ok() {
+                    self.stats.count(request.op, self.info.page_size);
+                }
+                IoTicket::done(result)
+            })
+            .collect()
+    }
+
+    fn sync(&self) -> Result<(), DeviceError> {
+        self.stats.count_sync();
+        Ok(())
+    }
+
+    fn stats(&self) -> DeviceStats {
+        self.stats.snapshot()
+    }
+
+    fn bulk_load(&self, first_page: PageId, data: &[u8]) -> Result<(), DeviceError> {
+        for (index, chunk) in data.chunks(self.info.page_size).enumerate() {
+            self.store.write(first_page + index as u64, chunk)?;
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::device::AlignedBuf;
+
+    #[test]
+    fn round_trips_pages_and_rejects_bad_requests() {
+        let device = MemoryDevice::new(4096, 8).unwrap();
+        let mut buf = AlignedBuf::new(4096);
+        buf.as_mut_slice()[..4].copy_from_slice(b"abcd");
+        assert!(device.write_page(3, &buf).is_ok());
+        let mut back = AlignedBuf::new(4096);
+        assert!(device.read_page(3, &mut back).is_ok());
+        assert_eq!(&back.as_slice()[..4], b"abcd");
+        assert!(matches!(
+            device.read_page(8, &mut back),
+            Err(DeviceError::OutOfRange { page: 8, pages: 8 })
+        ));
+        let mut small = AlignedBuf::new(2048);
+        assert!(matches!(
+            device.read_page(0, &mut small),
+            Err(DeviceError::Misaligned { .. })
+        ));
+        assert_eq!(device.stats().writes, 1);
+        assert_eq!(device.stats().reads, 1);
+    }
+}

@@ -1,0 +1,257 @@
+//! The device layer: page-granular, batched, asynchronous block I/O.
+//!
+//! Every device (real file, RAM, emulated flash SSD or HDD, fault-injecting wrapper) implements
+//! [`Device`]. I/O is submitted in batches ([`Device::submit`]) and each request completes
+//! asynchronously through its [`IoTicket`]; the buffer pool keeps many I/Os in flight this way.
+//! [`Device::sync`] makes every completed write durable. The fused read-write command of the
+//! RW paper (algorithms.md section 4) is [`IoOp::FusedReadWrite`]; devices that cannot do it say
+//! so in [`DeviceInfo::supports_fused_rw`] and fail such requests with
+//! [`DeviceError::Unsupported`].
+//!
+//! Time: emulated devices run `time_scale` times slower than real time so that a 2-core host can
+//! keep up with a fast device model. [`DeviceInfo::time_scale`] says by how much; every figure a
+//! report gives "in device time" is real time divided by it. Real devices have a scale of 1.
+//!
+//! Buffers: requests carry raw [`IoBuffer`]s (the buffer pool does I/O straight into its frames),
+//! so [`Device::submit`] is `unsafe`: the caller keeps each buffer alive and untouched until its
+//! ticket completes. [`Device::read_page`] and [`Device::write_page`] are safe blocking wrappers.
+
+pub mod buffer;
+pub mod emulated;
+pub mod fault;
+pub mod file;
+pub mod memory;
+pub mod spec;
+pub mod ticket;
+
+use std::sync::Arc;
+
+pub use buffer::{AlignedBuf, IoBuffer};
+pub use spec::{DeviceSpec, OpenOptions, open};
+pub use ticket::{Completion, IoTicket};
+
+use crate::error::{DeviceError, PageId};
+
+/// Default page size: 16 KiB, as InnoDB's.
+pub const DEFAULT_PAGE_SIZE: usize = 16 * 1024;
+/// Alignment of every I/O buffer (O_DIRECT needs the logical block size; 4 KiB covers all).
+pub const IO_ALIGN: usize = 4096;
+
+/// What an I/O request does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum IoOp {
+    /// Read `page` into the buffer.
+    Read,
+    /// Write the buffer to `page`.
+    Write,
+    /// The RW paper's fused command: write the buffer's current contents to `write_page`, then
+    /// read `page` into the same buffer. The device copies the write data first, so the read does
+    /// not wait for the flash program.
+    FusedReadWrite {
+        /// Where the buffer's dirty contents go.
+        write_page: PageId,
+    },
+}
+
+/// One page-sized I/O.
+#[derive(Debug)]
+pub struct IoRequest {
+    /// The operation.
+    pub op: IoOp,
+    /// The page read or written (for [`IoOp::FusedReadWrite`], the page read).
+    pub page: PageId,
+    /// The page-sized buffer (source of a write, destination of a read).
+    pub buf: IoBuffer,
+}
+
+impl IoRequest {
+    /// A read of `page` into `buf`.
+    #[must_use]
+    pub fn read(page: PageId, buf: IoBuffer) -> Self {
+        IoRequest {
+            op: IoOp::Read,
+            page,
+            buf,
+        }
+    }
+    /// A write of `buf` to `page`.
+    #[must_use]
+    pub fn write(page: PageId, buf: IoBuffer) -> Self {
+        IoRequest {
+            op: IoOp::Write,
+            page,
+            buf,
+        }
+    }
+    /// The fused command: write `buf` to `write_page`, then read `read_page` into `buf`.
+    #[must_use]
+    pub fn fused(write_page: PageId, read_page: PageId, buf: IoBuffer) -> Self {
+        IoRequest {
+            op: IoOp::FusedReadWrite { write_page },
+            page: read_page,
+            buf,
+        }
+    }
+}
+
+/// Static facts about an open device.
+#[derive(Debug, Clone)]
+pub struct DeviceInfo {
+    /// Human-readable description (the device string it was opened from).
+    pub name: String,
+    /// Page size in bytes (every request moves exactly one page).
+    pub page_size: usize,
+    /// Number of addressable pages.
+    pub pages: u64,
+    /// Whether [`IoOp::FusedReadWrite`] is implemented.
+    pub supports_fused_rw: bool,
+    /// Device time runs this many times slower than real time (1.0 for real devices).
+    pub time_scale: f64,
+    /// Whether the device models its own latency (emulated) rather than using real hardware.
+    pub emulated: bool,
+}
+
+impl DeviceInfo {
+    /// Checks a request's page number and buffer against this device.
+    ///
+    /// # Errors
+    /// [`DeviceError::OutOfRange`] or [`DeviceError::Misaligned`].
+    pub fn validate(&self, request: &IoRequest) -> Result<(), DeviceError> {
+        self.check_page(request.page)?;
+        if let IoOp::FusedReadWrite { write_page } = request.op {
+            self.check_page(write_page)?;
+        }
+        request.buf.check(self.page_size)
+    }
+
+    /// Checks that `page` exists on the device.
+    ///
+    /// # Errors
+    /// [`DeviceError::OutOfRange`].
+    pub fn check_page(&self, page: PageId) -> Result<(), DeviceError> {
+        if page < self.pages {
+            Ok(())
+        } else {
+            Err(DeviceError::OutOfRange {
+                page,
+                pages: self.pages,
+            })
+        }
+    }
+}
+
+/// Counters a device keeps about itself. Times are in device time.
+#[derive(Debug, Clone, Default, serde::Serialize)]
+pub struct DeviceStats {
+    /// Page reads completed (fused commands count one read and one write).
+    pub reads: u64,
+    /// Page writes completed.
+    pub writes: u64,
+    /// Fused read-write commands completed.
+    pub fused: u64,
+    /// Sync/flush calls.
+    pub syncs: u64,
+    /// Bytes read.
+    pub read_bytes: u64,
+    /// Bytes written.
+    pub write_bytes: u64,
+    /// Pages programmed to flash by garbage collection (emulated devices; 0 elsewhere).
+    pub gc_writes: u64,
+    /// Pages programmed to flash in total, host and GC (emulated devices; 0 elsewhere).
+    pub flash_programs: u64,
+}
+
+impl DeviceStats {
+    /// Write amplification: flash programs per host write (1.0 when the device does not model it).
+    #[must_use]
+    #[allow(clippy::cast_precision_loss)]
+    pub fn write_amplification(&self) -> f64 {
+        if self.writes == 0 || self.flash_programs == 0 {
+            1.0
+        } else {
+            self.flash_programs as f64 / self.writes as f64
+        }
+    }
+
+    /// The counters accumulated since `earlier`.
+    #[must_use]
+    pub fn since(&self, earlier: &DeviceStats) -> DeviceStats {
+        DeviceStats {
+            reads: self.reads.saturating_sub(earlier.reads),
+            writes: self.writes.saturating_sub(earlier.writes),
+            fused: self.fused.saturating_sub(earlier.fused),
+            syncs: self.syncs.saturating_sub(earlier.syncs),
+            read_bytes: self.read_bytes.saturating_sub(earlier.read_bytes),
+            write_bytes: self.write_bytes.saturating_sub(earlier.write_bytes),
+            gc_writes: self.gc_writes.saturating_sub(earlier.gc_writes),
+            flash_programs: self.flash_programs.saturating_sub(earlier.flash_programs),
+        }
+    }
+}
+
+/// A page-granular block device with batched asynchronous I/O.
+pub trait Device: Send + Sync + std::fmt::Debug {
+    /// Static facts: page size, capacity, capabilities, time scale.
+    fn info(&self) -> &DeviceInfo;
+
+    /// Submits a batch of requests; returns one ticket per request, in order.
+    ///
+    /// Requests that fail validation (out-of-range page, misaligned buffer, unsupported command)
+    /// get a ticket that is already complete with the error; the others proceed. Requests in one
+    /// batch may complete in any order.
+    ///
+    /// # Safety
+    /// Every request's buffer must point to `page_size` bytes that stay valid, and that nothing
+    /// else reads (for reads) or writes (for writes) until the request's ticket reports completion
+    /// (`wait` returned or `is_complete` was true).
+    unsafe fn submit(&self, batch: Vec<IoRequest>) -> Vec<IoTicket>;
+
+    /// Makes every write that completed before this call durable.
+    ///
+    /// # Errors
+    /// The device's I/O error; after one, the durability of earlier writes is unknown.
+    fn sync(&self) -> Result<(), DeviceError>;
+
+    /// Counters since the device was opened.
+    fn stats(&self) -> DeviceStats;
+
+    /// Writes `data` (a whole number of pages) starting at `first_page` and syncs, outside any
+    /// measurement: emulated devices skip their timing model. Used to load database images.
+    ///
+    /// # Errors
+    /// Out-of-range pages or the device's I/O error.
+    fn bulk_load(&self, first_page: PageId, data: &[u8]) -> Result<(), DeviceError> {
+        let page_size = self.info().page_size;
+        let mut buf = AlignedBuf::new(page_size);
+        for (index, chunk) in data.chunks(page_size).enumerate() {
+            buf.as_mut_slice()[..chunk.len()].copy_from_slice(chunk);
+            self.write_page(first_page + index as u64, &buf)?;
+        }
+        self.sync()
+    }
+
+    /// Reads one page, blocking until it arrives.
+    ///
+    /// # Errors
+    /// Validation or I/O errors.
+    fn read_page(&self, page: PageId, buf: &mut AlignedBuf) -> Result<(), DeviceError> {
+        let request = IoRequest::read(page, buf.io_buffer());
+        // SAFETY: `buf` is exclusively borrowed for the whole call and we wait for completion.
+        let mut tickets = unsafe { self.submit(vec![request]) };
+        tickets.pop().map_or(Ok(()), IoTicket::wait)
+    }
+
+    /// Writes one page, blocking until the device acknowledges it (not necessarily durable).
+    ///
+    /// # Errors
+    /// Validation or I/O errors.
+    fn write_page(&self, page: PageId, buf: &AlignedBuf) -> Result<(), DeviceError> {
+        let request = IoRequest::write(page, buf.io_buffer_shared());
+        // SAFETY: `buf` is borrowed for the whole call, a write only reads it, and we wait.
+        let mut tickets = unsafe { self.submit(vec![request]) };
+        tickets.pop().map_or(Ok(()), IoTicket::wait)
+    }
+}
+
+/// A shared handle to any device.
+pub type SharedDevice = Arc<dyn Device>;

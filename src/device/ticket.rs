@@ -1,0 +1,146 @@
+//! Completion tickets for asynchronous I/O.
+//!
+//! A ticket is either already complete (validation errors, RAM devices), complete at a known
+//! instant (emulated devices compute the completion time at submission and the waiter sleeps
+//! until then), or completed later by another thread (io_uring reaper, thread pool) through a
+//! shared [`Completion`].
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use parking_lot::{Condvar, Mutex};
+
+use crate::error::DeviceError;
+
+/// A completion slot filled by another thread.
+#[derive(Debug, Default)]
+pub struct Completion {
+    result: Mutex<Option<Result<(), DeviceError>>>,
+    ready: Condvar,
+}
+
+impl Completion {
+    /// A new, pending slot.
+    #[must_use]
+    pub fn new() -> Arc<Self> {
+        Arc::new(Completion::default())
+    }
+
+    /// Fills the slot and wakes the waiter. Completing twice keeps the first result.
+    pub fn complete(&self, result: Result<(), DeviceError>) {
+        let mut slot = self.result.lock();
+        if slot.is_none() {
+            *slot = Some(result);
+        }
+        drop(slot);
+        self.ready.notify_all();
+    }
+
+    fn is_complete(&self) -> bool {
+        self.result.lock().is_some()
+    }
+
+    fn wait(&self) -> Result<(), DeviceError> {
+        let mut slot = self.result.lock();
+        loop {
+            if let Some(result) = slot.as_ref() {
+                return result.clone();
+            }
+            self.ready.wait(&mut slot);
+        }
+    }
+}
+
+#[derive(Debug)]
+enum State {
+    Done(Result<(), DeviceError>),
+    At(Instant, Result<(), DeviceError>),
+    Shared(Arc<Completion>),
+}
+
+/// The handle of one submitted request.
+#[derive(Debug)]
+#[must_use = "an I/O is complete only when its ticket says so"]
+pub struct IoTicket {
+    state: State,
+}
+
+impl IoTicket {
+    /// A ticket already complete with `result`.
+    pub fn done(result: Result<(), DeviceError>) -> Self {
+        IoTicket {
+            state: State::Done(result),
+        }
+    }
+
+    /// A ticket that completes with `result` at `instant` (emulated devices).
+    pub fn at(instant: Instant, result: Result<(), DeviceError>) -> Self {
+        IoTicket {
+            state: State::At(instant, result),
+        }
+    }
+
+    /// A ticket completed by another thread through `completion`.
+    pub fn shared(completion: Arc<Completion>) -> Self {
+        IoTicket {
+            state: State::Shared(completion),
+        }
+    }
+
+    /// The instant this ticket completes, if it is known in advance.
+    #[must_use]
+    pub fn deadline(&self) -> Option<Instant> {
+        match &self.state {
+            State::At(instant, _) => Some(*instant),
+            State::Done(_) | State::Shared(_) => None,
+        }
+    }
+
+    /// Whether the request has completed (never blocks).
+    #[must_use]
+    pub fn is_complete(&self) -> bool {
+        match &self.state {
+            State::Done(_) => true,
+            State::At(instant, _) => Instant::now() >= *instant,
+            State::Shared(completion) => completion.is_complete(),
+        }
+    }
+
+    /// Blocks until the request completes and returns its result.
+    ///
+    /// # Errors
+    /// The request's device error.
+    pub fn wait(self) -> Result<(), DeviceError> {
+        match self.state {
+            State::Done(result) => result,
+            State::At(instant, result) => {
+                sleep_until(instant);
+                result
+            }
+            State::Shared(completion) => completion.wait(),
+        }
+    }
+}
+
+/// Waits for every ticket; returns the first error, after all have completed.
+///
+/// # Errors
+/// The first failed request's error.
+pub fn wait_all(tickets: Vec<IoTicket>) -> Result<(), DeviceError> {
+    let mut first_error = None;
+    for ticket in tickets {
+        if let Err(err) = ticket.wait() {
+            first_error.get_or_insert(err);
+        }
+    }
+    first_error.map_or(Ok(()), Err)
+}
+
+/// Sleeps until `instant` (the OS timer's slack, about 50 us by default, is the overshoot;
+/// emulated devices scale time up so that it stays small in device time).
+pub fn sleep_until(instant: Instant) {
+    let now = Instant::now();
+    if instant > now {
+        std::thread::sleep(instant - now);
+    }
+}

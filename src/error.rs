@@ -1,0 +1,136 @@
+//! Error types of the whole crate.
+//!
+//! Every fallible library call returns [`Result`]. Device-level failures are [`DeviceError`]
+//! (cheap to clone, so a poisoned pool can hand the original cause to every later caller);
+//! everything above the device wraps them in [`Error`]. Nothing here panics on bad input.
+
+use std::io;
+
+/// A page number on a device (page-granular addressing).
+pub type PageId = u64;
+
+/// Errors reported by a [`crate::device::Device`].
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum DeviceError {
+    /// The page lies past the end of the device.
+    #[error("page {page} is out of range: the device has {pages} pages")]
+    OutOfRange {
+        /// The page asked for.
+        page: PageId,
+        /// Number of pages on the device.
+        pages: u64,
+    },
+    /// The buffer's address or length does not fit the device's alignment rules.
+    #[error(
+        "buffer at {addr:#x} of {len} bytes is not aligned to {align} bytes (page size {page_size})"
+    )]
+    Misaligned {
+        /// Buffer address.
+        addr: usize,
+        /// Buffer length.
+        len: usize,
+        /// Required alignment.
+        align: usize,
+        /// The device's page size.
+        page_size: usize,
+    },
+    /// The operating system (or a device model) reported an I/O error.
+    #[error("I/O error{}: {message}", page.map(|p| format!(" on page {p}")).unwrap_or_default())]
+    Io {
+        /// The page involved, if known.
+        page: Option<PageId>,
+        /// The OS error kind.
+        kind: io::ErrorKind,
+        /// Human-readable cause.
+        message: String,
+    },
+    /// The device does not implement this command (e.g. the fused read-write command).
+    #[error("device {device} does not support the {command} command")]
+    Unsupported {
+        /// Device description.
+        device: String,
+        /// The command that was asked for.
+        command: &'static str,
+    },
+    /// A fault injected by [`crate::device::fault::FaultDevice`].
+    #[error("injected fault: {0}")]
+    Injected(String),
+    /// The device has (simulated) crashed; nothing more reaches the medium.
+    #[error("the device has crashed")]
+    Crashed,
+}
+
+impl DeviceError {
+    /// Wraps an OS error, keeping its kind and text.
+    #[must_use]
+    pub fn from_io(page: Option<PageId>, err: &io::Error) -> Self {
+        DeviceError::Io {
+            page,
+            kind: err.kind(),
+            message: err.to_string(),
+        }
+    }
+}
+
+/// Errors from the library above the device layer.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// A device failure.
+    #[error(transparent)]
+    Device(#[from] DeviceError),
+    /// A malformed or inconsistent configuration, device string or scheme name.
+    #[error("configuration error: {0}")]
+    Config(String),
+    /// An argument outside what the call accepts (e.g. a page id past the end of the database).
+    #[error("invalid argument: {0}")]
+    InvalidArgument(String),
+    /// A page failed verification on read (checksum, page id or format mismatch).
+    #[error("page {page} is corrupt: {reason}")]
+    CorruptPage {
+        /// The page read.
+        page: PageId,
+        /// What did not verify.
+        reason: String,
+    },
+    /// The redo log is corrupt where it must not be.
+    #[error("log is corrupt at offset {offset}: {reason}")]
+    CorruptLog {
+        /// Byte offset in the log.
+        offset: u64,
+        /// What did not verify.
+        reason: String,
+    },
+    /// An earlier write or sync failed; the pool refuses further writes.
+    #[error("the buffer pool is poisoned by an earlier I/O failure: {0}")]
+    Poisoned(DeviceError),
+    /// The pool has no frame to give (every frame is pinned) within the retry bound.
+    #[error("no free frame: all {frames} frames are pinned or in I/O")]
+    NoFreeFrame {
+        /// Number of frames in the pool.
+        frames: usize,
+    },
+    /// A host I/O error outside a device (config files, result files).
+    #[error("{context}: {source}")]
+    Io {
+        /// What was being done.
+        context: String,
+        /// The OS error.
+        #[source]
+        source: io::Error,
+    },
+}
+
+impl Error {
+    /// Wraps a host I/O error with what was being done.
+    pub fn io(context: impl Into<String>, source: io::Error) -> Self {
+        Error::Io {
+            context: context.into(),
+            source,
+        }
+    }
+}
+
+/// The crate's result type.
+pub type Result<T, E = Error> = std::result::Result<T, E>;

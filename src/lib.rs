@@ -27,9 +27,12 @@ pub mod bench;
 pub mod cli;
 pub mod device;
 pub mod error;
+pub mod miss;
 pub mod page;
 pub mod pool;
+pub mod replacement;
 pub mod wal;
 pub mod workload;
+pub mod writeback;
 
 pub use error::{DeviceError, Error, PageId, Result};

@@ -1,0 +1,323 @@
+//! WAR: write-after-read with a temporary write buffer (algorithms.md section 3).
+//!
+//! On a read stall, the foreground thread copies dirty pages from the LRU tail into the TWB
+//! (`lru_scan_depth` slots), frees their frames at once and reads its page; the cleaner later
+//! writes the whole TWB in one batch and empties it. While the TWB is being written, threads
+//! that need it wait; when it is full they wake the cleaner and wait.
+//!
+//! The three correctness rules the public prototype breaks, kept here:
+//! 1. A page in the TWB still holds back the checkpoint: [`Twb::oldest_lsn`] is part of
+//!    `BufferPool::oldest_unflushed_lsn` until its write is complete.
+//! 2. The WAL rule: the log is flushed to the newest modification of the TWB before its write.
+//! 3. A miss on a page in the TWB is served from the TWB copy ([`Twb::copy_out`]), not by
+//!    sleeping until the write finishes; once the write completes the page is on the device.
+//!
+//! Lock order: LRU mutex → TWB mutex → page-table shard. Slots are immutable from the copy
+//! until the TWB is emptied, so the batch write reads them without the mutex.
+
+use std::collections::HashMap;
+use std::sync::atomic::Ordering;
+
+use parking_lot::{Condvar, Mutex};
+
+use crate::device::{AlignedBuf, IoRequest};
+use crate::error::{Error, PageId, Result};
+use crate::page::Lsn;
+use crate::pool::PoolInner;
+use crate::pool::frame::{FrameId, IO_EVICT, NIL, NO_PAGE};
+use crate::replacement::lru::LruList;
+
+/// Rounds a waiting thread waits for the TWB before giving up (each wait is one cleaner period
+/// at most).
+const TWB_WAIT_ROUNDS: usize = 100;
+
+#[derive(Debug, Clone, Copy)]
+struct TwbEntry {
+    page: PageId,
+    slot: usize,
+    oldest: Lsn,
+    newest: Lsn,
+    /// Part of the batch being written now.
+    writing: bool,
+}
+
+/// Invariants: `by_page` maps a page to its newest copy's slot; a page has at most one entry
+/// not being written (a newer copy replaces an older one that is not in flight), so one batch
+/// never writes two versions of a page.
+#[derive(Debug, Default)]
+struct TwbState {
+    entries: HashMap<usize, TwbEntry>,
+    by_page: HashMap<PageId, usize>,
+    free_slots: Vec<usize>,
+    writing: bool,
+}
+
+impl TwbState {
+    /// Publishes a copy; a held older copy that is not in flight is replaced.
+    fn publish(&mut self, mut entry: TwbEntry) {
+        if let Some(&old_slot) = self.by_page.get(&entry.page) {
+            if let Some(old) = self.entries.get(&old_slot).copied() {
+                if !old.writing {
+                    entry.oldest = entry.oldest.min(old.oldest);
+                    self.entries.remove(&old_slot);
+                    self.free_slots.push(old_slot);
+                }
+            }
+        }
+        self.by_page.insert(entry.page, entry.slot);
+        self.entries.insert(entry.slot, entry);
+    }
+}
+
+/// The temporary write buffer.
+#[derive(Debug)]
+pub(crate) struct Twb {
+    state: Mutex<TwbState>,
+    changed: Condvar,
+    slots: AlignedBuf,
+    page_size: usize,
+    capacity: usize,
+}
+
+impl Twb {
+    /// A TWB of `capacity` page slots.
+    pub(crate) fn new(capacity: usize, page_size: usize) -> Self {
+        let state = TwbState {
+            free_slots: (0..capacity).rev().collect(),
+            ..TwbState::default()
+        };
+        Twb {
+            state: Mutex::new(state),
+            changed: Condvar::new(),
+            slots: AlignedBuf::new(capacity * page_size),
+            page_size,
+            capacity,
+        }
+    }
+
+    /// Pages held now.
+    pub(crate) fn occupancy(&self, pool: &PoolInner) -> usize {
+        pool.mutexes.twb.lock(&self.state).entries.len()
+    }
+
+    /// The oldest modification held (0 if empty).
+    pub(crate) fn oldest_lsn(&self, pool: &PoolInner) -> Lsn {
+        let state = pool.mutexes.twb.lock(&self.state);
+        state
+            .entries
+            .values()
+            .map(|entry| entry.oldest)
+            .min()
+            .unwrap_or(0)
+    }
+
+    fn slot_bytes(&self, slot: usize) -> &[u8] {
+        // SAFETY: a slot is written only between reservation and publication (by its reserver,
+        // under the TWB's reservation) and read only after publication.
+        unsafe { self.slots.chunk_io_buffer(slot, self.page_size).as_slice() }
+    }
+
+    #[allow(clippy::mut_from_ref)]
+    fn slot_bytes_mut(&self, slot: usize) -> &mut [u8] {
+        // SAFETY: see `slot_bytes`: the reserving thread is the slot's only user until it
+        // publishes the entry.
+        unsafe {
+            self.slots
+                .chunk_io_buffer(slot, self.page_size)
+                .as_mut_slice()
+        }
+    }
+
+    /// Serves a miss from the TWB: copies the page into `out` if it is held.
+    pub(crate) fn copy_out(&self, pool: &PoolInner, page: PageId, out: &mut [u8]) -> bool {
+        let state = pool.mutexes.twb.lock(&self.state);
+        let Some(&slot) = state.by_page.get(&page) else {
+            return false;
+        };
+        out.copy_from_slice(self.slot_bytes(slot));
+        true
+    }
+
+    /// Reserves up to `want` slots, waiting while the TWB is being written or full.
+    fn reserve(&self, pool: &PoolInner, want: usize) -> Result<Vec<usize>> {
+        for _ in 0..TWB_WAIT_ROUNDS {
+            let mut state = pool.mutexes.twb.lock(&self.state);
+            if !state.writing && !state.free_slots.is_empty() {
+                let take = want.min(state.free_slots.len());
+                let at = state.free_slots.len() - take;
+                return Ok(state.free_slots.split_off(at));
+            }
+            pool.counters.twb_waits.fetch_add(1, Ordering::Relaxed);
+            drop(state);
+            pool.wake_cleaner();
+            let mut state = self.state.lock();
+            if state.writing || state.free_slots.is_empty() {
+                let timeout = pool.device_ms(pool.config.cleaner_period_ms);
+                let _ = self.changed.wait_for(&mut state, timeout);
+            }
+        }
+        Err(pool.no_frame_error())
+    }
+
+    fn unreserve(&self, pool: &PoolInner, slots: impl IntoIterator<Item = usize>) {
+        let mut state = pool.mutexes.twb.lock(&self.state);
+        state.free_slots.extend(slots);
+        drop(state);
+        self.changed.notify_all();
+    }
+
+    /// Writes every held page in one batch and empties the TWB. Returns pages written.
+    pub(crate) fn write_out(&self, pool: &PoolInner) -> Result<usize> {
+        let entries = {
+            let mut state = pool.mutexes.twb.lock(&self.state);
+            if state.writing || state.entries.is_empty() {
+                return Ok(0);
+            }
+            state.writing = true;
+            for entry in state.entries.values_mut() {
+                entry.writing = true;
+            }
+            state.entries.values().copied().collect::<Vec<_>>()
+        };
+        let result = self.write_entries(pool, &entries);
+        let mut state = pool.mutexes.twb.lock(&self.state);
+        state.writing = false;
+        for entry in &entries {
+            if result.is_ok() {
+                state.entries.remove(&entry.slot);
+                if state.by_page.get(&entry.page) == Some(&entry.slot) {
+                    state.by_page.remove(&entry.page);
+                }
+                state.free_slots.push(entry.slot);
+            } else if let Some(held) = state.entries.get_mut(&entry.slot) {
+                held.writing = false;
+            }
+        }
+        assert!(
+            state.free_slots.len() + state.entries.len() <= self.capacity,
+            "TWB slot leak"
+        );
+        drop(state);
+        self.changed.notify_all();
+        result.map(|()| {
+            pool.counters
+                .twb_writes
+                .fetch_add(entries.len() as u64, Ordering::Relaxed);
+            entries.len()
+        })
+    }
+
+    fn write_entries(&self, pool: &PoolInner, entries: &[TwbEntry]) -> Result<()> {
+        let newest = entries.iter().map(|entry| entry.newest).max().unwrap_or(0);
+        pool.log.flush_to(newest)?;
+        let requests = entries
+            .iter()
+            .map(|entry| {
+                IoRequest::write(
+                    entry.page,
+                    self.slots.chunk_io_buffer(entry.slot, self.page_size),
+                )
+            })
+            .collect();
+        // SAFETY: slots stay untouched until `writing` is cleared after these complete.
+        let tickets = unsafe { pool.device.submit(requests) };
+        pool.counters.flush_batches.fetch_add(1, Ordering::Relaxed);
+        crate::device::ticket::wait_all(tickets).map_err(|err| {
+            pool.poison(&err);
+            Error::Device(err)
+        })
+    }
+}
+
+impl PoolInner {
+    /// WAR's step 4: move dirty tail pages into the TWB, freeing their frames.
+    pub(crate) fn war_copy_tail_to_twb(&self) -> Result<()> {
+        let Some(twb) = &self.twb else {
+            return Ok(());
+        };
+        let slots = twb.reserve(self, self.config.war_copy_batch)?;
+        let mut unused = slots.into_iter();
+        let mut freed = Vec::new();
+        {
+            let mut lru = self.mutexes.lru_m.lock(&self.lru_m);
+            let mut cursor = lru.tail();
+            let mut next_slot = unused.next();
+            // Bound: the LRU length.
+            while cursor != NIL {
+                let Some(slot) = next_slot else { break };
+                let prev = LruList::prev(&self.frames, cursor);
+                if self.move_to_twb(twb, &mut lru, cursor, slot) {
+                    freed.push(cursor);
+                    next_slot = unused.next();
+                }
+                cursor = prev;
+            }
+            if let Some(slot) = next_slot {
+                twb.unreserve(self, std::iter::once(slot));
+            }
+        }
+        twb.unreserve(self, unused);
+        self.counters
+            .twb_copies
+            .fetch_add(freed.len() as u64, Ordering::Relaxed);
+        for id in freed {
+            self.push_free(id);
+        }
+        Ok(())
+    }
+
+    /// Copies one dirty, unpinned, idle page into `slot`, publishes it in the TWB, unmaps it and
+    /// unlinks it from the LRU (whose mutex the caller holds). False if the page does not
+    /// qualify (nothing changed).
+    fn move_to_twb(&self, twb: &Twb, lru: &mut LruList, id: FrameId, slot: usize) -> bool {
+        let frame = self.frame(id);
+        if !frame.is_dirty() || frame.is_pinned() || !frame.try_claim_io(IO_EVICT) {
+            return false;
+        }
+        if !frame.try_latch_shared() {
+            frame.release_io(IO_EVICT);
+            return false;
+        }
+        let page = frame.page_id();
+        let oldest = frame.oldest_modification.load(Ordering::Acquire);
+        let newest = frame.newest_modification.load(Ordering::Acquire);
+        let copy = twb.slot_bytes_mut(slot);
+        copy.copy_from_slice(self.frame_bytes(id));
+        crate::page::stamp(copy, page, newest);
+        // SAFETY: taken above.
+        unsafe { frame.unlatch_shared() };
+        // Unmap and publish under the TWB mutex, so a miss finds the page in the pool or,
+        // once it is unmapped, waits for the mutex and finds it in the TWB.
+        {
+            let mut state = self.mutexes.twb.lock(&twb.state);
+            let mut shard = self.table.write(page);
+            if frame.is_pinned() || shard.get(&page) != Some(&id) {
+                drop(shard);
+                drop(state);
+                frame.release_io(IO_EVICT);
+                return false;
+            }
+            shard.remove(&page);
+            frame.page.store(NO_PAGE, Ordering::Release);
+            drop(shard);
+            state.publish(TwbEntry {
+                page,
+                slot,
+                oldest,
+                newest,
+                writing: false,
+            });
+        }
+        {
+            let mut flush = self.mutexes.flush.lock(&self.flush);
+            flush.remove(&self.frames, id);
+        }
+        frame.newest_modification.store(0, Ordering::Release);
+        frame.first_access_ms.store(0, Ordering::Relaxed);
+        lru.remove(&self.frames, id);
+        self.freed_page_clock.fetch_add(1, Ordering::Relaxed);
+        self.counters.evictions.fetch_add(1, Ordering::Relaxed);
+        frame.release_io(IO_EVICT);
+        true
+    }
+}

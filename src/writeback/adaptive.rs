@@ -1,0 +1,176 @@
+//! InnoDB's adaptive flushing (`page_cleaner_flush_pages_recommendation`, MySQL 5.7), as
+//! algorithms.md section 1 gives it. Pure arithmetic, kept apart from the thread so it can be
+//! tested.
+
+use crate::page::Lsn;
+use crate::pool::PoolConfig;
+
+/// Iterations over which rates are averaged (InnoDB: `srv_flushing_avg_loops` = 30).
+pub const AVG_LOOPS: u64 = 30;
+
+/// State carried between cleaner rounds.
+#[derive(Debug, Default, Clone)]
+pub struct AdaptiveState {
+    iterations: u64,
+    pages_sum: u64,
+    lsn_at_start: Lsn,
+    avg_page_rate: f64,
+    lsn_avg_rate: f64,
+}
+
+/// Redo-log margins derived from the log size (algorithms.md section 1).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct LogMargins {
+    /// `max_modified_age_async`.
+    pub max_modified_age_async: u64,
+    /// `max_modified_age_sync`.
+    pub max_modified_age_sync: u64,
+    /// `max_checkpoint_age`.
+    pub max_checkpoint_age: u64,
+}
+
+impl LogMargins {
+    /// Margins for a log of `capacity` usable LSN units (InnoDB: capacity = 0.9 x log size).
+    pub fn from_capacity(capacity: u64) -> Self {
+        let margin = capacity / 10 * 9;
+        LogMargins {
+            max_modified_age_async: margin - margin / 8,
+            max_modified_age_sync: margin - margin / 16,
+            max_checkpoint_age: margin - margin / 32,
+        }
+    }
+}
+
+/// Inputs of one recommendation.
+#[derive(Debug, Clone, Copy)]
+pub struct FlushInputs {
+    /// Dirty pages now.
+    pub dirty_pages: usize,
+    /// Pages in the LRU and free lists.
+    pub pool_pages: usize,
+    /// Current LSN.
+    pub current_lsn: Lsn,
+    /// Oldest modification in the pool (0 if none).
+    pub oldest_lsn: Lsn,
+    /// Log capacity, if bounded.
+    pub log_capacity: Option<u64>,
+    /// Pages flushed in the previous round (LRU + flush list).
+    pub last_pages_flushed: u64,
+}
+
+/// How many pages to flush from the flush list, and up to which LSN.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Recommendation {
+    /// Pages to flush.
+    pub pages: u64,
+    /// Flush only pages whose oldest modification is below this.
+    pub lsn_limit: Lsn,
+}
+
+fn pct_for_dirty(config: &PoolConfig, inputs: &FlushInputs) -> f64 {
+    if inputs.pool_pages == 0 {
+        return 0.0;
+    }
+    let dirty_pct = inputs.dirty_pages as f64 * 100.0 / inputs.pool_pages as f64;
+    let max = config.max_dirty_pages_pct;
+    if config.max_dirty_pages_pct_lwm == 0.0 {
+        if dirty_pct >= max { 100.0 } else { 0.0 }
+    } else if dirty_pct >= config.max_dirty_pages_pct_lwm {
+        dirty_pct * 100.0 / (max + 1.0)
+    } else {
+        0.0
+    }
+}
+
+fn pct_for_lsn(config: &PoolConfig, inputs: &FlushInputs) -> f64 {
+    let Some(capacity) = inputs.log_capacity else {
+        return 0.0;
+    };
+    if inputs.oldest_lsn == 0 {
+        return 0.0;
+    }
+    let age = inputs.current_lsn.saturating_sub(inputs.oldest_lsn) as f64;
+    let lwm = capacity as f64 * config.adaptive_flushing_lwm / 100.0;
+    if age < lwm {
+        return 0.0;
+    }
+    let async_age = LogMargins::from_capacity(capacity)
+        .max_modified_age_async
+        .max(1) as f64;
+    let factor = age * 100.0 / async_age;
+    let ratio = config.io_capacity_max as f64 / config.io_capacity as f64;
+    (ratio * factor * factor.sqrt() / 7.5).min(100.0)
+}
+
+impl AdaptiveState {
+    /// One cleaner round's recommendation.
+    pub fn recommend(&mut self, config: &PoolConfig, inputs: &FlushInputs) -> Recommendation {
+        if self.iterations == 0 && self.lsn_at_start == 0 {
+            self.lsn_at_start = inputs.current_lsn;
+        }
+        self.iterations += 1;
+        self.pages_sum += inputs.last_pages_flushed;
+        if self.iterations >= AVG_LOOPS {
+            let loops = self.iterations as f64;
+            self.avg_page_rate = (self.pages_sum as f64 / loops + self.avg_page_rate) / 2.0;
+            let lsn_rate = inputs.current_lsn.saturating_sub(self.lsn_at_start) as f64 / loops;
+            self.lsn_avg_rate = (lsn_rate + self.lsn_avg_rate) / 2.0;
+            self.iterations = 0;
+            self.pages_sum = 0;
+            self.lsn_at_start = inputs.current_lsn;
+        }
+        let pct = pct_for_dirty(config, inputs).max(pct_for_lsn(config, inputs));
+        let wanted = (config.io_capacity as f64 * pct / 100.0 + self.avg_page_rate) / 2.0;
+        let pages = (wanted.max(0.0) as u64).min(config.io_capacity_max);
+        // InnoDB flushes up to oldest + lsn_avg_rate * (age factor + 1); with no log bound the
+        // limit is open.
+        let lsn_limit = if inputs.log_capacity.is_some() && self.lsn_avg_rate > 0.0 {
+            inputs
+                .oldest_lsn
+                .saturating_add((self.lsn_avg_rate * 2.0) as u64)
+                .max(inputs.oldest_lsn + 1)
+        } else {
+            Lsn::MAX
+        };
+        Recommendation { pages, lsn_limit }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::pool::Scheme;
+
+    fn inputs(dirty: usize, age: u64) -> FlushInputs {
+        FlushInputs {
+            dirty_pages: dirty,
+            pool_pages: 1000,
+            current_lsn: 1_000_000 + age,
+            oldest_lsn: 1_000_000,
+            log_capacity: Some(1_000_000),
+            last_pages_flushed: 0,
+        }
+    }
+
+    #[test]
+    fn flushes_nothing_when_clean_and_young_and_io_capacity_when_dirty() {
+        let config = PoolConfig::for_scheme(Scheme::Vanilla, 1000);
+        let mut state = AdaptiveState::default();
+        assert_eq!(state.recommend(&config, &inputs(10, 1000)).pages, 0);
+        let rec = state.recommend(&config, &inputs(800, 1000));
+        assert_eq!(rec.pages, config.io_capacity / 2);
+    }
+
+    #[test]
+    fn log_age_drives_flushing_up_to_io_capacity_max() {
+        let config = PoolConfig::for_scheme(Scheme::Vanilla, 1000);
+        let mut state = AdaptiveState::default();
+        let low = state.recommend(&config, &inputs(10, 200_000)).pages;
+        let high = state.recommend(&config, &inputs(10, 700_000)).pages;
+        assert!(low > 0 && high > low, "{low} {high}");
+        assert!(high <= config.io_capacity_max);
+        let margins = LogMargins::from_capacity(1_000_000);
+        assert!(margins.max_modified_age_async < margins.max_modified_age_sync);
+        assert!(margins.max_modified_age_sync < margins.max_checkpoint_age);
+    }
+}

@@ -1,0 +1,205 @@
+//! The background flusher thread.
+//!
+//! Each round (every `cleaner_period_ms` of device time, or at once when a miss signals it):
+//! 1. WAR: write the whole TWB in one batch and empty it.
+//! 2. RAW family (vanilla, CF-LRU, WAR, RW): InnoDB's LRU tail flush (`buf_flush_LRU_list`):
+//!    walk at most the scan depth from the tail while the free list is shorter than the scan
+//!    depth, free clean pages, write dirty ones as one batch, free them when written.
+//!    LRU-C family: flush the dirty region from its tail, the fixed `lru_scan_depth` pages
+//!    (basic) or all of it (dynamic batch write), and return the written frames to the free
+//!    list. With the mutex split (`lru-c`) only LRU-D is taken; otherwise LRU-M as well, which
+//!    is the single LRU mutex of basic LRU-C and DBW.
+//! 3. Checkpoint flushing: InnoDB's adaptive flush-list flushing, for every scheme.
+//!
+//! Lock order as in `pool`; list mutexes are released before any write is submitted.
+
+use std::sync::atomic::Ordering;
+use std::time::Instant;
+
+use crate::error::Result;
+use crate::pool::frame::{FrameId, IO_WRITE, NIL, Region};
+use crate::pool::{PoolInner, Scheme};
+use crate::replacement::lru::LruList;
+use crate::writeback::adaptive::{AdaptiveState, FlushInputs};
+
+impl PoolInner {
+    /// The cleaner thread's body; returns when the pool shuts down.
+    pub(crate) fn cleaner_loop(&self) {
+        let mut adaptive = AdaptiveState::default();
+        let mut last_flushed = 0;
+        while !self.shutting_down.load(Ordering::Acquire) {
+            let start = Instant::now();
+            self.counters.cleaner_rounds.fetch_add(1, Ordering::Relaxed);
+            last_flushed = if self.check_poisoned().is_ok() {
+                self.cleaner_round(&mut adaptive, last_flushed).unwrap_or(0)
+            } else {
+                0
+            };
+            let deadline = start + self.device_ms(self.config.cleaner_period_ms);
+            let mut woken = self.cleaner_wakeup.lock();
+            if !*woken && !self.shutting_down.load(Ordering::Acquire) {
+                let _ = self.cleaner_cv.wait_until(&mut woken, deadline);
+            }
+            *woken = false;
+        }
+    }
+
+    fn cleaner_round(&self, adaptive: &mut AdaptiveState, last_flushed: u64) -> Result<u64> {
+        let mut flushed = 0;
+        if let Some(twb) = &self.twb {
+            flushed += twb.write_out(self)? as u64;
+        }
+        flushed += if self.is_lru_c() {
+            self.flush_dirty_region()?
+        } else {
+            self.flush_lru_tail()?
+        };
+        flushed += self.flush_list_round(adaptive, last_flushed)?;
+        Ok(flushed)
+    }
+
+    /// InnoDB's LRU tail flush. Returns pages written.
+    fn flush_lru_tail(&self) -> Result<u64> {
+        let depth = self.config.effective_scan_depth();
+        let mut freed = Vec::new();
+        let mut batch = Vec::new();
+        {
+            let mut lru = self.mutexes.lru_m.lock(&self.lru_m);
+            let mut cursor = lru.tail();
+            let mut scanned = 0;
+            while cursor != NIL
+                && scanned < depth
+                && self.free_len.load(Ordering::Relaxed) + freed.len() + batch.len() < depth
+            {
+                let prev = LruList::prev(&self.frames, cursor);
+                let frame = self.frame(cursor);
+                if frame.is_dirty() {
+                    if frame.try_claim_io(IO_WRITE) {
+                        batch.push(cursor);
+                    }
+                } else if self.try_evict_from(&mut lru, cursor) {
+                    freed.push(cursor);
+                }
+                scanned += 1;
+                cursor = prev;
+            }
+        }
+        let written = self.write_frames(batch, false)?;
+        self.counters
+            .lru_flushes
+            .fetch_add(written.len() as u64, Ordering::Relaxed);
+        {
+            let mut lru = self.mutexes.lru_m.lock(&self.lru_m);
+            for &id in &written {
+                if self.frame(id).region() == Region::Lru && self.unmap_if_evictable(id, IO_WRITE) {
+                    lru.remove(&self.frames, id);
+                    freed.push(id);
+                }
+            }
+        }
+        self.release_and_free(&written, freed);
+        Ok(written.len() as u64)
+    }
+
+    /// LRU-C's flusher: the dirty region, fixed batch (basic) or whole (DBW). Returns pages
+    /// written.
+    fn flush_dirty_region(&self) -> Result<u64> {
+        let limit = if self.config.scheme == Scheme::LruCBasic {
+            self.config.lru_scan_depth
+        } else {
+            usize::MAX
+        };
+        let mut freed = Vec::new();
+        let batch = self.with_dirty_region(|dirty| {
+            let mut batch = Vec::new();
+            let mut cursor = dirty.tail();
+            // Bound: the region's length.
+            while cursor != NIL && batch.len() < limit {
+                let prev = LruList::prev(&self.frames, cursor);
+                let frame = self.frame(cursor);
+                if frame.is_dirty() {
+                    if frame.try_claim_io(IO_WRITE) {
+                        batch.push(cursor);
+                    }
+                } else if self.try_evict_from(dirty, cursor) {
+                    // Cleaned meanwhile by checkpoint flushing: free it at once.
+                    freed.push(cursor);
+                }
+                cursor = prev;
+            }
+            batch
+        });
+        let written = self.write_frames(batch, false)?;
+        self.counters
+            .lru_flushes
+            .fetch_add(written.len() as u64, Ordering::Relaxed);
+        self.with_dirty_region(|dirty| {
+            for &id in &written {
+                if self.frame(id).region() == Region::Dirty && self.unmap_if_evictable(id, IO_WRITE)
+                {
+                    dirty.remove(&self.frames, id);
+                    freed.push(id);
+                }
+            }
+        });
+        self.release_and_free(&written, freed);
+        Ok(written.len() as u64)
+    }
+
+    /// Runs `f` on the dirty region under LRU-D, and under LRU-M first unless the mutex is
+    /// split (basic LRU-C and DBW have one LRU mutex).
+    pub(crate) fn with_dirty_region<T>(&self, f: impl FnOnce(&mut LruList) -> T) -> T {
+        let outer = (!self.split_mutex()).then(|| self.mutexes.lru_m.lock(&self.lru_m));
+        let mut dirty = self.mutexes.lru_d.lock(&self.lru_d);
+        let result = f(&mut dirty);
+        self.dirty_region_len.store(dirty.len(), Ordering::Release);
+        drop(dirty);
+        drop(outer);
+        result
+    }
+
+    fn release_and_free(&self, written: &[FrameId], freed: Vec<FrameId>) {
+        for &id in written {
+            self.frame(id).release_io(IO_WRITE);
+        }
+        for id in freed {
+            self.push_free(id);
+        }
+    }
+
+    /// Adaptive flush-list (checkpoint) flushing. Returns pages written.
+    fn flush_list_round(&self, adaptive: &mut AdaptiveState, last_flushed: u64) -> Result<u64> {
+        let (dirty_pages, oldest_lsn) = {
+            let flush = self.mutexes.flush.lock(&self.flush);
+            (flush.len(), flush.oldest_lsn(&self.frames))
+        };
+        let inputs = FlushInputs {
+            dirty_pages,
+            pool_pages: self.frames.len(),
+            current_lsn: self.log.current_lsn(),
+            oldest_lsn,
+            log_capacity: self.log.capacity(),
+            last_pages_flushed: last_flushed,
+        };
+        let recommendation = adaptive.recommend(&self.config, &inputs);
+        if recommendation.pages == 0 {
+            return Ok(0);
+        }
+        self.flush_oldest(recommendation.pages as usize, recommendation.lsn_limit)
+    }
+
+    /// Writes up to `pages` of the oldest dirty pages below `lsn_limit`; they stay cached.
+    pub(crate) fn flush_oldest(&self, pages: usize, lsn_limit: crate::page::Lsn) -> Result<u64> {
+        let candidates = {
+            let flush = self.mutexes.flush.lock(&self.flush);
+            flush.oldest(&self.frames, pages, lsn_limit)
+        };
+        let claimed = self.claim_for_write(candidates);
+        let written = self.write_frames(claimed, false)?;
+        self.counters
+            .flush_list_flushes
+            .fetch_add(written.len() as u64, Ordering::Relaxed);
+        self.release_and_free(&written, Vec::new());
+        Ok(written.len() as u64)
+    }
+}

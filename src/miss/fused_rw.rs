@@ -100,20 +100,20 @@ impl PoolInner {
         self.counters
             .sync_replacement_writes
             .fetch_add(1, Ordering::Relaxed);
-        if self.config.verify_checksums {
-            if let Err(err) = crate::page::verify(self.frame_bytes(id), page) {
-                self.table.write(page).remove(&page);
-                frame
-                    .page
-                    .store(crate::pool::frame::NO_PAGE, Ordering::Release);
-                frame.release_io(IO_EVICT);
-                // SAFETY: latched exclusive by us.
-                unsafe { frame.unlatch_exclusive() };
-                frame.unpin();
-                // Waiters (on either page) see NO_PAGE and retry; the frame leaves circulation
-                // until then, like a failed read (see `abandon_read`).
-                return Err(err);
-            }
+        if self.config.verify_checksums
+            && let Err(err) = crate::page::verify(self.frame_bytes(id), page)
+        {
+            self.table.write(page).remove(&page);
+            frame
+                .page
+                .store(crate::pool::frame::NO_PAGE, Ordering::Release);
+            frame.release_io(IO_EVICT);
+            // SAFETY: latched exclusive by us.
+            unsafe { frame.unlatch_exclusive() };
+            frame.unpin();
+            // Waiters (on either page) see NO_PAGE and retry; the frame leaves circulation
+            // until then, like a failed read (see `abandon_read`).
+            return Err(err);
         }
         frame
             .first_access_ms

@@ -50,19 +50,20 @@ struct TwbState {
     by_page: HashMap<PageId, usize>,
     free_slots: Vec<usize>,
     writing: bool,
+    /// Pages of the batch being written.
+    in_flight: std::collections::HashSet<PageId>,
 }
 
 impl TwbState {
     /// Publishes a copy; a held older copy that is not in flight is replaced.
     fn publish(&mut self, mut entry: TwbEntry) {
-        if let Some(&old_slot) = self.by_page.get(&entry.page) {
-            if let Some(old) = self.entries.get(&old_slot).copied() {
-                if !old.writing {
-                    entry.oldest = entry.oldest.min(old.oldest);
-                    self.entries.remove(&old_slot);
-                    self.free_slots.push(old_slot);
-                }
-            }
+        if let Some(&old_slot) = self.by_page.get(&entry.page)
+            && let Some(old) = self.entries.get(&old_slot).copied()
+            && !old.writing
+        {
+            entry.oldest = entry.oldest.min(old.oldest);
+            self.entries.remove(&old_slot);
+            self.free_slots.push(old_slot);
         }
         self.by_page.insert(entry.page, entry.slot);
         self.entries.insert(entry.slot, entry);
@@ -128,14 +129,45 @@ impl Twb {
         }
     }
 
-    /// Serves a miss from the TWB: copies the page into `out` if it is held.
-    pub(crate) fn copy_out(&self, pool: &PoolInner, page: PageId, out: &mut [u8]) -> bool {
+    /// Serves a miss from the TWB: copies the page's newest held copy into `out` and returns
+    /// its slot and modification LSNs. The caller must make its frame dirty with them and then
+    /// call [`Twb::take_over`], so that the pool copy is the one written.
+    pub(crate) fn copy_out(
+        &self,
+        pool: &PoolInner,
+        page: PageId,
+        out: &mut [u8],
+    ) -> Option<(usize, Lsn, Lsn)> {
         let state = pool.mutexes.twb.lock(&self.state);
-        let Some(&slot) = state.by_page.get(&page) else {
-            return false;
-        };
+        let slot = *state.by_page.get(&page)?;
+        let entry = state.entries.get(&slot)?;
         out.copy_from_slice(self.slot_bytes(slot));
-        true
+        Some((slot, entry.oldest, entry.newest))
+    }
+
+    /// Drops the copy in `slot` now that the pool holds the page dirty, unless it is being
+    /// written (then the write goes on, and the pool's write of the page waits for it).
+    pub(crate) fn take_over(&self, pool: &PoolInner, page: PageId, slot: usize) {
+        let mut state = pool.mutexes.twb.lock(&self.state);
+        let removable = state
+            .entries
+            .get(&slot)
+            .is_some_and(|entry| entry.page == page && !entry.writing);
+        if removable {
+            state.entries.remove(&slot);
+            if state.by_page.get(&page) == Some(&slot) {
+                state.by_page.remove(&page);
+            }
+            state.free_slots.push(slot);
+            drop(state);
+            self.changed.notify_all();
+        }
+    }
+
+    /// Whether a copy of `page` is being written now: the pool must not write its own copy
+    /// until that write completes, or the older version could land last.
+    pub(crate) fn in_flight(&self, pool: &PoolInner, page: PageId) -> bool {
+        pool.mutexes.twb.lock(&self.state).in_flight.contains(&page)
     }
 
     /// Reserves up to `want` slots, waiting while the TWB is being written or full.
@@ -177,11 +209,14 @@ impl Twb {
             for entry in state.entries.values_mut() {
                 entry.writing = true;
             }
-            state.entries.values().copied().collect::<Vec<_>>()
+            let batch = state.entries.values().copied().collect::<Vec<_>>();
+            state.in_flight = batch.iter().map(|entry| entry.page).collect();
+            batch
         };
         let result = self.write_entries(pool, &entries);
         let mut state = pool.mutexes.twb.lock(&self.state);
         state.writing = false;
+        state.in_flight.clear();
         for entry in &entries {
             if result.is_ok() {
                 state.entries.remove(&entry.slot);
@@ -284,29 +319,33 @@ impl PoolInner {
         let copy = twb.slot_bytes_mut(slot);
         copy.copy_from_slice(self.frame_bytes(id));
         crate::page::stamp(copy, page, newest);
-        // SAFETY: taken above.
-        unsafe { frame.unlatch_shared() };
         // Unmap and publish under the TWB mutex, so a miss finds the page in the pool or,
-        // once it is unmapped, waits for the mutex and finds it in the TWB.
-        {
+        // once it is unmapped, waits for the mutex and finds it in the TWB. The shared latch is
+        // held until then, so no writer changes the page after the copy: a writer would have
+        // to pin it first, and the pin check below sees that.
+        let published = {
             let mut state = self.mutexes.twb.lock(&twb.state);
             let mut shard = self.table.write(page);
-            if frame.is_pinned() || shard.get(&page) != Some(&id) {
+            let ok = !frame.is_pinned() && shard.get(&page) == Some(&id);
+            if ok {
+                shard.remove(&page);
+                frame.page.store(NO_PAGE, Ordering::Release);
                 drop(shard);
-                drop(state);
-                frame.release_io(IO_EVICT);
-                return false;
+                state.publish(TwbEntry {
+                    page,
+                    slot,
+                    oldest,
+                    newest,
+                    writing: false,
+                });
             }
-            shard.remove(&page);
-            frame.page.store(NO_PAGE, Ordering::Release);
-            drop(shard);
-            state.publish(TwbEntry {
-                page,
-                slot,
-                oldest,
-                newest,
-                writing: false,
-            });
+            ok
+        };
+        // SAFETY: taken above.
+        unsafe { frame.unlatch_shared() };
+        if !published {
+            frame.release_io(IO_EVICT);
+            return false;
         }
         {
             let mut flush = self.mutexes.flush.lock(&self.flush);

@@ -146,6 +146,9 @@ impl FlushList {
     }
 
     /// Checks links, order and length.
+    ///
+    /// # Errors
+    /// A description of the first broken invariant.
     pub fn check(&self, frames: &[Frame]) -> Result<(), String> {
         let mut count = 0;
         let mut cursor = self.head;

@@ -554,11 +554,18 @@ impl PoolInner {
     fn fill_frame(&self, id: FrameId, page: PageId, read_from_disk: bool) -> Result<()> {
         // SAFETY: we hold the frame's latch exclusive and own its I/O state.
         let bytes = unsafe { self.frame_bytes_mut(id) };
-        if let Some(twb) = &self.twb {
-            if twb.copy_out(self, page, bytes) {
-                self.counters.twb_reads.fetch_add(1, Ordering::Relaxed);
-                return Ok(());
-            }
+        if let Some(twb) = &self.twb
+            && let Some((slot, oldest, newest)) = twb.copy_out(self, page, bytes)
+        {
+            // The TWB copy is newer than the device's: the frame takes over its dirtiness
+            // (and its place in the checkpoint) before the TWB lets go of it.
+            self.counters.twb_reads.fetch_add(1, Ordering::Relaxed);
+            self.frame(id)
+                .newest_modification
+                .store(newest, Ordering::Release);
+            self.mark_dirty(id, oldest);
+            twb.take_over(self, page, slot);
+            return Ok(());
         }
         if !read_from_disk {
             bytes.fill(0);

@@ -94,11 +94,11 @@ impl LruList {
     pub fn push_tail(&mut self, frames: &[Frame], id: FrameId) {
         self.link_between(frames, id, self.tail, NIL);
         let frame = &frames[id as usize];
-        if self.old != NIL {
+        if self.old == NIL {
+            frame.old.store(false, Ordering::Relaxed);
+        } else {
             frame.old.store(true, Ordering::Relaxed);
             self.old_len += 1;
-        } else {
-            frame.old.store(false, Ordering::Relaxed);
         }
         self.after_insert(frames);
     }
@@ -277,7 +277,10 @@ impl LruList {
         })
     }
 
-    /// Checks the links, length and old sublist; returns a description of the first problem.
+    /// Checks the links, length and old sublist.
+    ///
+    /// # Errors
+    /// A description of the first problem.
     pub fn check(&self, frames: &[Frame]) -> Result<(), String> {
         let mut count = 0;
         let mut old_count = 0;

@@ -112,15 +112,15 @@ impl AdaptiveState {
         self.pages_sum += inputs.last_pages_flushed;
         if self.iterations >= AVG_LOOPS {
             let loops = self.iterations as f64;
-            self.avg_page_rate = (self.pages_sum as f64 / loops + self.avg_page_rate) / 2.0;
+            self.avg_page_rate = f64::midpoint(self.pages_sum as f64 / loops, self.avg_page_rate);
             let lsn_rate = inputs.current_lsn.saturating_sub(self.lsn_at_start) as f64 / loops;
-            self.lsn_avg_rate = (lsn_rate + self.lsn_avg_rate) / 2.0;
+            self.lsn_avg_rate = f64::midpoint(lsn_rate, self.lsn_avg_rate);
             self.iterations = 0;
             self.pages_sum = 0;
             self.lsn_at_start = inputs.current_lsn;
         }
         let pct = pct_for_dirty(config, inputs).max(pct_for_lsn(config, inputs));
-        let wanted = (config.io_capacity as f64 * pct / 100.0 + self.avg_page_rate) / 2.0;
+        let wanted = f64::midpoint(config.io_capacity as f64 * pct / 100.0, self.avg_page_rate);
         let pages = (wanted.max(0.0) as u64).min(config.io_capacity_max);
         // InnoDB flushes up to oldest + lsn_avg_rate * (age factor + 1); with no log bound the
         // limit is open.

@@ -34,7 +34,13 @@ impl PoolInner {
             } else {
                 frame.try_latch_exclusive()
             };
-            if got && frame.is_dirty() && frame.page_id() != NO_PAGE {
+            let page = frame.page_id();
+            let twb_busy = got
+                && self
+                    .twb
+                    .as_ref()
+                    .is_some_and(|twb| twb.in_flight(self, page));
+            if got && !twb_busy && frame.is_dirty() && page != NO_PAGE {
                 latched.push(id);
                 continue;
             }

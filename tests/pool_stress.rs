@@ -1,0 +1,145 @@
+//! Stress: many threads read and update pages whose payload carries the page id, a version and
+//! a checksum, on every scheme, through a pool much smaller than the database. Afterwards every
+//! page on the device must carry exactly the number of updates made to it (no lost or torn
+//! update), and the pool's invariant checker must pass.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use flashbuf::device::memory::MemoryDevice;
+use flashbuf::device::{AlignedBuf, Device, SharedDevice};
+use flashbuf::page::{PAGE_HEADER_SIZE, payload, payload_mut, stamp};
+use flashbuf::pool::{BufferPool, PoolConfig, Scheme};
+use rand::{Rng, SeedableRng};
+
+const PAGE: usize = 4096;
+const PAGES: u64 = 600;
+
+fn record(page: u64, version: u64) -> [u8; 24] {
+    let mut out = [0u8; 24];
+    out[..8].copy_from_slice(&page.to_le_bytes());
+    out[8..16].copy_from_slice(&version.to_le_bytes());
+    let sum = crc32c::crc32c(&out[..16]) as u64;
+    out[16..].copy_from_slice(&sum.to_le_bytes());
+    out
+}
+
+fn parse(page: u64, bytes: &[u8]) -> u64 {
+    let body = &bytes[..24];
+    let stored_page = u64::from_le_bytes(body[..8].try_into().unwrap());
+    let version = u64::from_le_bytes(body[8..16].try_into().unwrap());
+    let sum = u64::from_le_bytes(body[16..24].try_into().unwrap());
+    assert_eq!(stored_page, page, "page {page} holds another page's record");
+    assert_eq!(
+        sum,
+        crc32c::crc32c(&body[..16]) as u64,
+        "torn record on page {page}"
+    );
+    // The same record is repeated at the end of the payload: both halves must agree.
+    let tail = &bytes[bytes.len() - 24..];
+    assert_eq!(body, tail, "torn update on page {page}");
+    version
+}
+
+fn write_record(page: u64, version: u64, bytes: &mut [u8]) {
+    let rec = record(page, version);
+    bytes[..24].copy_from_slice(&rec);
+    let len = bytes.len();
+    bytes[len - 24..].copy_from_slice(&rec);
+}
+
+fn formatted_device() -> SharedDevice {
+    let device = MemoryDevice::new(PAGE, PAGES).unwrap();
+    let mut buf = AlignedBuf::new(PAGE);
+    for page in 0..PAGES {
+        buf.as_mut_slice().fill(0);
+        write_record(page, 0, payload_mut(buf.as_mut_slice()));
+        stamp(buf.as_mut_slice(), page, 1);
+        device.write_page(page, &buf).unwrap();
+    }
+    Arc::new(device)
+}
+
+fn run(scheme: Scheme, threads: usize, ops: usize) {
+    let device = formatted_device();
+    let mut config = PoolConfig::for_scheme(scheme, 64);
+    config.lru_scan_depth = 16;
+    config.cleaner_period_ms = 5;
+    config.old_blocks_time_ms = 0;
+    let pool = Arc::new(BufferPool::open(Arc::clone(&device), config).unwrap());
+    let updates: Arc<Vec<AtomicU64>> = Arc::new((0..PAGES).map(|_| AtomicU64::new(0)).collect());
+    let handles: Vec<_> = (0..threads)
+        .map(|t| {
+            let pool = Arc::clone(&pool);
+            let updates = Arc::clone(&updates);
+            std::thread::spawn(move || {
+                let mut rng = rand::rngs::SmallRng::seed_from_u64(t as u64);
+                for _ in 0..ops {
+                    // 80% of accesses to the first 100 pages.
+                    let page = if rng.gen_bool(0.8) {
+                        rng.gen_range(0..100)
+                    } else {
+                        rng.gen_range(0..PAGES)
+                    };
+                    if rng.gen_bool(0.5) {
+                        let guard = pool.read(page).unwrap();
+                        parse(page, payload(guard.data()));
+                    } else {
+                        let mut guard = pool.write(page).unwrap();
+                        let version = parse(page, payload(guard.data()));
+                        write_record(page, version + 1, payload_mut(guard.data_mut()));
+                        updates[page as usize].fetch_add(1, Ordering::Relaxed);
+                    }
+                }
+            })
+        })
+        .collect();
+    for handle in handles {
+        handle.join().unwrap();
+    }
+    pool.check_invariants()
+        .unwrap_or_else(|e| panic!("{scheme}: {e}"));
+    let stats = pool.stats();
+    eprintln!(
+        "{scheme}: hits {} misses {} stalls {} fused {} evictions {} lru_flushes {} list_flushes {} extra {:?}",
+        stats.hits,
+        stats.misses,
+        stats.read_stalls,
+        stats.fused_reads,
+        stats.evictions,
+        stats.lru_flushes,
+        stats.flush_list_flushes,
+        stats.extra
+    );
+    assert_eq!(
+        stats.hits + stats.misses,
+        (threads * ops) as u64,
+        "{scheme}: {stats:?}"
+    );
+    assert!(
+        stats.misses > 0 && stats.evictions > 0,
+        "{scheme}: the pool must churn"
+    );
+    pool.shutdown().unwrap();
+    pool.check_invariants()
+        .unwrap_or_else(|e| panic!("{scheme} after flush: {e}"));
+    assert_eq!(pool.stats().dirty_pages, 0);
+    let mut buf = AlignedBuf::new(PAGE);
+    for page in 0..PAGES {
+        device.read_page(page, &mut buf).unwrap();
+        flashbuf::page::verify(buf.as_slice(), page).unwrap();
+        let version = parse(page, &buf.as_slice()[PAGE_HEADER_SIZE..]);
+        assert_eq!(
+            version,
+            updates[page as usize].load(Ordering::Relaxed),
+            "{scheme}: page {page}"
+        );
+    }
+}
+
+#[test]
+fn every_scheme_keeps_every_update() {
+    for &scheme in Scheme::ALL {
+        run(scheme, 8, 3000);
+    }
+}

@@ -17,7 +17,9 @@ use flashbuf::page;
 use flashbuf::pool::stats::MutexCounters;
 use flashbuf::pool::{PoolStats, Scheme};
 use flashbuf::workload::PageAccess;
-use flashbuf::workload::synthetic::{Mix, OpKind, SyntheticConfig, SyntheticWorkload, record_version};
+use flashbuf::workload::synthetic::{
+    Mix, OpKind, SyntheticConfig, SyntheticWorkload, record_version,
+};
 
 /// A write-back cache of at most `frames` pages with FIFO eviction, all under one mutex (I/O
 /// under the mutex is fine for a test stand-in, not for the real pool).
@@ -196,11 +198,18 @@ fn mixes_have_the_configured_read_ratio_and_locality() {
         );
         let low_share = f64::from(low_ids) / f64::from(ops);
         if mix == Mix::Mu {
-            assert!((low_share - 0.1).abs() < 0.01, "mu: low-id share {low_share}");
+            assert!(
+                (low_share - 0.1).abs() < 0.01,
+                "mu: low-id share {low_share}"
+            );
         } else {
             assert_eq!(keys.hot_pages(), 1000);
             let hot_share = f64::from(hot) / f64::from(ops);
-            assert!((hot_share - 0.9).abs() < 0.01, "{}: hot share {hot_share}", mix.name());
+            assert!(
+                (hot_share - 0.9).abs() < 0.01,
+                "{}: hot share {hot_share}",
+                mix.name()
+            );
             // The hot set is scattered: the first 10% of ids do not get the hot traffic.
             assert!(low_share < 0.5, "{}: hot set is not scattered", mix.name());
         }
@@ -245,9 +254,17 @@ fn writes_change_pages_on_the_device_after_shutdown() {
         device.read_page(page_id, &mut buf).unwrap();
         page::verify(buf.as_slice(), page_id).unwrap();
         let version = record_version(buf.as_slice(), page_id).unwrap();
-        assert_eq!(version, writes.get(&page_id).copied().unwrap_or(0), "page {page_id}");
+        assert_eq!(
+            version,
+            writes.get(&page_id).copied().unwrap_or(0),
+            "page {page_id}"
+        );
     }
-    assert!(writes.len() > 100, "the workload wrote only {} pages", writes.len());
+    assert!(
+        writes.len() > 100,
+        "the workload wrote only {} pages",
+        writes.len()
+    );
 }
 
 #[test]
@@ -260,25 +277,56 @@ fn a_short_run_of_two_schemes_writes_every_contract_field() {
 
     let dir = tempfile::tempdir().unwrap();
     plot::write_report_dir(dir.path(), &results).unwrap();
-    for file in ["results.json", "throughput.svg", "timeline.svg", "latency.svg", "report.html"] {
+    for file in [
+        "results.json",
+        "throughput.svg",
+        "timeline.svg",
+        "latency.svg",
+        "report.html",
+    ] {
         let text = std::fs::read_to_string(dir.path().join(file)).unwrap();
         assert!(!text.is_empty(), "{file} is empty");
     }
     let json: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(dir.path().join("results.json")).unwrap())
             .unwrap();
-    for field in ["flashbuf_version", "date", "host_cores", "command_line", "time_base"] {
-        assert!(json["header"].get(field).is_some(), "header.{field} missing");
+    for field in [
+        "flashbuf_version",
+        "date",
+        "host_cores",
+        "command_line",
+        "time_base",
+    ] {
+        assert!(
+            json["header"].get(field).is_some(),
+            "header.{field} missing"
+        );
     }
     let runs = json["runs"].as_array().unwrap();
     assert_eq!(runs[0]["scheme"], "vanilla");
     assert_eq!(runs[1]["scheme"], "lru-c");
     for run in runs {
         for field in [
-            "scheme", "workload", "device", "threads", "buffer_pages", "db_pages", "duration_s",
-            "throughput", "unit", "latency_ms", "hit_ratio", "read_stall_ratio",
-            "sync_write_pct", "io", "mutex_wait_ms", "cpu_util", "timeline", "time_scale",
-            "pool_stats", "device_stats",
+            "scheme",
+            "workload",
+            "device",
+            "threads",
+            "buffer_pages",
+            "db_pages",
+            "duration_s",
+            "throughput",
+            "unit",
+            "latency_ms",
+            "hit_ratio",
+            "read_stall_ratio",
+            "sync_write_pct",
+            "io",
+            "mutex_wait_ms",
+            "cpu_util",
+            "timeline",
+            "time_scale",
+            "pool_stats",
+            "device_stats",
         ] {
             assert!(run.get(field).is_some(), "run.{field} missing");
         }
@@ -323,7 +371,10 @@ fn a_failing_target_is_reported_under_its_scheme() {
 #[test]
 fn the_default_factory_says_the_pool_is_not_wired() {
     let config = small_config(Mix::Ms, vec![Scheme::LruC]);
-    let err = run_bench(&config, &*default_factory()).err().unwrap().to_string();
+    let err = run_bench(&config, &*default_factory())
+        .err()
+        .unwrap()
+        .to_string();
     assert!(err.contains("buffer pool not wired yet"), "{err}");
     assert!(err.contains("lru-c"), "{err}");
 }
@@ -348,9 +399,30 @@ fn cli_flags_parse_and_bad_values_error_cleanly() {
     assert_eq!(config.workload.db_pages, 32_768);
     assert_eq!(config.buffer_pages, 3277);
     let config = parse(&[
-        "--workload", "wis", "--schemes", "lru-c,vanilla", "--device", "mem", "--buffer", "500",
-        "--threads", "8", "--duration", "2m", "--warmup", "3s", "--db-size", "1GiB",
-        "--page-size", "4096", "--read-ratio", "20%", "--locality", "zipf:0.9", "--seed", "7",
+        "--workload",
+        "wis",
+        "--schemes",
+        "lru-c,vanilla",
+        "--device",
+        "mem",
+        "--buffer",
+        "500",
+        "--threads",
+        "8",
+        "--duration",
+        "2m",
+        "--warmup",
+        "3s",
+        "--db-size",
+        "1GiB",
+        "--page-size",
+        "4096",
+        "--read-ratio",
+        "20%",
+        "--locality",
+        "zipf:0.9",
+        "--seed",
+        "7",
     ])
     .unwrap();
     assert_eq!(config.schemes, vec![Scheme::LruC, Scheme::Vanilla]);
@@ -378,7 +450,31 @@ fn cli_flags_parse_and_bad_values_error_cleanly() {
         (&["--pool-config", "/nonexistent/pool.toml"], "pool config"),
     ];
     for (flags, expected) in cases {
-        let err = parse(flags).err().map(|e| e.to_string()).unwrap_or_default();
-        assert!(err.contains(expected), "{flags:?}: `{err}` lacks `{expected}`");
+        let err = parse(flags)
+            .err()
+            .map(|e| e.to_string())
+            .unwrap_or_default();
+        assert!(
+            err.contains(expected),
+            "{flags:?}: `{err}` lacks `{expected}`"
+        );
+    }
+}
+
+/// Not a check: prints sample tables for 16 and 64 threads (run with `--ignored --nocapture`).
+#[test]
+#[ignore = "prints sample tables; several seconds"]
+fn sample_tables_for_16_and_64_threads() {
+    for threads in [16, 64] {
+        let mut config = small_config(Mix::Ms, vec![Scheme::Vanilla, Scheme::LruC]);
+        config.workload = SyntheticConfig::new(Mix::Ms, 32_768, 4096);
+        config.buffer_pages = 3277;
+        config.threads = threads;
+        config.duration = Duration::from_secs(3);
+        config.warmup = WarmUp::UntilFull {
+            max: Duration::from_secs(2),
+        };
+        let results = run_bench(&config, &*cache_factory(None)).unwrap();
+        println!("{}", report::format_table(&results));
     }
 }

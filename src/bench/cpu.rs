@@ -7,7 +7,8 @@
 //! Heuristic ([`classify`]): at or above [`CPU_BOUND_SHARE`] of the available cores the run is
 //! `cpu-bound` (the host, not the device, limits throughput, so scheme differences are muted);
 //! at or below [`DEVICE_BOUND_SHARE`] it is `device-bound` (workers mostly wait for I/O, the
-//! regime the papers measure); in between `mixed`. Other processes on a shared host take cores
+//! regime the papers measure); in between `mixed`. [`classify_run`] adds `lock-bound`: not
+//! CPU-bound, but the workers spend most of their time waiting on list mutexes. Other processes on a shared host take cores
 //! this heuristic cannot see, so a `mixed` run on a busy host may really be CPU-bound.
 
 use std::time::Duration;
@@ -44,7 +45,7 @@ pub struct CpuUtil {
     pub pct_of_available: Option<f64>,
     /// Cores available to this process.
     pub available_cores: usize,
-    /// `cpu-bound`, `device-bound`, `mixed` or `unknown` (see the module docs).
+    /// `cpu-bound`, `device-bound`, `lock-bound`, `mixed` or `unknown` (see the module docs).
     pub bound: String,
 }
 
@@ -83,6 +84,27 @@ pub fn classify(cores_used: Option<f64>, available_cores: usize) -> &'static str
     }
 }
 
+/// Share of the workers' time spent waiting on list mutexes above which a run that is not
+/// CPU-bound counts as `lock-bound`.
+pub const LOCK_BOUND_SHARE: f64 = 0.5;
+
+/// [`classify`], refined with the share of the workers' time spent waiting on list mutexes
+/// (`mutex wait / (threads x wall)`): a run that is not CPU-bound but whose workers mostly wait
+/// on a mutex is `lock-bound`, not `device-bound`.
+#[must_use]
+pub fn classify_run(
+    cores_used: Option<f64>,
+    available_cores: usize,
+    mutex_wait_share: f64,
+) -> &'static str {
+    let by_cpu = classify(cores_used, available_cores);
+    if by_cpu != "cpu-bound" && mutex_wait_share > LOCK_BOUND_SHARE {
+        "lock-bound"
+    } else {
+        by_cpu
+    }
+}
+
 /// Cores available to this process (at least 1).
 #[must_use]
 pub fn available_cores() -> usize {
@@ -115,6 +137,9 @@ mod tests {
         assert_eq!(classify(Some(0.5), 2), "device-bound");
         assert_eq!(classify(Some(1.4), 2), "mixed");
         assert_eq!(classify(None, 2), "unknown");
+        assert_eq!(classify_run(Some(0.5), 2, 0.8), "lock-bound");
+        assert_eq!(classify_run(Some(1.9), 2, 0.8), "cpu-bound");
+        assert_eq!(classify_run(Some(0.5), 2, 0.1), "device-bound");
     }
 
     #[test]

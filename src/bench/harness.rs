@@ -102,8 +102,13 @@ pub fn run_bench(config: &BenchConfig, factory: &TargetFactory) -> Result<BenchR
         failures: Vec::new(),
     };
     for &scheme in &config.schemes {
-        let (device, target) = set_up(config, &workload, factory, scheme)
-            .map_err(|err| Error::Config(format!("scheme `{scheme}`: setup failed: {err}")))?;
+        let (device, target) = set_up(config, &workload, factory, scheme).map_err(|err| {
+            let why = match err {
+                Error::Config(message) => message,
+                other => other.to_string(),
+            };
+            Error::Config(format!("scheme `{scheme}`: setup failed: {why}"))
+        })?;
         match run_scheme(config, &workload, scheme, &device, &*target) {
             Ok(run) => results.runs.push(run),
             Err(err) => results.failures.push(RunFailure {
@@ -269,7 +274,13 @@ fn control_loop(
     }
     let warmup = began.elapsed();
     let start = Snapshot::take(control, target, device);
-    control.phase.store(PHASE_MEASURE, Ordering::Release);
+    // A worker that failed during the warm-up has set STOP; keep it.
+    let _ = control.phase.compare_exchange(
+        PHASE_WARMUP,
+        PHASE_MEASURE,
+        Ordering::AcqRel,
+        Ordering::Acquire,
+    );
     let mut timeline = TimelineRecorder::new(start.at, start.ops, scale);
     let mut last = (start.at, start.ops);
     // Measured phase. Bound: `duration` / TICK iterations.
@@ -302,8 +313,10 @@ fn warmup_done(warmup: WarmUp, elapsed: Duration, target: &dyn BenchTarget) -> b
             if elapsed >= max {
                 return true;
             }
+            // Full: no free frame left, or as many misses as frames (every frame was filled
+            // once; schemes that keep a free list replenished may never reach zero free).
             let stats = target.stats();
-            stats.frames > 0 && stats.free_frames == 0
+            stats.frames > 0 && (stats.free_frames == 0 || stats.misses >= stats.frames)
         }
     }
 }
@@ -354,7 +367,16 @@ fn build_result(
         .iter()
         .map(|(name, stats)| (name.clone(), stats.wait_ns as f64 / 1e6))
         .collect();
-    let cpu = utilisation(measured.start.cpu, measured.end.cpu, real);
+    let mut cpu = utilisation(measured.start.cpu, measured.end.cpu, real);
+    let thread_seconds = config.threads as f64 * real_s;
+    let wait_share = pool
+        .mutexes
+        .values()
+        .map(|stats| stats.wait_ns as f64 / 1e9)
+        .sum::<f64>()
+        / thread_seconds;
+    cpu.bound =
+        super::cpu::classify_run(cpu.cores_used, cpu.available_cores, wait_share).to_string();
     let workload = &config.workload;
     RunResult {
         scheme: scheme.name().to_string(),

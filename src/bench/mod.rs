@@ -76,6 +76,17 @@ pub enum WarmUp {
     },
 }
 
+impl std::fmt::Display for WarmUp {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            WarmUp::For(duration) => write!(f, "{duration:?}"),
+            WarmUp::UntilFull { max } => {
+                write!(f, "until the buffer is full (at most {max:?})")
+            }
+        }
+    }
+}
+
 /// Everything one `bench` invocation needs.
 #[derive(Debug, Clone)]
 pub struct BenchConfig {

@@ -476,5 +476,8 @@ fn sample_tables_for_16_and_64_threads() {
         };
         let results = run_bench(&config, &*cache_factory(None)).unwrap();
         println!("{}", report::format_table(&results));
+        let dir = std::env::temp_dir().join(format!("flashbuf-bench-sample-{threads}"));
+        plot::write_report_dir(&dir, &results).unwrap();
+        println!("report in {}", dir.display());
     }
 }

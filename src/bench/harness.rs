@@ -298,6 +298,7 @@ fn control_loop(
         bar.set_position(start.at.elapsed().as_millis() as u64);
     }
     let end = Snapshot::take(control, target, device);
+    timeline.finish(end.at, end.ops, &end.pool);
     Measured {
         warmup,
         start,

@@ -80,6 +80,14 @@ impl TimelineRecorder {
         true
     }
 
+    /// Closes the timeline at the end of the measured phase: records the last partial interval
+    /// if it is at least half a second long (shorter ones are too noisy to plot).
+    pub fn finish(&mut self, end: Instant, ops: u64, stats: &PoolStats) {
+        if end.duration_since(self.last_time) >= Duration::from_millis(500) {
+            self.record(end, ops, stats);
+        }
+    }
+
     /// The points so far.
     #[must_use]
     pub fn points(&self) -> &[TimelinePoint] {
@@ -99,8 +107,11 @@ mod tests {
         assert!(!timeline.poll(start + Duration::from_millis(500), 150, stats));
         assert!(timeline.poll(start + Duration::from_secs(1), 200, stats));
         assert!(timeline.poll(start + Duration::from_secs(2), 250, stats));
+        timeline.finish(start + Duration::from_millis(2200), 300, &stats());
+        timeline.finish(start + Duration::from_millis(2900), 400, &stats());
         let points = timeline.points();
-        assert_eq!(points.len(), 2);
+        assert_eq!(points.len(), 3, "{points:?}");
+        assert!((points[2].throughput - 4.0 * 150.0 / 0.9).abs() < 1e-6);
         assert!((points[0].throughput - 400.0).abs() < 1e-9);
         assert!((points[1].throughput - 200.0).abs() < 1e-9);
     }

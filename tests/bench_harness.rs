@@ -341,6 +341,15 @@ fn a_short_run_of_two_schemes_writes_every_contract_field() {
         assert_eq!(run["db_pages"], 2048);
         assert_eq!(run["buffer_pages"], 205);
         assert!(run["throughput"].as_f64().unwrap() > 0.0);
+        let (reads, writes) = (
+            run["read_ops"].as_f64().unwrap(),
+            run["write_ops"].as_f64().unwrap(),
+        );
+        let read_share = reads / (reads + writes);
+        assert!(
+            (read_share - 0.5).abs() < 0.05,
+            "achieved read share {read_share}"
+        );
         assert!(!run["timeline"].as_array().unwrap().is_empty());
         let hit_ratio = run["hit_ratio"].as_f64().unwrap();
         assert!((0.0..=1.0).contains(&hit_ratio));

@@ -29,7 +29,7 @@ use super::{BenchConfig, BenchTarget, TargetFactory, WarmUp};
 use crate::device::{DeviceStats, OpenOptions, SharedDevice, open};
 use crate::error::{Error, Result};
 use crate::pool::{PoolStats, Scheme};
-use crate::workload::synthetic::SyntheticWorkload;
+use crate::workload::synthetic::{OpKind, SyntheticWorkload};
 
 /// How often the control thread wakes up.
 pub const TICK: Duration = Duration::from_millis(100);
@@ -204,7 +204,7 @@ fn run_scheme(
             .collect();
         let measured = control_loop(config, &control, target, device, &bar);
         control.phase.store(PHASE_STOP, Ordering::Release);
-        let histograms: Vec<Result<Histogram<u64>>> = handles
+        let histograms: Vec<Result<WorkerOutcome>> = handles
             .into_iter()
             .map(|handle| {
                 handle
@@ -219,9 +219,9 @@ fn run_scheme(
     if let Some((thread, error)) = control.error.lock().take() {
         return Err(Error::Config(format!("worker {thread} failed: {error}")));
     }
-    let latency = merge(histograms)?;
+    let outcome = merge(histograms)?;
     shutdown.map_err(|err| Error::Config(format!("shutdown failed: {err}")))?;
-    Ok(build_result(config, scheme, device, &measured, &latency))
+    Ok(build_result(config, scheme, device, &measured, &outcome))
 }
 
 fn worker_loop(
@@ -229,8 +229,12 @@ fn worker_loop(
     target: &dyn BenchTarget,
     control: &Control,
     thread: usize,
-) -> Result<Histogram<u64>> {
-    let mut histogram = new_histogram()?;
+) -> Result<WorkerOutcome> {
+    let mut outcome = WorkerOutcome {
+        histogram: new_histogram()?,
+        reads: 0,
+        writes: 0,
+    };
     let mut generator = workload.worker(thread);
     let counter = &control.ops[thread].0;
     // Bound: until the control thread (or a failing worker) sets STOP.
@@ -247,11 +251,22 @@ fn worker_loop(
         }
         if phase == PHASE_MEASURE {
             let nanos = (begin.elapsed().as_nanos() as u64).clamp(1, MAX_LATENCY_NS);
-            histogram.saturating_record(nanos);
+            outcome.histogram.saturating_record(nanos);
+            match op.kind {
+                OpKind::Read => outcome.reads += 1,
+                OpKind::Write => outcome.writes += 1,
+            }
         }
         counter.fetch_add(1, Ordering::Relaxed);
     }
-    Ok(histogram)
+    Ok(outcome)
+}
+
+/// What a worker measured: latencies and operation counts of the measured phase.
+struct WorkerOutcome {
+    histogram: Histogram<u64>,
+    reads: u64,
+    writes: u64,
 }
 
 fn control_loop(
@@ -339,12 +354,20 @@ fn new_histogram() -> Result<Histogram<u64>> {
         .map_err(|err| Error::Config(format!("cannot build a latency histogram: {err}")))
 }
 
-fn merge(histograms: Vec<Result<Histogram<u64>>>) -> Result<Histogram<u64>> {
-    let mut total = new_histogram()?;
-    for histogram in histograms {
+fn merge(outcomes: Vec<Result<WorkerOutcome>>) -> Result<WorkerOutcome> {
+    let mut total = WorkerOutcome {
+        histogram: new_histogram()?,
+        reads: 0,
+        writes: 0,
+    };
+    for outcome in outcomes {
+        let outcome = outcome?;
         total
-            .add(&histogram?)
+            .histogram
+            .add(&outcome.histogram)
             .map_err(|err| Error::Config(format!("cannot merge latency histograms: {err}")))?;
+        total.reads += outcome.reads;
+        total.writes += outcome.writes;
     }
     Ok(total)
 }
@@ -354,7 +377,7 @@ fn build_result(
     scheme: Scheme,
     device: &SharedDevice,
     measured: &Measured,
-    latency: &Histogram<u64>,
+    outcome: &WorkerOutcome,
 ) -> RunResult {
     let scale = device.info().time_scale;
     let real = measured.end.at.duration_since(measured.start.at);
@@ -396,7 +419,9 @@ fn build_result(
         ops,
         throughput: per_device_second(ops),
         unit: "ops/s".to_string(),
-        latency_ms: latency_ms(latency, scale),
+        latency_ms: latency_ms(&outcome.histogram, scale),
+        read_ops: outcome.reads,
+        write_ops: outcome.writes,
         hit_ratio: pool.hit_ratio(),
         read_stall_ratio: pool.read_stall_ratio(),
         sync_write_pct: pool.sync_write_pct(),

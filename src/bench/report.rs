@@ -7,7 +7,8 @@
 //! { "header": { flashbuf_version, date, host_cores, command_line, time_base },
 //!   "runs": [ { scheme, workload, read_ratio, locality, device, threads, buffer_pages, db_pages,
 //!               page_size, duration_s, duration_device_s, warmup_s, time_scale, ops,
-//!               throughput, unit, latency_ms {mean,p50,p95,p99,max}, hit_ratio,
+//!               throughput, unit, latency_ms {mean,p50,p95,p99,max}, read_ops, write_ops,
+//!               hit_ratio,
 //!               read_stall_ratio, sync_write_pct,
 //!               io {read_iops,write_iops,read_mbps,write_mbps,write_amplification},
 //!               mutex_wait_ms {name: ms}, mutex_wait_total_ms, cpu_util, cpu {..},
@@ -132,6 +133,10 @@ pub struct RunResult {
     pub unit: String,
     /// Per-operation latency.
     pub latency_ms: LatencyMs,
+    /// Reads begun in the measured phase (with `write_ops`: the achieved read ratio).
+    pub read_ops: u64,
+    /// Writes begun in the measured phase.
+    pub write_ops: u64,
     /// Pool hit ratio over the measured phase.
     pub hit_ratio: f64,
     /// Read stalls / misses over the measured phase.

@@ -345,11 +345,15 @@ fn a_short_run_of_two_schemes_writes_every_contract_field() {
             run["read_ops"].as_f64().unwrap(),
             run["write_ops"].as_f64().unwrap(),
         );
-        let read_share = reads / (reads + writes);
-        assert!(
-            (read_share - 0.5).abs() < 0.05,
-            "achieved read share {read_share}"
-        );
+        assert!(reads + writes > 0.0);
+        // Binomial spread: 3 sigma of the share is 1.5 / sqrt(ops); check when it is < 0.05.
+        if reads + writes >= 1000.0 {
+            let read_share = reads / (reads + writes);
+            assert!(
+                (read_share - 0.5).abs() < 0.05,
+                "achieved read share {read_share}"
+            );
+        }
         assert!(!run["timeline"].as_array().unwrap().is_empty());
         let hit_ratio = run["hit_ratio"].as_f64().unwrap();
         assert!((0.0..=1.0).contains(&hit_ratio));

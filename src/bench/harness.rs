@@ -196,12 +196,22 @@ fn run_scheme(
     let control = Control::new(config.threads);
     let bar = progress_bar(config, scheme);
     let (measured, histograms) = std::thread::scope(|scope| {
-        let handles: Vec<_> = (0..config.threads)
-            .map(|thread| {
-                let control = &control;
-                scope.spawn(move || worker_loop(workload, target, control, thread))
-            })
-            .collect();
+        let mut handles = Vec::with_capacity(config.threads);
+        for thread in 0..config.threads {
+            let control = &control;
+            let spawned = std::thread::Builder::new()
+                .name(format!("bench-worker-{thread}"))
+                .spawn_scoped(scope, move || {
+                    worker_loop(workload, target, control, thread)
+                });
+            match spawned {
+                Ok(handle) => handles.push(handle),
+                Err(err) => {
+                    control.fail(thread, Error::io("starting a worker thread", err));
+                    break;
+                }
+            }
+        }
         let measured = control_loop(config, &control, target, device, &bar);
         control.phase.store(PHASE_STOP, Ordering::Release);
         let histograms: Vec<Result<WorkerOutcome>> = handles
@@ -279,12 +289,9 @@ fn control_loop(
     let scale = device.info().time_scale;
     let began = Instant::now();
     bar.set_message("warm-up");
-    // Warm-up. Bound: the warm-up's duration or `max`.
-    loop {
+    // Warm-up. Bound: the warm-up's duration or `max`, in TICK steps.
+    while !control.stopped() && !warmup_done(config.warmup, began.elapsed(), target) {
         std::thread::sleep(TICK);
-        if control.stopped() || warmup_done(config.warmup, began.elapsed(), target) {
-            break;
-        }
         bar.tick();
     }
     let warmup = began.elapsed();

@@ -22,7 +22,7 @@ enum Command {
         command: DeviceCommand,
     },
     /// Run schemes side by side on one device and database image and compare them.
-    Bench(bench::BenchArgs),
+    Bench(Box<bench::BenchArgs>),
 }
 
 #[derive(Debug, Subcommand)]

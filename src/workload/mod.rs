@@ -1,4 +1,10 @@
 //! Workloads: what the benchmark runs against a page store.
+//!
+//! [`PageAccess`] is the interface a workload drives (the buffer pool implements it);
+//! [`synthetic`] holds the ACE page-level mixes and [`keys`] their page distributions.
+
+pub mod keys;
+pub mod synthetic;
 
 use crate::error::{PageId, Result};
 

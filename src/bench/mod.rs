@@ -48,19 +48,27 @@ pub trait BenchTarget: PageAccess {
 pub type TargetFactory =
     dyn Fn(Scheme, SharedDevice, usize, Option<&str>) -> Result<Arc<dyn BenchTarget>> + Sync;
 
-/// The factory `flashbuf bench` uses. THIS is where the buffer pool plugs in: replace the body
-/// with a call that builds the pool for `scheme` over `device` with `frames` frames and the
-/// optional TOML configuration, returning it as `Arc<dyn BenchTarget>`.
-///
-/// Until then it fails with a clear error.
+/// The factory `flashbuf bench` uses: the buffer pool for `scheme` over `device` with
+/// `frames` frames, its preset overridden by the optional TOML configuration.
 #[must_use]
 pub fn default_factory() -> Box<TargetFactory> {
-    Box::new(|scheme, _device, _frames, _config| {
-        Err(Error::Config(format!(
-            "buffer pool not wired yet: cannot build scheme `{scheme}` \
-             (src/bench/mod.rs default_factory is a placeholder until the pool lands)"
-        )))
+    Box::new(|scheme, device, frames, config| {
+        let config = match config {
+            Some(text) => crate::pool::PoolConfig::from_toml(scheme, frames, text)?,
+            None => crate::pool::PoolConfig::for_scheme(scheme, frames),
+        };
+        let pool = crate::pool::BufferPool::open(device, config)?;
+        Ok(Arc::new(pool) as Arc<dyn BenchTarget>)
     })
+}
+
+impl BenchTarget for crate::pool::BufferPool {
+    fn stats(&self) -> PoolStats {
+        crate::pool::BufferPool::stats(self)
+    }
+    fn shutdown(&self) -> Result<()> {
+        crate::pool::BufferPool::shutdown(self)
+    }
 }
 
 /// How the unmeasured warm-up phase ends.

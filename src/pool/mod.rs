@@ -124,6 +124,8 @@ pub(crate) struct PoolInner {
     poisoned: Mutex<Option<DeviceError>>,
     poisoned_flag: AtomicBool,
     pub cleaner_wakeup: Mutex<bool>,
+    /// Held by the cleaner during a round, so the invariant checker can run between rounds.
+    pub cleaner_round: Mutex<()>,
     pub cleaner_cv: Condvar,
     pub shutting_down: AtomicBool,
 }
@@ -200,6 +202,7 @@ impl BufferPool {
             poisoned: Mutex::new(None),
             poisoned_flag: AtomicBool::new(false),
             cleaner_wakeup: Mutex::new(false),
+            cleaner_round: Mutex::new(()),
             cleaner_cv: Condvar::new(),
             shutting_down: AtomicBool::new(false),
             config,
@@ -291,11 +294,13 @@ impl BufferPool {
     }
 
     /// Checks every structural invariant (lists, page table, flush list, LRU-C regions);
-    /// meant for tests, ideally at quiet moments. Returns the first violation found.
+    /// meant for tests, when no foreground thread is inside the pool (it waits for the cleaner
+    /// to finish its round). Returns the first violation found.
     ///
     /// # Errors
     /// A description of the violated invariant.
     pub fn check_invariants(&self) -> std::result::Result<(), String> {
+        let _round = self.inner.cleaner_round.lock();
         invariants::check(&self.inner)
     }
 

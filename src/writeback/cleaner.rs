@@ -31,6 +31,7 @@ impl PoolInner {
             let start = Instant::now();
             self.counters.cleaner_rounds.fetch_add(1, Ordering::Relaxed);
             last_flushed = if self.check_poisoned().is_ok() {
+                let _round = self.cleaner_round.lock();
                 self.cleaner_round(&mut adaptive, last_flushed).unwrap_or(0)
             } else {
                 0

@@ -121,10 +121,7 @@ impl PoolInner {
         {
             let mut lru = self.mutexes.lru_m.lock(&self.lru_m);
             lru.push_head(&self.frames, id);
-            frame.freed_page_clock.store(
-                self.freed_page_clock.load(Ordering::Relaxed),
-                Ordering::Relaxed,
-            );
+            self.note_made_young(frame);
         }
         frame.release_io(IO_EVICT);
         if mode == LatchMode::Shared {

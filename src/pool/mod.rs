@@ -546,6 +546,9 @@ impl PoolInner {
         {
             let mut lru = self.mutexes.lru_m.lock(&self.lru_m);
             lru.push_midpoint(&self.frames, id);
+            if !frame.old.load(Ordering::Relaxed) {
+                self.note_made_young(frame);
+            }
         }
         frame.release_io(IO_READ);
         if mode == LatchMode::Shared {
@@ -628,6 +631,7 @@ impl PoolInner {
                 let mut lru = self.mutexes.lru_m.lock(&self.lru_m);
                 if frame.region() == Region::Lru {
                     lru.make_young(&self.frames, id);
+                    self.note_made_young(frame);
                 }
             }
             Region::Dirty => {
@@ -637,6 +641,7 @@ impl PoolInner {
                     dirty.remove(&self.frames, id);
                     self.dirty_region_len.store(dirty.len(), Ordering::Release);
                     lru.push_head(&self.frames, id);
+                    self.note_made_young(frame);
                     self.counters
                         .dirty_region_hits
                         .fetch_add(1, Ordering::Relaxed);
@@ -644,6 +649,15 @@ impl PoolInner {
             }
             Region::None | Region::Free => {}
         }
+    }
+
+    /// Records the eviction clock when a page reaches the LRU head (InnoDB sets
+    /// `freed_page_clock` in `buf_LRU_add_block_low` for head insertions).
+    pub fn note_made_young(&self, frame: &Frame) {
+        frame.freed_page_clock.store(
+            self.freed_page_clock.load(Ordering::Relaxed),
+            Ordering::Relaxed,
+        );
     }
 
     /// InnoDB's `buf_page_peek_if_too_old` negated: true when the page should stay put.

@@ -64,9 +64,11 @@ impl WalConfig {
     /// [`Error::Config`] naming the offending field.
     pub fn validate(&self) -> Result<()> {
         let page = self.page_size;
-        if !page.is_power_of_two() || !(512..=65_536).contains(&page) {
+        // I/O buffers are IO_ALIGN-aligned page slices, so a log page is at least that big.
+        if !page.is_power_of_two() || !(crate::device::IO_ALIGN..=65_536).contains(&page) {
             return Err(config(format!(
-                "log page size {page} is not a power of two in 512..=65536"
+                "log page size {page} is not a power of two in {}..=65536",
+                crate::device::IO_ALIGN
             )));
         }
         if !self.log_size.is_multiple_of(page as u64) {
@@ -302,15 +304,17 @@ mod tests {
     #[test]
     fn advance_skips_page_headers() {
         let g = Geometry {
-            page_size: 512,
+            page_size: 4096,
             ring_pages: 16,
         };
         let start = g.start_lsn();
         assert_eq!(g.advance(start, 10), start + 10);
         // Exactly filling the first page lands after the next page's header.
-        assert_eq!(g.advance(start, 480), 512 + 32);
-        // 481 bytes: 480 in page 0, 1 in page 1.
-        assert_eq!(g.advance(start, 481), 512 + 33);
+        assert_eq!(g.advance(start, 4064), 4096 + 32);
+        // 4065 bytes: 4064 in page 0, 1 in page 1.
+        assert_eq!(g.advance(start, 4065), 4096 + 33);
+        // Spanning several pages skips every header.
+        assert_eq!(g.advance(start, 3 * 4064 + 5), 3 * 4096 + 32 + 5);
         assert!(g.is_boundary(g.advance(start, 2000)));
     }
 

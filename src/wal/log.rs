@@ -388,7 +388,7 @@ impl Wal {
             if self.geometry.page_of(end) - floor >= self.buffer_pages {
                 // The buffer is full: write it out (as leader or follower), then retry.
                 drop(inner);
-                self.flush_to(start)?;
+                self.flush_until(start, false)?;
                 inner = self.inner.lock();
                 continue;
             }
@@ -474,6 +474,12 @@ impl Wal {
     /// [`Error::Poisoned`] when this or an earlier write or sync failed: the log is then not
     /// known to be durable past [`Wal::durable_lsn`].
     pub fn flush_to(&self, lsn: Lsn) -> Result<()> {
+        self.flush_until(lsn, true)
+    }
+
+    /// `flush_to`; `commit` says whether the call counts as a commit served (internal flushes
+    /// of a full buffer or of a checkpoint do not).
+    fn flush_until(&self, lsn: Lsn, commit: bool) -> Result<()> {
         let mut inner = self.inner.lock();
         for _round in 0..MAX_FLUSH_ROUNDS {
             if let Some(cause) = &inner.poisoned {
@@ -481,7 +487,7 @@ impl Wal {
             }
             let target = lsn.min(inner.current_lsn);
             if inner.durable_lsn >= target {
-                bump(&self.counters.commits, 1);
+                bump(&self.counters.commits, u64::from(commit));
                 return Ok(());
             }
             if inner.flushing {
@@ -575,7 +581,7 @@ impl Wal {
             }
             self.append_checkpoint_record(&mut inner, redo_lsn)
         };
-        self.flush_to(end)?;
+        self.flush_until(end, false)?;
         let slot = CheckpointSlot {
             seq: checkpoint.last.seq + 1,
             redo_lsn,
@@ -626,7 +632,7 @@ impl Wal {
     /// # Errors
     /// As [`Wal::flush_to`].
     pub fn close(self) -> Result<()> {
-        self.flush_to(Lsn::MAX)
+        self.flush_until(Lsn::MAX, false)
     }
 }
 

@@ -366,6 +366,7 @@ impl Wal {
         let total: usize = encoded.iter().map(Vec::len).sum();
         let deadline = Instant::now() + self.config.full_timeout;
         let mut inner = self.inner.lock();
+        let mut expired = false;
         for _round in 0..MAX_APPEND_ROUNDS {
             if let Some(cause) = &inner.poisoned {
                 return Err(poisoned(cause));
@@ -374,14 +375,16 @@ impl Wal {
             let end = self.geometry.advance(start, total);
             let limit = self.geometry.capacity() - CHECKPOINT_RESERVE;
             if end - inner.checkpoint_lsn > limit {
-                bump(&self.counters.full_waits, 1);
-                if self.space.wait_until(&mut inner, deadline).timed_out() {
+                if expired {
                     return Err(Error::LogFull {
                         needed: end - inner.checkpoint_lsn,
                         checkpoint_lsn: inner.checkpoint_lsn,
                         capacity: limit,
                     });
                 }
+                bump(&self.counters.full_waits, 1);
+                // Look once more after the deadline: the checkpoint may have just moved.
+                expired = self.space.wait_until(&mut inner, deadline).timed_out();
                 continue;
             }
             let floor = self.geometry.page_of(inner.durable_lsn);

@@ -126,6 +126,8 @@ struct Inner {
     io_buf: Option<AlignedBuf>,
     /// The first write or sync failure.
     poisoned: Option<DeviceError>,
+    /// CRC of the last record appended (the next record's `prev_crc`).
+    last_crc: u32,
 }
 
 /// The newest checkpoint, under its own mutex (taken before `inner`).
@@ -191,11 +193,20 @@ impl Wal {
         slot.encode(page.as_mut_slice());
         device.write_page(slot.slot(), &page)?;
         device.sync()?;
-        Ok(Wal::resume(device, config, slot, geometry.start_lsn(), &[]))
+        Ok(Wal::resume(
+            device,
+            config,
+            slot,
+            geometry.start_lsn(),
+            &[],
+            0,
+        ))
     }
 
     /// Opens the log on `device`: reads the checkpoint slots, scans the log (see
-    /// [`Recovery`]) and resumes appending at the end of the valid log. Writes nothing, so
+    /// [`Recovery`]) and resumes appending at the end of the valid log. Before returning it
+    /// rewrites the page holding the end with zeros after it and syncs (the garbage tail is
+    /// gone before any new record is written next to it); the records found do not change, so
     /// opening twice without appends gives the same result.
     ///
     /// # Errors
@@ -250,7 +261,15 @@ impl Wal {
                 ),
             });
         }
-        let wal = Wal::resume(device, config, slot, scan.end_lsn, &scan.tail_page);
+        let wal = Wal::resume(
+            device,
+            config,
+            slot,
+            scan.end_lsn,
+            &scan.tail_page,
+            scan.last_crc,
+        );
+        wal.rewrite_tail().map_err(Error::Device)?;
         let recovery = Recovery {
             checkpoint: slot,
             records: scan.records,
@@ -261,13 +280,15 @@ impl Wal {
     }
 
     /// Builds the writer with the log durable and current at `end_lsn`; `tail_page` holds the
-    /// bytes of `end_lsn`'s page before it (empty: start that page afresh).
+    /// bytes of `end_lsn`'s page before it (empty: start that page afresh); `last_crc` is the
+    /// CRC of the record that ends at `end_lsn`.
     fn resume(
         device: SharedDevice,
         config: WalConfig,
         slot: CheckpointSlot,
         end_lsn: Lsn,
         tail_page: &[u8],
+        last_crc: u32,
     ) -> Wal {
         let geometry = config.geometry();
         assert!(
@@ -312,12 +333,31 @@ impl Wal {
                 flushing: false,
                 io_buf: Some(AlignedBuf::new(config.buffer_size)),
                 poisoned: None,
+                last_crc,
             }),
             config,
             flushed: Condvar::new(),
             space: Condvar::new(),
             counters: Counters::default(),
         }
+    }
+}
+
+impl Wal {
+    /// Writes the page holding the end of the log, as it is in the buffer (zeros after the
+    /// end), and syncs. Called by `open` before anyone appends, so no leader runs.
+    fn rewrite_tail(&self) -> Result<(), DeviceError> {
+        let inner = self.inner.lock();
+        assert!(!inner.flushing && inner.durable_lsn == inner.current_lsn);
+        let page = self.geometry.page_of(inner.current_lsn);
+        let mut image = AlignedBuf::new(self.config.page_size);
+        image.as_mut_slice().copy_from_slice(
+            &inner.buffer.as_slice()[slot_range(page, self.buffer_pages, self.config.page_size)],
+        );
+        drop(inner);
+        self.device
+            .write_page(self.geometry.device_page(page), &image)?;
+        self.device.sync()
     }
 }
 
@@ -435,7 +475,7 @@ impl Wal {
         let mut lsn = start;
         for bytes in encoded {
             let mut sealed = bytes.clone();
-            record::seal(&mut sealed, lsn);
+            inner.last_crc = record::seal(&mut sealed, lsn, inner.last_crc);
             lsn = self.copy_bytes(inner, lsn, &sealed);
         }
         inner.current_lsn = lsn;

@@ -3,7 +3,8 @@
 //!
 //! The scan stops cleanly (it is the normal end of the log, not an error) at: a zero or
 //! out-of-range length, an unknown type, a CRC mismatch, a record stamped with another LSN, a
-//! log page whose header is not the expected stream page of this log (stale page from an earlier
+//! record that does not chain on the CRC of the record before it (from the second record on),
+//! a log page whose header is not the expected stream page of this log (stale page from an earlier
 //! lap, or never written), or the capacity bound `redo_lsn + capacity`. It is an error only when
 //! the device fails to read, or when the scan stops before the `durable_lsn` the checkpoint
 //! recorded (log that was durable has been lost: [`Error::CorruptLog`]).
@@ -174,6 +175,8 @@ pub(crate) struct Scan {
     /// The bytes of the page holding `end_lsn` before `end_lsn` (empty when `end_lsn` is right
     /// after a page header: the writer starts that page afresh).
     pub(crate) tail_page: Vec<u8>,
+    /// CRC of the last record found (0 when none): the next record chains on it.
+    pub(crate) last_crc: u32,
 }
 
 /// Scans records from `checkpoint.redo_lsn` to the end of the valid log.
@@ -196,6 +199,10 @@ pub(crate) fn scan(
     let mut records = Vec::new();
     let mut lsn = checkpoint.redo_lsn;
     let mut bytes = Vec::with_capacity(FRAME_SIZE);
+    // The first record is not chain-checked: its predecessor lies before the redo LSN. It is
+    // current log all the same: at the time the slot was written the log was durable past
+    // `redo_lsn`, and the page holding the durable end was on disk with zeros after it.
+    let mut prev_crc: Option<u32> = None;
     // Bounded: every record advances `lsn` by at least FRAME_SIZE and `lsn` stays below `limit`.
     let stop = loop {
         bytes.clear();
@@ -214,13 +221,14 @@ pub(crate) fn scan(
         if let Err(stop) = cursor.read(after_frame, header.total_len - FRAME_SIZE, &mut bytes)? {
             break stop;
         }
-        match record::decode(&bytes, lsn) {
+        match record::decode(&bytes, lsn, prev_crc) {
             Ok(record) => {
                 records.push(RecoveredRecord {
                     start: lsn,
                     end,
                     record,
                 });
+                prev_crc = Some(header.crc);
                 lsn = end;
             }
             Err(err) => break StopReason::Record(err),
@@ -232,6 +240,7 @@ pub(crate) fn scan(
         end_lsn: lsn,
         stop,
         tail_page,
+        last_crc: prev_crc.unwrap_or(0),
     })
 }
 

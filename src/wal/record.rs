@@ -1,15 +1,17 @@
 //! Log records and their framing (issue 5; `docs/wal-format.md` draws the bytes).
 //!
-//! A record is a 20-byte frame followed by a typed body:
+//! A record is a 24-byte frame followed by a typed body:
 //!
 //! ```text
 //! offset size field
 //!      0    4 crc        CRC32C of bytes [4, total_len) of the record (frame rest + body)
 //!      4    4 total_len  frame + body length in bytes, FRAME_SIZE ..= MAX_RECORD_BYTES
 //!      8    8 lsn        the record's start LSN (catches stale records from an earlier lap)
-//!     16    1 type       RecordType
-//!     17    3 reserved   zero
-//!     20   .. body       per type, little endian, exactly as long as the type says
+//!     16    4 prev_crc   the crc of the record before it (chains the log: a record left over
+//!                        from a tail that an earlier recovery discarded does not chain on)
+//!     20    1 type       1 PageRedo, 2 FullPageImage, 3 Commit, 4 Checkpoint
+//!     21    3 reserved   zero
+//!     24   .. body       per type, little endian, exactly as long as the type says
 //! ```
 //!
 //! Decoding is strict and total: every byte string either decodes to exactly one record or is a
@@ -23,7 +25,7 @@ use crate::page::Lsn;
 pub type TxnId = u64;
 
 /// Size of the record frame in bytes.
-pub const FRAME_SIZE: usize = 20;
+pub const FRAME_SIZE: usize = 24;
 /// Upper bound on one record's encoded length (frame included). A bound of the format: a reader
 /// never allocates more than this for one record.
 pub const MAX_RECORD_BYTES: usize = 1 << 20;
@@ -96,6 +98,13 @@ pub enum DecodeError {
         /// Position it was read from.
         expected: Lsn,
     },
+    /// The record does not chain on the record before it (`prev_crc` mismatch).
+    BrokenChain {
+        /// `prev_crc` stored in the record.
+        stored: u32,
+        /// CRC of the record read before it.
+        expected: u32,
+    },
     /// Unknown type byte or non-zero reserved bytes.
     BadType(u8),
     /// The body does not have the layout its type requires.
@@ -115,6 +124,10 @@ impl std::fmt::Display for DecodeError {
             DecodeError::WrongLsn { stored, expected } => {
                 write!(f, "record stamped with LSN {stored}, read at {expected}")
             }
+            DecodeError::BrokenChain { stored, expected } => write!(
+                f,
+                "record chains on crc {stored:#010x}, the record before has {expected:#010x}"
+            ),
             DecodeError::BadType(t) => write!(f, "unknown record type {t}"),
             DecodeError::BadBody(why) => write!(f, "malformed record body: {why}"),
         }
@@ -128,6 +141,8 @@ pub struct FrameHeader {
     pub crc: u32,
     /// Frame + body length.
     pub total_len: usize,
+    /// CRC of the record before it.
+    pub prev_crc: u32,
 }
 
 impl LogRecord {
@@ -167,7 +182,7 @@ impl LogRecord {
         let mut out = Vec::with_capacity(len);
         out.extend_from_slice(&[0u8; 4]);
         out.extend_from_slice(&(len as u32).to_le_bytes());
-        out.extend_from_slice(&[0u8; 8]);
+        out.extend_from_slice(&[0u8; 12]);
         out.push(self.type_byte());
         out.extend_from_slice(&[0u8; 3]);
         match self {
@@ -196,26 +211,30 @@ impl LogRecord {
         Ok(out)
     }
 
-    /// Encodes and seals the record for start position `lsn`.
+    /// Encodes and seals the record for start position `lsn` after a record of CRC
+    /// `prev_crc`.
     ///
     /// # Errors
     /// As [`LogRecord::encode_unsealed`].
-    pub fn encode(&self, lsn: Lsn) -> Result<Vec<u8>, DecodeError> {
+    pub fn encode(&self, lsn: Lsn, prev_crc: u32) -> Result<Vec<u8>, DecodeError> {
         let mut out = self.encode_unsealed()?;
-        seal(&mut out, lsn);
+        seal(&mut out, lsn, prev_crc);
         Ok(out)
     }
 }
 
-/// Stamps the start LSN and the CRC into an encoded record.
+/// Stamps the start LSN, the previous record's CRC and the CRC into an encoded record;
+/// returns the record's CRC.
 ///
 /// # Panics
 /// If `record` is shorter than the frame (a caller bug: it comes from `encode_unsealed`).
-pub fn seal(record: &mut [u8], lsn: Lsn) {
+pub fn seal(record: &mut [u8], lsn: Lsn, prev_crc: u32) -> u32 {
     assert!(record.len() >= FRAME_SIZE, "a sealed record has a frame");
     record[8..16].copy_from_slice(&lsn.to_le_bytes());
+    record[16..20].copy_from_slice(&prev_crc.to_le_bytes());
     let crc = crc32c::crc32c(&record[4..]);
     record[0..4].copy_from_slice(&crc.to_le_bytes());
+    crc
 }
 
 fn u32_at(bytes: &[u8], at: usize) -> Option<u32> {
@@ -238,9 +257,12 @@ fn u64_at(bytes: &[u8], at: usize) -> Option<u64> {
 /// # Errors
 /// The first check that fails.
 pub fn check_frame(frame: &[u8], expected_lsn: Lsn) -> Result<FrameHeader, DecodeError> {
-    let (Some(crc), Some(total), Some(lsn)) =
-        (u32_at(frame, 0), u32_at(frame, 4), u64_at(frame, 8))
-    else {
+    let (Some(crc), Some(total), Some(lsn), Some(prev_crc)) = (
+        u32_at(frame, 0),
+        u32_at(frame, 4),
+        u64_at(frame, 8),
+        u32_at(frame, 16),
+    ) else {
         return Err(DecodeError::Truncated {
             needed: FRAME_SIZE,
             present: frame.len(),
@@ -256,20 +278,29 @@ pub fn check_frame(frame: &[u8], expected_lsn: Lsn) -> Result<FrameHeader, Decod
             expected: expected_lsn,
         });
     }
-    let type_byte = frame.get(16).copied().unwrap_or(0);
+    let type_byte = frame.get(20).copied().unwrap_or(0);
     if !(TYPE_PAGE_REDO..=TYPE_CHECKPOINT).contains(&type_byte)
-        || frame.get(17..20) != Some(&[0u8; 3][..])
+        || frame.get(21..24) != Some(&[0u8; 3][..])
     {
         return Err(DecodeError::BadType(type_byte));
     }
-    Ok(FrameHeader { crc, total_len })
+    Ok(FrameHeader {
+        crc,
+        total_len,
+        prev_crc,
+    })
 }
 
-/// Decodes one whole record (exactly `total_len` bytes) read at `expected_lsn`.
+/// Decodes one whole record (exactly `total_len` bytes) read at `expected_lsn`; when
+/// `expected_prev` is given, the record must chain on that CRC.
 ///
 /// # Errors
 /// A [`DecodeError`] for any malformed input; never panics.
-pub fn decode(record: &[u8], expected_lsn: Lsn) -> Result<LogRecord, DecodeError> {
+pub fn decode(
+    record: &[u8],
+    expected_lsn: Lsn,
+    expected_prev: Option<u32>,
+) -> Result<LogRecord, DecodeError> {
     let header = check_frame(record, expected_lsn)?;
     if record.len() != header.total_len {
         return Err(DecodeError::Truncated {
@@ -284,7 +315,15 @@ pub fn decode(record: &[u8], expected_lsn: Lsn) -> Result<LogRecord, DecodeError
             computed,
         });
     }
-    decode_body(record[16], &record[FRAME_SIZE..])
+    if let Some(expected) = expected_prev
+        && expected != header.prev_crc
+    {
+        return Err(DecodeError::BrokenChain {
+            stored: header.prev_crc,
+            expected,
+        });
+    }
+    decode_body(record[20], &record[FRAME_SIZE..])
 }
 
 fn decode_body(type_byte: u8, body: &[u8]) -> Result<LogRecord, DecodeError> {
@@ -365,21 +404,26 @@ mod tests {
             LogRecord::Checkpoint { redo_lsn: 11 },
         ];
         for record in &records {
-            let bytes = record.encode(4096).unwrap();
+            let bytes = record.encode(4096, 77).unwrap();
             assert_eq!(bytes.len(), record.encoded_len());
-            assert_eq!(decode(&bytes, 4096).as_ref(), Ok(record));
+            assert_eq!(decode(&bytes, 4096, None).as_ref(), Ok(record));
+            assert_eq!(decode(&bytes, 4096, Some(77)).as_ref(), Ok(record));
             assert!(matches!(
-                decode(&bytes, 8192),
+                decode(&bytes, 4096, Some(78)),
+                Err(DecodeError::BrokenChain { .. })
+            ));
+            assert!(matches!(
+                decode(&bytes, 8192, None),
                 Err(DecodeError::WrongLsn { .. })
             ));
             let mut flipped = bytes.clone();
             let last = flipped.len() - 1;
             flipped[last] ^= 0x10;
             assert!(matches!(
-                decode(&flipped, 4096),
+                decode(&flipped, 4096, None),
                 Err(DecodeError::BadChecksum { .. })
             ));
-            assert!(decode(&bytes[..bytes.len() - 1], 4096).is_err());
+            assert!(decode(&bytes[..bytes.len() - 1], 4096, None).is_err());
         }
         assert_eq!(
             check_frame(&[0u8; FRAME_SIZE], 0),

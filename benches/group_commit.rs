@@ -102,12 +102,12 @@ fn run(device: SharedDevice, threads: usize, seconds: f64) -> Outcome {
                 let mut txn = thread << 40;
                 while !stop.load(Ordering::Relaxed) {
                     let began = Instant::now();
-                    // 24 bytes of PageRedo header + 56 bytes + 20 bytes of frame = 100 bytes.
+                    // 24-byte frame + 24 bytes of PageRedo fields + 52 bytes = 100 bytes.
                     let record = LogRecord::PageRedo {
                         txn,
                         page: txn % 1000,
                         offset: 64,
-                        bytes: vec![7; 56],
+                        bytes: vec![7; 52],
                     };
                     let end = wal.append(&[record]).unwrap_or_else(|e| panic!("{e}"));
                     wal.flush_to(end).unwrap_or_else(|e| panic!("{e}"));

@@ -20,6 +20,11 @@
 //! `WalConfig::full_timeout`, then returns [`Error::LogFull`] (the caller should have reacted to
 //! `checkpoint_age_state` long before). A full in-memory buffer makes the appender run a flush.
 //!
+//! **Open.** Recovery (`reader.rs`) finds the end of the valid log; the page holding it is
+//! loaded into the buffer with zeros after the end and written back (synced) before `open`
+//! returns, so a discarded tail never sits next to new records; records chain by CRC
+//! (`prev_crc`), so a discarded record further on cannot follow a new one either.
+//!
 //! **Failure.** A failed write or sync poisons the log: `durable_lsn` never moves again, and
 //! every later append, flush and checkpoint returns [`Error::Poisoned`] with the first cause.
 //!

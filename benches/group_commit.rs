@@ -4,9 +4,11 @@
 //! ```text
 //! cargo bench --bench group_commit
 //! FLASHBUF_WAL_DEVICE=emu:ssd-a FLASHBUF_WAL_SYNC_US=0 cargo bench --bench group_commit
+//! FLASHBUF_WAL_SYNC_US=0 cargo bench --bench group_commit -- file:/path/to/log
 //! ```
 //!
-//! Environment: `FLASHBUF_WAL_DEVICE` (a device string, default `mem`), `FLASHBUF_WAL_SYNC_US`
+//! The device is the first non-flag argument, else `FLASHBUF_WAL_DEVICE` (a device string,
+//! default `mem`). Other settings: `FLASHBUF_WAL_SYNC_US`
 //! (extra sleep per device sync, default 80 us: a `mem` device has no sync cost of its own;
 //! set 0 on real or emulated devices), `FLASHBUF_WAL_SECS` (seconds per thread count, default
 //! 2), `FLASHBUF_WAL_THREADS` (comma-separated, default `1,8,64`). A background thread writes
@@ -133,7 +135,11 @@ fn run(device: SharedDevice, threads: usize, seconds: f64) -> Outcome {
 }
 
 fn main() {
-    let spec = env_or("FLASHBUF_WAL_DEVICE", "mem");
+    // The first argument that is not a flag (cargo passes `--bench`) names the device too.
+    let spec = std::env::args()
+        .skip(1)
+        .find(|arg| !arg.starts_with('-'))
+        .unwrap_or_else(|| env_or("FLASHBUF_WAL_DEVICE", "mem"));
     let sync_us: u64 = env_or("FLASHBUF_WAL_SYNC_US", "80").parse().unwrap_or(80);
     let seconds: f64 = env_or("FLASHBUF_WAL_SECS", "2").parse().unwrap_or(2.0);
     let threads: Vec<usize> = env_or("FLASHBUF_WAL_THREADS", "1,8,64")

@@ -407,7 +407,7 @@ impl Wal {
     /// [`Wal::max_record_len`]; [`Error::LogFull`] when the checkpoint does not free room within
     /// `full_timeout`; [`Error::Poisoned`] after a write or sync failure.
     pub fn append_range(&self, records: &[LogRecord]) -> Result<LsnRange> {
-        let encoded = self.encode_batch(records)?;
+        let mut encoded = self.encode_batch(records)?;
         let total: usize = encoded.iter().map(Vec::len).sum();
         let deadline = Instant::now() + self.config.full_timeout;
         let mut inner = self.inner.lock();
@@ -440,7 +440,7 @@ impl Wal {
                 inner = self.inner.lock();
                 continue;
             }
-            let range = self.copy_in(&mut inner, &encoded);
+            let range = self.copy_in(&mut inner, &mut encoded);
             assert_eq!(range.end, end, "copied exactly the reserved range");
             bump(&self.counters.appends, records.len() as u64);
             bump(&self.counters.appended_bytes, end - start);
@@ -475,13 +475,12 @@ impl Wal {
     }
 
     /// Seals and copies records at `current_lsn`; the caller checked buffer and ring room.
-    fn copy_in(&self, inner: &mut Inner, encoded: &[Vec<u8>]) -> LsnRange {
+    fn copy_in(&self, inner: &mut Inner, encoded: &mut [Vec<u8>]) -> LsnRange {
         let start = inner.current_lsn;
         let mut lsn = start;
         for bytes in encoded {
-            let mut sealed = bytes.clone();
-            inner.last_crc = record::seal(&mut sealed, lsn, inner.last_crc);
-            lsn = self.copy_bytes(inner, lsn, &sealed);
+            inner.last_crc = record::seal(bytes, lsn, inner.last_crc);
+            lsn = self.copy_bytes(inner, lsn, bytes);
         }
         inner.current_lsn = lsn;
         LsnRange { start, end: lsn }
@@ -667,7 +666,7 @@ impl Wal {
         let fits_buffer = self.geometry.page_of(end) - floor < self.buffer_pages;
         if fits_ring && fits_buffer {
             let start = inner.current_lsn;
-            self.copy_in(inner, &[bytes]);
+            self.copy_in(inner, &mut [bytes]);
             bump(&self.counters.appends, 1);
             bump(&self.counters.appended_bytes, end - start);
         }

@@ -102,6 +102,19 @@ pub enum Error {
         /// What did not verify.
         reason: String,
     },
+    /// The redo log has no room: appending would overwrite log the last checkpoint still needs
+    /// (the checkpoint did not advance within the log's full timeout).
+    #[error(
+        "redo log full: {needed} bytes past the checkpoint at LSN {checkpoint_lsn}, capacity {capacity}"
+    )]
+    LogFull {
+        /// LSN distance from the checkpoint the append needed.
+        needed: u64,
+        /// Redo LSN of the newest checkpoint.
+        checkpoint_lsn: u64,
+        /// Bytes appends may use past the checkpoint.
+        capacity: u64,
+    },
     /// An earlier write or sync failed; the pool refuses further writes.
     #[error("the buffer pool is poisoned by an earlier I/O failure: {0}")]
     Poisoned(DeviceError),

@@ -113,23 +113,25 @@ fn interference(name: &str) {
             both.read_latency_us() / alone.read_latency_us()
         );
     }
-    // Fused RW vs write-then-read at QD1 on an idle device and under 16 background writers.
-    for writers in [0usize, 16] {
-        let profile = resolve(name, &[]).unwrap();
-        let mut model = Model::new(&profile, page_size_of(name), PAGES).unwrap();
-        let mut clients = vec![ClientKind::Writer; writers];
-        clients.push(ClientKind::Fused);
-        let f = closed_loop(&mut model, &clients, PAGES, 100_000, 0, 3);
-        let mut model = Model::new(&profile, page_size_of(name), PAGES).unwrap();
+    // Fused RW vs write-then-read (one client) on an idle device and under background writers.
+    for writers in [0usize, 8, 16] {
+        let run = |kind| {
+            let mut clients = vec![ClientKind::Writer; writers];
+            clients.push(kind);
+            let profile = resolve(name, &env_overrides()).unwrap();
+            let mut model = Model::new(&profile, page_size_of(name), PAGES).unwrap();
+            let r = closed_loop(&mut model, &clients, PAGES, 50_000, 0, 3);
+            (r.fused_latency_us(), r.read_latency_us())
+        };
+        let (fused, _) = run(ClientKind::Fused);
+        let (raw, _) = run(ClientKind::WriteThenRead);
         let mut clients = vec![ClientKind::Writer; writers];
         clients.push(ClientKind::Reader);
-        let r = closed_loop(&mut model, &clients, PAGES, 100_000, 0, 3);
+        let profile = resolve(name, &env_overrides()).unwrap();
+        let mut model = Model::new(&profile, page_size_of(name), PAGES).unwrap();
+        let read = closed_loop(&mut model, &clients, PAGES, 50_000, 0, 3).read_latency_us();
         println!(
-            "{name} with {writers} background writers: fused RW {:.1} us; read {:.1} us; write {:.1} us; write+read {:.1} us",
-            f.fused_latency_us(),
-            r.read_latency_us(),
-            r.write_latency_us(),
-            r.read_latency_us() + r.write_latency_us()
+            "{name} with {writers} background writers: fused RW {fused:.1} us; read alone {read:.1} us; write then read {raw:.1} us"
         );
     }
 }

@@ -42,8 +42,10 @@ pub type DeviceNs = u64;
 pub struct SsdTimes {
     /// Array read (tR).
     pub read: u64,
-    /// Program of one page (tPROG, scaled to the page size).
+    /// Program of one page (tPROG, scaled to the page size when the buffer packs pages).
     pub prog: u64,
+    /// Read-modify-write array read before each program (small pages, `pack=off`), else 0.
+    pub rmw_read: u64,
     /// Block erase.
     pub erase: u64,
     /// Program/erase suspend latency.
@@ -78,9 +80,22 @@ impl SsdTimes {
     pub fn new(profile: &Profile, page_size: usize) -> Self {
         #[allow(clippy::cast_precision_loss)]
         let page_ratio = page_size as f64 / PROFILE_PAGE_BYTES as f64;
+        // Without packing, a page smaller than the flash page costs a whole flash page program
+        // plus the read of the rest of that flash page (read-modify-write).
+        let unpacked_small = !profile.pack && page_size < PROFILE_PAGE_BYTES;
+        let prog_ratio = if profile.pack {
+            page_ratio
+        } else {
+            page_ratio.max(1.0)
+        };
         SsdTimes {
             read: us_to_ns(profile.t_read_us),
-            prog: us_to_ns(profile.t_prog_us * page_ratio),
+            prog: us_to_ns(profile.t_prog_us * prog_ratio),
+            rmw_read: if unpacked_small {
+                us_to_ns(profile.t_read_us)
+            } else {
+                0
+            },
             erase: us_to_ns(profile.t_erase_us),
             suspend: us_to_ns(profile.t_suspend_us),
             firmware: us_to_ns(profile.fw_us),
@@ -275,11 +290,15 @@ impl SsdModel {
         usize::from(to_host && self.full_duplex)
     }
 
-    fn host_transfer(&mut self, ready: DeviceNs, to_host: bool) -> DeviceNs {
+    /// A page over the host link for a command parsed at `cmd` whose data is ready at
+    /// `ready`. The link's bandwidth is booked in command order (from `cmd`), not at `ready`:
+    /// a write waiting for a buffer slot must not book the link in the far future and so
+    /// block transfers that are ready earlier (one busy-until time cannot hold gaps).
+    fn host_transfer(&mut self, cmd: DeviceNs, ready: DeviceNs, to_host: bool) -> DeviceNs {
         let link = self.link_index(to_host);
-        let end = ready.max(self.link_free[link]) + self.times.host;
-        self.link_free[link] = end;
-        end
+        let booked = cmd.max(self.link_free[link]) + self.times.host;
+        self.link_free[link] = booked;
+        booked.max(ready + self.times.host)
     }
 
     /// The array read on `die` starting no earlier than `at`; returns when tR ends.
@@ -355,14 +374,14 @@ impl SsdModel {
     fn read_at(&mut self, cmd: DeviceNs, lpn: u64, host_not_before: DeviceNs) -> DeviceNs {
         if self.in_buffer(lpn, cmd) {
             self.stats.buffer_hits += 1;
-            return self.host_transfer(cmd.max(host_not_before), true);
+            return self.host_transfer(cmd, cmd.max(host_not_before), true);
         }
         let slot = self.take_read_slot();
         let start = cmd.max(slot);
         let die = self.die_of(lpn);
         let sensed = self.die_read(die, start);
         let moved = self.channel_read(die, sensed);
-        let done = self.host_transfer(moved.max(host_not_before), true);
+        let done = self.host_transfer(cmd, moved.max(host_not_before), true);
         self.give_read_slot(done);
         done
     }
@@ -370,7 +389,7 @@ impl SsdModel {
     /// A write whose command was parsed at `cmd`; returns its acknowledgement time.
     fn write_at(&mut self, cmd: DeviceNs, lpn: u64) -> DeviceNs {
         let slot = self.write_slots.take();
-        let ack = self.host_transfer(cmd.max(slot), false);
+        let ack = self.host_transfer(cmd, cmd.max(slot), false);
         let (die, work) = self.place(lpn);
         let d = die as usize;
         if work != GcWork::default() {
@@ -384,7 +403,7 @@ impl SsdModel {
         // bookings lie at each die's own (possibly far) future, and one scalar per channel
         // would serialise dies that are in fact independent. Program traffic keeps a channel
         // under about 10% busy in every profile, so only reads queue on channels.
-        let moved = ack.max(self.die_prog_free[d]) + self.times.channel;
+        let moved = ack.max(self.die_prog_free[d]) + self.times.rmw_read + self.times.channel;
         let programmed = moved + self.times.prog;
         self.die_prog_free[d] = programmed;
         self.stats.flash_programs += 1;

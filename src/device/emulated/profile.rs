@@ -74,6 +74,9 @@ pub struct Profile {
     pub rbuf: bool,
     /// R-Buf read buffer size in pages.
     pub rbuf_pages: u32,
+    /// Whether the write buffer packs pages smaller than a 16 KiB flash page into one program
+    /// (off: each small write programs a whole flash page after reading the rest of it).
+    pub pack: bool,
     /// Whether the write buffer is power-loss protected (`sync` does not wait for programs).
     pub plp: bool,
     /// Over-provisioning: physical pages = logical pages x (1 + op).
@@ -134,6 +137,7 @@ pub const OPTION_NAMES: &[&str] = &[
     "rbuf",
     "rbuf_pages",
     "plp",
+    "pack",
     "op",
     "fill",
     "pages_per_block",
@@ -143,8 +147,8 @@ pub const OPTION_NAMES: &[&str] = &[
     "stroke",
 ];
 
-/// A PCIe 3.0 x4 link: 3.94 GB/s raw, about 3.3 GB/s after TLP/DLLP overhead.
-const PCIE3_X4_MB_S: f64 = 3300.0;
+/// A PCIe 3.0 x4 link: 3.94 GB/s raw, about 3.2 GB/s after TLP/DLLP overhead.
+const PCIE3_X4_MB_S: f64 = 3200.0;
 /// A SATA 6 Gb/s link: 600 MB/s after 8b/10b, about 560 MB/s after FIS overhead.
 const SATA3_MB_S: f64 = 560.0;
 
@@ -168,6 +172,7 @@ fn ssd_base(name: &'static str) -> Profile {
         buffer_pages: 2048,
         rbuf: false,
         rbuf_pages: 128,
+        pack: true,
         plp: false,
         op: HALF_FULL_OP,
         fill: 1.0,
@@ -194,7 +199,7 @@ pub fn profile(name: &str) -> Result<Profile> {
     let p = match name {
         // Intel P4101 1 TB: 8-channel controller, 64-layer TLC, 32 dies; PCIe 3.0 x4.
         "ssd-a" => Profile {
-            t_read_us: 60.0,
+            t_read_us: 66.0,
             t_prog_us: 740.0,
             channel_mb_s: 1200.0,
             ..base("ssd-a")
@@ -202,7 +207,7 @@ pub fn profile(name: &str) -> Result<Profile> {
         // Samsung 970 Pro 512 GB: 8 channels, 2-bit MLC, 16 dies; fast MLC tR/tPROG.
         "ssd-b" => Profile {
             ways: 2,
-            t_read_us: 45.0,
+            t_read_us: 66.0,
             t_prog_us: 345.0,
             t_erase_us: 3000.0,
             fw_us: 6.0,
@@ -227,7 +232,7 @@ pub fn profile(name: &str) -> Result<Profile> {
         "ssd-d" => Profile {
             channels: 4,
             ways: 2,
-            t_read_us: 75.0,
+            t_read_us: 84.0,
             t_prog_us: 480.0,
             fw_us: 12.0,
             channel_mb_s: 1200.0,
@@ -292,18 +297,20 @@ pub fn profile(name: &str) -> Result<Profile> {
             time_scale: 20.0,
             ..base("optane")
         },
-        // The RW paper's Cosmos+ OpenSSD: 8 channels x 8 ways of MLC, PCIe, 32 MB DRAM buffer
-        // (2048 x 16 KiB; 2 MB of it becomes the read buffer under R-Buf), 10% spare.
+        // The RW paper's Cosmos+ OpenSSD: 32 GB of MLC on 8 channels x 2 ways, PCIe, 32 MB
+        // DRAM buffer (2 MB of it becomes the read buffer under R-Buf). Its FTL maps 16 KiB
+        // flash pages, so a 4 KiB write is a read-modify-write of a whole flash page
+        // (`pack=off`); the paper measured it with 4 KiB pages.
         "openssd" => Profile {
-            ways: 8,
+            ways: 2,
             t_read_us: 50.0,
-            t_prog_us: 1300.0,
-            fw_us: 6.0,
-            fw_write_us: 55.0,
-            fw_cores: 1,
+            t_prog_us: 720.0,
+            fw_us: 13.5,
+            fw_cores: 2,
+            pack: false,
             channel_mb_s: 400.0,
             link_mb_s: 2000.0,
-            buffer_pages: 2048,
+            buffer_pages: 1920,
             rbuf_pages: 128,
             ..base("openssd")
         },
@@ -382,6 +389,7 @@ pub fn apply_override(p: &mut Profile, key: &str, value: &str) -> Result<()> {
         "rbuf" => p.rbuf = parse_flag(key, value)?,
         "rbuf_pages" => p.rbuf_pages = count(value)?,
         "plp" => p.plp = parse_flag(key, value)?,
+        "pack" => p.pack = parse_flag(key, value)?,
         "op" => {
             let op: f64 = parse_num(key, value)?;
             if !(0.02..=16.0).contains(&op) {

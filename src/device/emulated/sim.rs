@@ -201,9 +201,9 @@ pub fn closed_loop(
                 let write = rng.gen_range(0..pages);
                 model.submit(now, ModelOp::Fused { write, read: page })
             }
-            ClientKind::WriteThenRead => match pending_read[client].take() {
-                // Phase 2: the write completed at `now`; read, and count from the write's start.
-                Some(started) => {
+            ClientKind::WriteThenRead => {
+                if let Some(started) = pending_read[client].take() {
+                    // Phase 2: the write completed at `now`; read, counted from the write's start.
                     let done = model.submit(now, ModelOp::Read(page)).unwrap_or(now);
                     if issued >= warmup {
                         result.fused += 1;
@@ -211,16 +211,14 @@ pub fn closed_loop(
                         last = last.max(done);
                     }
                     ready.push(Reverse((done, client)));
-                    continue;
-                }
-                // Phase 1: the write; the client comes back at its completion for the read.
-                None => {
+                } else {
+                    // Phase 1: the write; the client comes back at its completion for the read.
                     let written = model.submit(now, ModelOp::Write(page)).unwrap_or(now);
                     pending_read[client] = Some(now);
                     ready.push(Reverse((written, client)));
-                    continue;
                 }
-            },
+                continue;
+            }
         }
         .unwrap_or(now);
         if issued >= warmup {

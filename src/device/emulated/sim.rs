@@ -112,6 +112,8 @@ pub struct SimResult {
     pub fused: u64,
     /// Device time the counted requests spanned.
     pub elapsed_ns: u64,
+    /// Device time the last counted request completed (start the next run from here).
+    pub end_ns: DeviceNs,
     /// Sum of read latencies.
     pub read_latency_ns: u64,
     /// Sum of write latencies.
@@ -243,5 +245,6 @@ pub fn closed_loop(
         ready.push(Reverse((done, client)));
     }
     result.elapsed_ns = last.saturating_sub(measured_from);
+    result.end_ns = last;
     result
 }

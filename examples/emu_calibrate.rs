@@ -137,24 +137,35 @@ fn interference(name: &str) {
 }
 
 fn live(name: &str, seconds: f64, write: bool) -> (f64, f64) {
+    let (readers, writers) = if write { (0, 32) } else { (32, 0) };
+    let r = live_mix(name, &[], seconds, readers, writers);
+    if write { (r.2, r.3) } else { (r.0, r.1) }
+}
+
+/// `readers` and `writers` threads (submit + wait of one random page each) against the live
+/// device; returns (read IOPS, mean read latency us, write IOPS, mean write latency us) in
+/// device time.
+fn live_mix(
+    name: &str,
+    overrides: &[(String, String)],
+    seconds: f64,
+    readers: u64,
+    writers: u64,
+) -> (f64, f64, f64, f64) {
     let options = OpenOptions {
         page_size: page_size_of(name),
         pages: PAGES,
         create: true,
     };
-    let device = emulated::open(name, &[], &options).unwrap();
+    let device = emulated::open(name, overrides, &options).unwrap();
     let scale = device.info().time_scale;
     let stop = Arc::new(AtomicBool::new(false));
-    let count = Arc::new(AtomicU64::new(0));
-    let latency_ns = Arc::new(AtomicU64::new(0));
-    let threads: Vec<_> = (0..32u64)
+    // [reads, read latency ns, writes, write latency ns]
+    let counters: Arc<[AtomicU64; 4]> = Arc::new(Default::default());
+    let threads: Vec<_> = (0..readers + writers)
         .map(|t| {
-            let (device, stop, count, latency_ns) = (
-                device.clone(),
-                stop.clone(),
-                count.clone(),
-                latency_ns.clone(),
-            );
+            let write = t >= readers;
+            let (device, stop, counters) = (device.clone(), stop.clone(), counters.clone());
             std::thread::spawn(move || {
                 let mut rng = rand::rngs::SmallRng::seed_from_u64(t);
                 let mut buf = AlignedBuf::new(device.info().page_size);
@@ -162,37 +173,95 @@ fn live(name: &str, seconds: f64, write: bool) -> (f64, f64) {
                     let page = rng.gen_range(0..PAGES);
                     let started = Instant::now();
                     if write {
-                        device.write_page(page, &buf).unwrap()
+                        device.write_page(page, &buf).unwrap();
                     } else {
-                        device.read_page(page, &mut buf).unwrap()
+                        device.read_page(page, &mut buf).unwrap();
                     }
-                    latency_ns.fetch_add(started.elapsed().as_nanos() as u64, Ordering::Relaxed);
-                    count.fetch_add(1, Ordering::Relaxed);
+                    let k = if write { 2 } else { 0 };
+                    let ns = started.elapsed().as_nanos() as u64;
+                    counters[k + 1].fetch_add(ns, Ordering::Relaxed);
+                    counters[k].fetch_add(1, Ordering::Relaxed);
                 }
             })
         })
         .collect();
     std::thread::sleep(Duration::from_secs_f64(seconds * 0.2));
-    let (c0, l0, t0) = (
-        count.load(Ordering::Relaxed),
-        latency_ns.load(Ordering::Relaxed),
-        Instant::now(),
-    );
+    let snap = || -> Vec<u64> { counters.iter().map(|c| c.load(Ordering::Relaxed)).collect() };
+    let (before, t0) = (snap(), Instant::now());
     std::thread::sleep(Duration::from_secs_f64(seconds));
-    let (c1, l1, el) = (
-        count.load(Ordering::Relaxed),
-        latency_ns.load(Ordering::Relaxed),
-        t0.elapsed(),
-    );
+    let (after, el) = (snap(), t0.elapsed());
     stop.store(true, Ordering::Relaxed);
     for t in threads {
         t.join().unwrap();
     }
-    let n = (c1 - c0) as f64;
-    (
-        n / el.as_secs_f64() * scale,
-        (l1 - l0) as f64 / n / scale / 1000.0,
-    )
+    let d: Vec<f64> = after
+        .iter()
+        .zip(&before)
+        .map(|(a, b)| (a - b) as f64)
+        .collect();
+    let iops = |n: f64| n / el.as_secs_f64() * scale;
+    let lat = |sum: f64, n: f64| {
+        if n > 0.0 {
+            sum / n / scale / 1000.0
+        } else {
+            0.0
+        }
+    };
+    (iops(d[0]), lat(d[1], d[0]), iops(d[2]), lat(d[3], d[2]))
+}
+
+fn live_interference(name: &str, seconds: f64) {
+    for rbuf in ["off", "on"] {
+        let o = vec![("rbuf".to_string(), rbuf.to_string())];
+        let alone = live_mix(name, &o, seconds, 16, 0);
+        let both = live_mix(name, &o, seconds, 16, 16);
+        println!(
+            "live {name} rbuf={rbuf}: 16 readers alone {:.1} us ({:.0} IOPS); with 16 writers {:.1} us ({:.0} read IOPS, {:.0} write IOPS): x{:.2}",
+            alone.1,
+            alone.0,
+            both.1,
+            both.0,
+            both.2,
+            both.1 / alone.1
+        );
+    }
+}
+
+/// ACE's probe on the model: IOPS at concurrency 1..=128; k = the smallest concurrency
+/// reaching 95% of the best; alpha = write / read latency at those concurrencies.
+fn ace(name: &str) {
+    let levels = [1usize, 2, 4, 6, 8, 12, 16, 24, 32, 48, 64, 80, 96, 128];
+    let probe = |kind| -> Vec<(usize, f64, f64)> {
+        levels
+            .iter()
+            .map(|&n| {
+                let r = model_run(name, &[], &vec![kind; n], 60_000);
+                if kind == ClientKind::Reader {
+                    (n, r.read_iops(), r.read_latency_us())
+                } else {
+                    (n, r.write_iops(), r.write_latency_us())
+                }
+            })
+            .collect()
+    };
+    let knee = |v: &[(usize, f64, f64)]| {
+        let best = v.iter().map(|x| x.1).fold(0.0, f64::max);
+        *v.iter().find(|x| x.1 >= 0.95 * best).unwrap()
+    };
+    let (r, w) = (probe(ClientKind::Reader), probe(ClientKind::Writer));
+    let (kr, kw) = (knee(&r), knee(&w));
+    println!(
+        "{name}: k_r {} ({:.0} IOPS, {:.1} us), k_w {} ({:.0} IOPS, {:.1} us), alpha (write/read latency at k) {:.2}, QD1 read {:.1} us write {:.1} us",
+        kr.0,
+        kr.1,
+        kr.2,
+        kw.0,
+        kw.1,
+        kw.2,
+        kw.2 / kr.2,
+        r[0].2,
+        w[0].2
+    );
 }
 
 fn live_table(seconds: f64, names: &[String]) {
@@ -219,6 +288,26 @@ fn main() {
         Some("live") => {
             let seconds = args.get(1).and_then(|s| s.parse().ok()).unwrap_or(2.0);
             live_table(seconds, &args[2.min(args.len())..]);
+        }
+        Some("live-interference") => {
+            live_interference(args.get(1).map_or("openssd", String::as_str), 2.0)
+        }
+        Some("open") => {
+            // Time to open (and precondition) a large device.
+            let pages: u64 = args.get(1).and_then(|s| s.parse().ok()).unwrap_or(1 << 21);
+            let started = Instant::now();
+            let profile = resolve("ssd-a", &[]).unwrap();
+            let model = Model::new(&profile, 16 * 1024, pages).unwrap();
+            println!(
+                "model of {pages} pages preconditioned in {:.2} s",
+                started.elapsed().as_secs_f64()
+            );
+            drop(model);
+        }
+        Some("ace") => {
+            for name in ["optane", "pcie", "sata"] {
+                ace(name);
+            }
         }
         Some("interference") => interference(args.get(1).map_or("openssd", String::as_str)),
         _ => model_table(&args[1.min(args.len())..]),

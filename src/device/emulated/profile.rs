@@ -363,15 +363,18 @@ fn positive(key: &str, value: f64, allow_zero: bool) -> Result<f64> {
 /// # Errors
 /// [`Error::Config`] for an unknown key (listing the valid ones) or a bad value.
 pub fn apply_override(p: &mut Profile, key: &str, value: &str) -> Result<()> {
-    let count = |v: &str| -> Result<u32> {
+    let bounded = |v: &str, max: u32| -> Result<u32> {
         let n: u32 = parse_num(key, v)?;
-        if n == 0 || n > 4096 {
+        if n == 0 || n > max {
             return Err(Error::Config(format!(
-                "emulated device option `{key}` must be in 1..=4096 (got {n})"
+                "emulated device option `{key}` must be in 1..={max} (got {n})"
             )));
         }
         Ok(n)
     };
+    let count = |v: &str| bounded(v, 4096);
+    // Buffers: up to 2^20 pages (16 GiB of 16 KiB pages).
+    let buffer = |v: &str| bounded(v, 1 << 20);
     let time = |v: &str| -> Result<f64> { positive(key, parse_num(key, v)?, true) };
     match key {
         "channels" => p.channels = count(value)?,
@@ -386,9 +389,9 @@ pub fn apply_override(p: &mut Profile, key: &str, value: &str) -> Result<()> {
         "fw_cores" => p.fw_cores = count(value)?,
         "channel_mb_s" => p.channel_mb_s = positive(key, parse_num(key, value)?, false)?,
         "link_mb_s" => p.link_mb_s = positive(key, parse_num(key, value)?, false)?,
-        "buffer" => p.buffer_pages = count(value)?,
+        "buffer" => p.buffer_pages = buffer(value)?,
         "rbuf" => p.rbuf = parse_flag(key, value)?,
-        "rbuf_pages" => p.rbuf_pages = count(value)?,
+        "rbuf_pages" => p.rbuf_pages = buffer(value)?,
         "plp" => p.plp = parse_flag(key, value)?,
         "pack" => p.pack = parse_flag(key, value)?,
         "op" => {
@@ -409,7 +412,7 @@ pub fn apply_override(p: &mut Profile, key: &str, value: &str) -> Result<()> {
             }
             p.fill = fill;
         }
-        "pages_per_block" => p.pages_per_block = count(value)?,
+        "pages_per_block" => p.pages_per_block = buffer(value)?,
         "time_scale" => {
             let scale: f64 = parse_num(key, value)?;
             if !(scale.is_finite() && (0.001..=1.0e9).contains(&scale)) {

@@ -6,7 +6,7 @@ use flashbuf::device::emulated::flash::SsdModel;
 use flashbuf::device::emulated::profile::resolve;
 use flashbuf::device::emulated::sim::{ClientKind, SimResult, closed_loop};
 use flashbuf::device::emulated::{self, Model, OPTION_NAMES, PROFILE_NAMES};
-use flashbuf::device::{AlignedBuf, IoRequest, OpenOptions};
+use flashbuf::device::{AlignedBuf, Device, IoRequest, OpenOptions};
 use flashbuf::error::{DeviceError, Error};
 
 fn overrides(list: &[(&str, &str)]) -> Vec<(String, String)> {
@@ -340,5 +340,30 @@ fn hdd_seek_and_queue_reordering_shape_latency() {
         "{} vs {}",
         qd32.read_iops(),
         qd1.read_iops()
+    );
+}
+
+#[test]
+fn ticket_deadlines_in_device_time_are_the_modelled_latency() {
+    // A huge time scale: device time stands almost still, so the deadline minus the device
+    // clock is the modelled latency. The tickets are dropped unawaited (data moved at submit).
+    let options = OpenOptions {
+        page_size: 16 * 1024,
+        pages: 4096,
+        create: true,
+    };
+    let device =
+        emulated::open_emulated("ssd-a", &overrides(&[("time_scale", "1e7")]), &options).unwrap();
+    let mut model = ssd("ssd-a", &[], 16 * 1024, 4096);
+    let mut buf = AlignedBuf::new(16 * 1024);
+    let now = device.clock().now();
+    // SAFETY: `buf` outlives the device; the emulator moves the data during submit.
+    let tickets = unsafe { device.submit(vec![IoRequest::read(5, buf.io_buffer())]) };
+    let deadline = device.clock().device_time(tickets[0].deadline().unwrap());
+    let expected = model.read(0, 5);
+    let got = deadline - now;
+    assert!(
+        got.abs_diff(expected) < 1_000,
+        "live {got} ns vs model {expected} ns"
     );
 }

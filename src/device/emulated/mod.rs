@@ -272,6 +272,20 @@ pub fn open(
     overrides: &[(String, String)],
     options: &OpenOptions,
 ) -> Result<SharedDevice> {
+    let device: SharedDevice = open_emulated(profile, overrides, options)?;
+    Ok(device)
+}
+
+/// Like [`open`], but returns the concrete device (its [`DeviceClock`] converts ticket
+/// deadlines to device time: `device.clock().device_time(ticket.deadline()?)`).
+///
+/// # Errors
+/// As [`open`].
+pub fn open_emulated(
+    profile: &str,
+    overrides: &[(String, String)],
+    options: &OpenOptions,
+) -> Result<Arc<EmulatedDevice>> {
     let resolved = profile::resolve(profile, overrides)?;
     let name = super::DeviceSpec::Emulated {
         profile: profile.to_string(),

@@ -25,6 +25,7 @@
 
 pub mod bench;
 pub mod cli;
+pub mod db;
 pub mod device;
 pub mod error;
 pub mod miss;

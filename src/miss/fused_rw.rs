@@ -32,17 +32,19 @@ impl PoolInner {
             while cursor != NIL {
                 let frame = self.frame(cursor);
                 if frame.is_dirty() && !frame.is_pinned() && frame.try_claim_io(IO_EVICT) {
-                    lru.remove(&self.frames, cursor);
-                    found = Some(cursor);
-                    break;
+                    // Never wait for a latch while holding the LRU mutex: skip busy pages.
+                    if frame.try_latch_exclusive() {
+                        lru.remove(&self.frames, cursor);
+                        found = Some(cursor);
+                        break;
+                    }
+                    frame.release_io(IO_EVICT);
                 }
                 cursor = LruList::prev(&self.frames, cursor);
             }
             found
         }?;
-        let frame = self.frame(victim);
-        frame.latch_exclusive();
-        Some((victim, frame.page_id()))
+        Some((victim, self.frame(victim).page_id()))
     }
 
     /// Completes a miss on `page` with the fused command on `frame` (holding `victim_page`).

@@ -88,7 +88,7 @@ impl PoolInner {
             let mut cursor = dirty.tail();
             while cursor != NIL {
                 let frame = self.frame(cursor);
-                if frame.is_dirty() && frame.try_claim_io(IO_WRITE) {
+                if frame.is_dirty() && !frame.is_pinned() && frame.try_claim_io(IO_WRITE) {
                     return Some(cursor);
                 }
                 cursor = LruList::prev(&self.frames, cursor);
@@ -98,7 +98,7 @@ impl PoolInner {
         let Some(victim) = claimed else {
             return Ok(None);
         };
-        let written = self.write_frames(vec![victim], true)?;
+        let written = self.write_frames(vec![victim], false)?;
         self.counters
             .sync_replacement_writes
             .fetch_add(written.len() as u64, Ordering::Relaxed);

@@ -68,7 +68,7 @@ impl PoolInner {
         let Some(victim) = self.claim_dirty_tail_page() else {
             return Ok(None);
         };
-        let written = self.write_frames(vec![victim], true)?;
+        let written = self.write_frames(vec![victim], false)?;
         self.counters
             .sync_replacement_writes
             .fetch_add(written.len() as u64, Ordering::Relaxed);
@@ -99,7 +99,7 @@ impl PoolInner {
                 break;
             }
             let frame = self.frame(cursor);
-            if frame.is_dirty() && frame.try_claim_io(IO_WRITE) {
+            if frame.is_dirty() && !frame.is_pinned() && frame.try_claim_io(IO_WRITE) {
                 return Some(cursor);
             }
             cursor = LruList::prev(&self.frames, cursor);

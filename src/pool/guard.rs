@@ -41,7 +41,8 @@ pub struct PageWriteGuard<'a> {
     pool: &'a PoolInner,
     frame: FrameId,
     modified: bool,
-    lsn: Option<Lsn>,
+    /// (oldest, newest) LSNs of the logged change, if the caller logged it.
+    lsn: Option<(Lsn, Lsn)>,
 }
 
 impl<'a> PageWriteGuard<'a> {
@@ -74,9 +75,28 @@ impl<'a> PageWriteGuard<'a> {
     /// Records that the change was logged at `lsn` (the end LSN of its log record); without a
     /// WAL the pool picks an LSN itself.
     pub fn set_lsn(&mut self, lsn: Lsn) {
-        assert!(lsn > 0, "LSN 0 means clean");
+        self.set_lsn_range(lsn, lsn);
+    }
+
+    /// Records that the change was logged by records spanning `start..end`: if the page was
+    /// clean, `start` becomes its oldest modification (so a checkpoint never passes the
+    /// records), and `end` its newest (the WAL rule flushes the log to it before a write).
+    pub fn set_lsn_range(&mut self, start: Lsn, end: Lsn) {
+        assert!(start > 0 && start <= end, "LSN range {start}..{end}");
         self.modified = true;
-        self.lsn = Some(self.lsn.map_or(lsn, |old| old.max(lsn)));
+        self.lsn = Some(match self.lsn {
+            None => (start, end),
+            Some((old_start, old_end)) => (old_start.min(start), old_end.max(end)),
+        });
+    }
+
+    /// Puts back `image` (the page as it was when the guard was taken) and forgets the
+    /// modification: a transaction's abort.
+    pub fn restore(&mut self, image: &[u8]) {
+        // SAFETY: we hold the latch exclusive.
+        unsafe { self.pool.frame_bytes_mut(self.frame) }.copy_from_slice(image);
+        self.modified = false;
+        self.lsn = None;
     }
 
     /// The oldest modification of the page (0 if clean): a WAL layer uses it to decide
@@ -92,10 +112,11 @@ impl<'a> PageWriteGuard<'a> {
 impl Drop for PageWriteGuard<'_> {
     fn drop(&mut self) {
         if self.modified {
-            let lsn = self
-                .lsn
-                .unwrap_or_else(|| self.pool.log.lsn_for_unlogged_change());
-            self.pool.mark_dirty(self.frame, lsn);
+            let (oldest, newest) = self.lsn.unwrap_or_else(|| {
+                let lsn = self.pool.log.lsn_for_unlogged_change();
+                (lsn, lsn)
+            });
+            self.pool.mark_dirty_range(self.frame, oldest, newest);
         }
         self.pool.release(self.frame, LatchMode::Exclusive);
     }

@@ -285,6 +285,16 @@ impl BufferPool {
         self.inner.oldest_unflushed_lsn()
     }
 
+    /// Writes, in the calling thread, every dirty page whose oldest modification is below
+    /// `lsn_limit`: a synchronous recoverability write (algorithms.md section 1), counted as
+    /// such. Returns the pages written.
+    ///
+    /// # Errors
+    /// A write error (the pool is then poisoned).
+    pub fn preflush(&self, lsn_limit: crate::page::Lsn) -> Result<u64> {
+        self.inner.preflush(lsn_limit)
+    }
+
     /// Writes every dirty page (and WAR's TWB) and syncs the device.
     ///
     /// # Errors
@@ -729,10 +739,21 @@ impl PoolInner {
 
     /// Marks a frame (latched exclusive by the caller) modified at `lsn`.
     pub fn mark_dirty(&self, id: FrameId, lsn: crate::page::Lsn) {
+        self.mark_dirty_range(id, lsn, lsn);
+    }
+
+    /// Marks a frame (latched exclusive by the caller) modified by log records spanning
+    /// `oldest..newest`.
+    pub fn mark_dirty_range(
+        &self,
+        id: FrameId,
+        oldest: crate::page::Lsn,
+        newest: crate::page::Lsn,
+    ) {
         let frame = self.frame(id);
-        if frame.note_modification(lsn) {
+        if frame.note_modification(newest) {
             let mut flush = self.mutexes.flush.lock(&self.flush);
-            flush.insert(&self.frames, id, lsn);
+            flush.insert(&self.frames, id, oldest);
         }
     }
 

@@ -4,6 +4,7 @@
 
 use crate::page::Lsn;
 use crate::pool::PoolConfig;
+use crate::wal::LogMargins;
 
 /// Iterations over which rates are averaged (InnoDB: `srv_flushing_avg_loops` = 30).
 pub const AVG_LOOPS: u64 = 30;
@@ -16,29 +17,6 @@ pub struct AdaptiveState {
     lsn_at_start: Lsn,
     avg_page_rate: f64,
     lsn_avg_rate: f64,
-}
-
-/// Redo-log margins derived from the log size (algorithms.md section 1).
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct LogMargins {
-    /// `max_modified_age_async`.
-    pub max_modified_age_async: u64,
-    /// `max_modified_age_sync`.
-    pub max_modified_age_sync: u64,
-    /// `max_checkpoint_age`.
-    pub max_checkpoint_age: u64,
-}
-
-impl LogMargins {
-    /// Margins for a log of `capacity` usable LSN units (InnoDB: capacity = 0.9 x log size).
-    pub fn from_capacity(capacity: u64) -> Self {
-        let margin = capacity / 10 * 9;
-        LogMargins {
-            max_modified_age_async: margin - margin / 8,
-            max_modified_age_sync: margin - margin / 16,
-            max_checkpoint_age: margin - margin / 32,
-        }
-    }
 }
 
 /// Inputs of one recommendation.
@@ -169,8 +147,5 @@ mod tests {
         let high = state.recommend(&config, &inputs(10, 700_000)).pages;
         assert!(low > 0 && high > low, "{low} {high}");
         assert!(high <= config.io_capacity_max);
-        let margins = LogMargins::from_capacity(1_000_000);
-        assert!(margins.max_modified_age_async < margins.max_modified_age_sync);
-        assert!(margins.max_modified_age_sync < margins.max_checkpoint_age);
     }
 }

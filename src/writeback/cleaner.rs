@@ -191,15 +191,45 @@ impl PoolInner {
 
     /// Writes up to `pages` of the oldest dirty pages below `lsn_limit`; they stay cached.
     pub(crate) fn flush_oldest(&self, pages: usize, lsn_limit: crate::page::Lsn) -> Result<u64> {
+        let written = self.write_oldest(pages, lsn_limit)?;
+        self.counters
+            .flush_list_flushes
+            .fetch_add(written, Ordering::Relaxed);
+        Ok(written)
+    }
+
+    /// A synchronous recoverability write: every dirty page (and TWB page) older than
+    /// `lsn_limit`, written by the calling thread. Bound: a fixed number of rounds, each
+    /// writing what is dirty at its start.
+    pub(crate) fn preflush(&self, lsn_limit: crate::page::Lsn) -> Result<u64> {
+        let mut total = 0;
+        for _ in 0..16 {
+            if let Some(twb) = &self.twb
+                && twb.oldest_lsn(self) != 0
+                && twb.oldest_lsn(self) < lsn_limit
+            {
+                total += twb.write_out(self)? as u64;
+            }
+            let written = self.write_oldest(usize::MAX, lsn_limit)?;
+            total += written;
+            let oldest = self.oldest_unflushed_lsn();
+            if written == 0 || oldest >= lsn_limit {
+                break;
+            }
+        }
+        self.counters
+            .sync_recoverability_writes
+            .fetch_add(total, Ordering::Relaxed);
+        Ok(total)
+    }
+
+    fn write_oldest(&self, pages: usize, lsn_limit: crate::page::Lsn) -> Result<u64> {
         let candidates = {
             let flush = self.mutexes.flush.lock(&self.flush);
             flush.oldest(&self.frames, pages, lsn_limit)
         };
         let claimed = self.claim_for_write(candidates);
         let written = self.write_frames(claimed, false)?;
-        self.counters
-            .flush_list_flushes
-            .fetch_add(written.len() as u64, Ordering::Relaxed);
         self.release_and_free(&written, Vec::new());
         Ok(written.len() as u64)
     }

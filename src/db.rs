@@ -17,7 +17,7 @@
 //! latch until the commit record is appended, and a page write needs that record durable first.
 //! Dropping a transaction without committing restores the before-images.
 //!
-//! **Log space.** Before appending, a commit checks the log margins (InnoDB's
+//! **Log space.** Before taking its first latch, a transaction checks the log margins (InnoDB's
 //! `log_free_check`): past `max_modified_age_sync` it flushes the oldest pages itself (a
 //! synchronous recoverability write, counted in the pool's stats) and takes a checkpoint; past
 //! `max_checkpoint_age` it takes a checkpoint. A background thread also checkpoints once per
@@ -47,7 +47,7 @@ use crate::device::SharedDevice;
 use crate::error::{Error, PageId, Result};
 use crate::page::{Lsn, PAGE_HEADER_SIZE};
 use crate::pool::{BufferPool, PageWriteGuard, PoolConfig, RedoLog};
-use crate::wal::{AgeZone, LogRecord, TxnId, Wal, WalConfig};
+use crate::wal::{LogRecord, TxnId, Wal, WalConfig};
 
 /// The pool's view of the WAL.
 #[derive(Debug)]
@@ -294,23 +294,47 @@ impl Shared {
         }
     }
 
-    /// InnoDB's `log_free_check`: keep the log from filling.
+    /// InnoDB's `log_free_check` (called holding no latch): keep the log from filling. Past
+    /// `max_modified_age_sync` the calling thread flushes the oldest pages itself (synchronous
+    /// recoverability writes); past that or `max_checkpoint_age` it takes a checkpoint; and it
+    /// waits until the log is back under both margins (pages it cannot flush are latched by
+    /// transactions that will release them). Bound: the log's full timeout, then `LogFull`.
     fn log_free_check(&self) -> Result<()> {
-        let state = self
-            .wal
-            .checkpoint_age_state(self.pool.oldest_unflushed_lsn());
-        match state.zone {
-            AgeZone::SyncFlush => {
-                let margins = self.wal.margins();
+        let margins = self.wal.margins();
+        let deadline = std::time::Instant::now() + self.wal.config().full_timeout;
+        loop {
+            let state = self
+                .wal
+                .checkpoint_age_state(self.pool.oldest_unflushed_lsn());
+            let flush = state.modified_age >= margins.max_modified_age_sync;
+            let checkpoint = flush || state.checkpoint_age >= margins.max_checkpoint_age;
+            if !checkpoint {
+                return Ok(());
+            }
+            if flush {
                 let target = self
                     .wal
                     .current_lsn()
                     .saturating_sub(margins.max_modified_age_async);
                 self.pool.preflush(target)?;
-                self.checkpoint()
             }
-            AgeZone::CheckpointRequired => self.checkpoint(),
-            AgeZone::BelowLowWater | AgeZone::Adaptive | AgeZone::AsyncFlush => Ok(()),
+            self.checkpoint()?;
+            let state = self
+                .wal
+                .checkpoint_age_state(self.pool.oldest_unflushed_lsn());
+            if state.modified_age < margins.max_modified_age_sync
+                && state.checkpoint_age < margins.max_checkpoint_age
+            {
+                return Ok(());
+            }
+            if std::time::Instant::now() >= deadline {
+                return Err(Error::LogFull {
+                    needed: state.checkpoint_age,
+                    checkpoint_lsn: self.wal.checkpoint_lsn(),
+                    capacity: margins.capacity,
+                });
+            }
+            std::thread::sleep(Duration::from_micros(200));
         }
     }
 }
@@ -359,6 +383,12 @@ impl Transaction<'_> {
                 "transaction {} locks page {first} after page {held}: lock pages in ascending order",
                 self.txn
             )));
+        }
+        if self.pages.is_empty() && !wanted.is_empty() {
+            // InnoDB's rule: check the log margins before taking any latch, so a thread that
+            // must flush pages to make log space never waits for latches others hold while they
+            // wait for log space.
+            self.db.shared.log_free_check()?;
         }
         for page in wanted {
             let guard = self.db.shared.pool.write(page)?;
@@ -432,7 +462,6 @@ impl Transaction<'_> {
             self.committed = true;
             return Ok(shared.wal.current_lsn());
         }
-        shared.log_free_check()?;
         let mut records = std::mem::take(&mut self.records);
         records.push(LogRecord::Commit { txn: self.txn });
         let bound = shared.register_in_flight();

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use flashbuf::db::{Database, DatabaseConfig};
 use flashbuf::device::memory::MemoryDevice;
-use flashbuf::device::{AlignedBuf, Device as _, SharedDevice};
+use flashbuf::device::{AlignedBuf, SharedDevice};
 use flashbuf::pool::{PoolConfig, Scheme};
 use flashbuf::wal::WalConfig;
 

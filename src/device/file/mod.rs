@@ -19,8 +19,8 @@
 //! reads touch the medium rather than unwritten extents (which the file system answers with
 //! zeros without any device I/O, faking read figures).
 //!
-//! Lock order: `uring` slot counter, then `uring` submission mutex; no lock is held across a
-//! blocking system call except the submission mutex around the non-blocking `io_uring_enter`.
+//! Lock order: `uring` slot counter, then `uring` submission mutex (never both at once); no lock
+//! is held across a system call.
 
 pub mod threads;
 pub mod uring;

@@ -2,9 +2,9 @@
 //!
 //! One ring of [`RING_ENTRIES`] submission entries (the completion queue is twice as large, the
 //! kernel default). Submitters first take slots from a counter bounded by `RING_ENTRIES` (waiting
-//! on a condvar while the ring is full), then push their SQEs and call `io_uring_enter` under the
-//! short submission mutex. Because at most `RING_ENTRIES` requests are ever in flight, the
-//! submission queue always has room and the completion queue can never overflow.
+//! on a condvar while the ring is full), then push their SQEs under the short submission mutex and
+//! call `io_uring_enter` after releasing it. Because at most `RING_ENTRIES` requests are ever in
+//! flight, the submission queue always has room and the completion queue can never overflow.
 //!
 //! One reaper thread waits for completions, completes each job's [`Completion`] and returns its
 //! slot. A job travels as a boxed pointer in the SQE's `user_data` (never 0); `user_data` 0 is
@@ -148,8 +148,11 @@ impl UringEngine {
                 }
             }
         } // dropping the queue publishes the new tail
-        enter(&self.ring, 0);
         drop(guard);
+        // Outside the mutex: the kernel issues the I/O inside this call (for O_DIRECT on most
+        // file systems), so holding the mutex here would serialise every submitter behind it.
+        // Concurrent enters are safe: each submits whatever tail it sees, at most once.
+        enter(&self.ring, 0);
     }
 }
 

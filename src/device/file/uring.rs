@@ -1,21 +1,31 @@
 //! The io_uring engine of the file device.
 //!
 //! One ring of [`RING_ENTRIES`] submission entries (the completion queue is twice as large, the
-//! kernel default). Submitters first take slots from a counter bounded by `RING_ENTRIES` (waiting
-//! on a condvar while the ring is full), then push their SQEs under the short submission mutex and
-//! call `io_uring_enter` after releasing it. Because at most `RING_ENTRIES` requests are ever in
-//! flight, the submission queue always has room and the completion queue can never overflow.
+//! kernel default). Submitters first take slots from a counter bounded by `RING_ENTRIES - 1`
+//! (waiting on a condvar while the ring is full), push their SQEs under the short submission
+//! mutex, and poke the reaper through an eventfd. Because at most `RING_ENTRIES - 1` requests
+//! are in flight (plus the reaper's one eventfd read), the submission queue always has room and
+//! the completion queue can never overflow.
 //!
-//! One reaper thread waits for completions, completes each job's [`Completion`] and returns its
-//! slot. A job travels as a boxed pointer in the SQE's `user_data` (never 0); `user_data` 0 is
-//! the NOP that tells the reaper to stop.
+//! The reaper thread is the only caller of `io_uring_enter`: it submits what is queued and waits
+//! for completions, completes each job's [`Completion`] and returns its slot. Keeping every
+//! submission on the reaper matters for speed: the kernel runs a request's completion work in
+//! the task that submitted it, so submissions from the many caller threads would have each
+//! caller interrupted (out of its wait) to post its own completion before the reaper could see
+//! it; with one submitter the completions arrive in the reaper, in batches. The reaper keeps one
+//! read of the eventfd armed (`user_data` [`WAKE`]), which completes when a submitter pokes it.
+//! A job travels as a boxed pointer in its SQE's `user_data` (never [`WAKE`]).
 //!
-//! Shutdown (drop): wait until no slot is taken, submit the stop NOP, join the reaper.
+//! Shutdown (drop): wait until no slot is taken, raise `stopping`, poke; the reaper stops once
+//! its eventfd read has completed (so the kernel holds no pointer into its stack) and no slot is
+//! taken, and the drop joins it.
 //!
-//! Lock order: `Slots::taken` is never held while taking the submission mutex or vice versa
-//! (each is released before the other is taken).
+//! Lock order: `Slots::taken` and the submission mutex are never held together; neither is held
+//! across a system call.
 
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::thread::JoinHandle;
 
 use io_uring::{IoUring, opcode, types};
@@ -24,10 +34,11 @@ use parking_lot::{Condvar, Mutex};
 use super::{FileShared, Job};
 use crate::device::IoOp;
 
-/// Submission queue entries per ring: the bound on in-flight requests per device.
+/// Submission queue entries per ring; one is kept for the reaper's eventfd read, the rest bound
+/// the in-flight requests per device.
 pub const RING_ENTRIES: u32 = 256;
-/// `user_data` of the NOP that stops the reaper.
-const STOP: u64 = 0;
+/// `user_data` of the reaper's eventfd read (job pointers are never 1: they are aligned).
+const WAKE: u64 = 1;
 /// Attempts of an `io_uring_enter` that fails with EINTR, EAGAIN or EBUSY before giving up.
 const ENTER_RETRIES: usize = 1000;
 
@@ -68,12 +79,56 @@ impl Slots {
             self.freed.wait(&mut taken);
         }
     }
+
+    fn idle(&self) -> bool {
+        *self.taken.lock() == 0
+    }
 }
 
-/// The ring, its submission mutex and its reaper.
-pub struct UringEngine {
-    ring: Arc<IoUring>,
+/// The ring and what the submitters and the reaper share about it.
+struct UringShared {
+    ring: IoUring,
     submit_lock: Mutex<()>,
+    wake: OwnedFd,
+    stopping: AtomicBool,
+}
+
+impl UringShared {
+    /// Wakes the reaper (its armed eventfd read completes).
+    fn poke(&self) {
+        let one: u64 = 1;
+        // SAFETY: writes 8 bytes from a valid u64 to our eventfd. A failure (counter overflow,
+        // impossible in practice) leaves the counter non-zero, which wakes the reaper anyway.
+        let _ = unsafe {
+            libc::write(
+                self.wake.as_raw_fd(),
+                std::ptr::from_ref(&one).cast(),
+                std::mem::size_of::<u64>(),
+            )
+        };
+    }
+
+    /// Queues the reaper's eventfd read into `buf`; returns whether it was queued.
+    ///
+    /// # Safety
+    /// `buf` must stay valid until the read's completion is reaped.
+    unsafe fn arm_wake(&self, buf: *mut u64) -> bool {
+        let entry = opcode::Read::new(
+            types::Fd(self.wake.as_raw_fd()),
+            buf.cast(),
+            std::mem::size_of::<u64>() as u32,
+        )
+        .build()
+        .user_data(WAKE);
+        let _guard = self.submit_lock.lock();
+        // SAFETY: queue access under `submit_lock`; the caller keeps `buf` alive.
+        unsafe { self.ring.submission_shared().push(&entry).is_ok() }
+    }
+}
+
+/// The ring, its slots and its reaper.
+pub struct UringEngine {
+    ring: Arc<UringShared>,
     slots: Arc<Slots>,
     shared: Arc<FileShared>,
     reaper: Option<JoinHandle<()>>,
@@ -89,17 +144,32 @@ impl std::fmt::Debug for UringEngine {
 }
 
 impl UringEngine {
-    /// Creates the ring and starts the reaper.
+    /// Creates the ring and its eventfd and starts the reaper.
     ///
     /// # Errors
-    /// The OS error when the ring cannot be created (no io_uring, seccomp, memlock limit) or
-    /// the reaper cannot be spawned.
+    /// The OS error when the ring cannot be created (no io_uring, seccomp, memlock limit), the
+    /// eventfd cannot be made or the reaper cannot be spawned.
     pub fn new(shared: &Arc<FileShared>) -> std::io::Result<Self> {
-        let ring = Arc::new(IoUring::new(RING_ENTRIES)?);
+        let ring = IoUring::new(RING_ENTRIES)?;
+        // SAFETY: plain syscall; the result is checked before use.
+        let raw = unsafe { libc::eventfd(0, libc::EFD_CLOEXEC) };
+        if raw < 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        // SAFETY: `raw` is a fresh descriptor nobody else owns.
+        let wake = unsafe { OwnedFd::from_raw_fd(raw) };
         let slots = Arc::new(Slots {
             taken: Mutex::new(0),
             freed: Condvar::new(),
-            capacity: ring.params().sq_entries() as usize,
+            capacity: (ring.params().sq_entries() as usize)
+                .saturating_sub(1)
+                .max(1),
+        });
+        let ring = Arc::new(UringShared {
+            ring,
+            submit_lock: Mutex::new(()),
+            wake,
+            stopping: AtomicBool::new(false),
         });
         let reaper = {
             let ring = Arc::clone(&ring);
@@ -111,7 +181,6 @@ impl UringEngine {
         };
         Ok(UringEngine {
             ring,
-            submit_lock: Mutex::new(()),
             slots,
             shared: Arc::clone(shared),
             reaper: Some(reaper),
@@ -126,33 +195,30 @@ impl UringEngine {
             let granted = self.slots.acquire(jobs.len());
             let chunk: Vec<Job> = jobs.by_ref().take(granted).collect();
             assert_eq!(chunk.len(), granted, "slots match the chunk");
-            self.push_and_enter(chunk);
+            self.push(chunk);
+            self.ring.poke();
         }
     }
 
-    /// Pushes one SQE per job (slots already taken) and tells the kernel.
-    fn push_and_enter(&self, chunk: Vec<Job>) {
-        let fd = types::Fd(std::os::fd::AsRawFd::as_raw_fd(&self.shared.file));
-        let guard = self.submit_lock.lock();
-        {
-            // SAFETY: only this function touches the submission queue, under `submit_lock`.
-            let mut queue = unsafe { self.ring.submission_shared() };
-            for job in chunk {
-                let entry = entry_for(fd, self.shared.offset(job.page), job);
-                // SAFETY: the buffer stays valid until completion (submit contract); the boxed
-                // job lives until the reaper takes it back. The slot bound guarantees room.
-                if let Err(job) = unsafe { push(&mut queue, entry) } {
-                    self.shared
-                        .finish(&job, Err(std::io::Error::other("ring full")));
-                    self.slots.release(1);
-                }
+    /// Pushes one SQE per job (slots already taken) under the submission mutex.
+    fn push(&self, chunk: Vec<Job>) {
+        let fd = types::Fd(self.shared.file.as_raw_fd());
+        let _guard = self.ring.submit_lock.lock();
+        // SAFETY: the submission queue is only touched under `submit_lock`.
+        let mut queue = unsafe { self.ring.ring.submission_shared() };
+        for job in chunk {
+            let entry = entry_for(fd, self.shared.offset(job.page), job);
+            // SAFETY: the buffer stays valid until completion (submit contract); the boxed
+            // job lives until the reaper takes it back. The slot bound guarantees room.
+            if let Err(job) = unsafe { push(&mut queue, entry) } {
+                self.shared.finish(
+                    &job,
+                    Err(std::io::Error::other("io_uring submission queue full")),
+                );
+                self.slots.release(1);
             }
-        } // dropping the queue publishes the new tail
-        drop(guard);
-        // Outside the mutex: the kernel issues the I/O inside this call (for O_DIRECT on most
-        // file systems), so holding the mutex here would serialise every submitter behind it.
-        // Concurrent enters are safe: each submits whatever tail it sees, at most once.
-        enter(&self.ring, 0);
+        }
+        // Dropping the queue (before the guard) publishes the new tail.
     }
 }
 
@@ -210,23 +276,29 @@ fn enter(ring: &IoUring, want: usize) -> bool {
     false
 }
 
-/// The reaper: completes jobs until it sees the stop NOP and nothing is in flight.
-/// Runs for the engine's lifetime; each turn waits for at least one completion.
-fn reap(ring: &IoUring, slots: &Slots, shared: &FileShared) {
-    let mut stopping = false;
+/// The reaper: submits queued SQEs, completes jobs, re-arms its eventfd read; stops when
+/// `stopping` is raised, no slot is taken and its read is not armed. Runs for the engine's
+/// lifetime; each turn waits for at least one completion (the armed read guarantees one comes
+/// whenever a submitter pokes).
+fn reap(ring: &UringShared, slots: &Slots, shared: &FileShared) {
+    // The eventfd read's target; no read is armed when this function returns.
+    let mut wake_buf: Box<u64> = Box::new(0);
+    let wake_ptr: *mut u64 = &raw mut *wake_buf;
+    // SAFETY: `wake_buf` outlives every armed read (see the exit condition).
+    let mut armed = unsafe { ring.arm_wake(wake_ptr) };
     loop {
-        if !enter(ring, 1) {
+        if !enter(&ring.ring, 1) {
             // A persistent enter failure: don't spin hot, keep draining what completes.
             std::thread::sleep(std::time::Duration::from_millis(1));
         }
         let mut completed = 0;
         // SAFETY: only the reaper touches the completion queue.
-        for cqe in unsafe { ring.completion_shared() } {
-            if cqe.user_data() == STOP {
-                stopping = true;
+        for cqe in unsafe { ring.ring.completion_shared() } {
+            if cqe.user_data() == WAKE {
+                armed = false;
                 continue;
             }
-            // SAFETY: every non-STOP user_data is a Box<Job> leaked by `push`, reaped once.
+            // SAFETY: every other user_data is a Box<Job> leaked by `push`, reaped once.
             let job = unsafe { Box::from_raw(cqe.user_data() as *mut Job) };
             let result = cqe.result();
             let moved = if result < 0 {
@@ -240,7 +312,13 @@ fn reap(ring: &IoUring, slots: &Slots, shared: &FileShared) {
         if completed > 0 {
             slots.release(completed);
         }
-        if stopping && *slots.taken.lock() == 0 {
+        let stopping = ring.stopping.load(Ordering::Acquire);
+        if !armed && !stopping {
+            // SAFETY: as above.
+            armed = unsafe { ring.arm_wake(wake_ptr) };
+        }
+        if stopping && !armed && slots.idle() {
+            drop(wake_buf);
             return;
         }
     }
@@ -249,18 +327,11 @@ fn reap(ring: &IoUring, slots: &Slots, shared: &FileShared) {
 impl Drop for UringEngine {
     fn drop(&mut self) {
         self.slots.wait_idle();
-        let guard = self.submit_lock.lock();
-        let stop = opcode::Nop::new().build().user_data(STOP);
-        // SAFETY: a NOP carries no buffer; only we touch the queue, under `submit_lock`. No
-        // request is in flight, so the queue has room.
-        let pushed = unsafe { self.ring.submission_shared().push(&stop).is_ok() };
-        let entered = pushed && enter(&self.ring, 0);
-        drop(guard);
-        // If the stop NOP could not be submitted the reaper cannot be woken; it holds its own
-        // ring handle and exits with the process. Nothing is in flight, so no job is lost.
-        if let Some(reaper) = self.reaper.take()
-            && entered
-        {
+        self.ring.stopping.store(true, Ordering::Release);
+        // Completes the reaper's armed read (if any); the reaper then sees `stopping`.
+        self.ring.poke();
+        if let Some(reaper) = self.reaper.take() {
+            // A reaper that panicked has nothing left to clean up: nothing is in flight.
             let _ = reaper.join();
         }
     }

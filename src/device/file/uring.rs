@@ -7,8 +7,10 @@
 //! are in flight (plus the reaper's one eventfd read), the submission queue always has room and
 //! the completion queue can never overflow.
 //!
-//! The reaper thread is the only caller of `io_uring_enter`: it submits what is queued and waits
-//! for completions, completes each job's [`Completion`] and returns its slot. Keeping every
+//! The reaper thread creates the ring and is its only caller of `io_uring_enter` (the ring is set
+//! up single-issuer with deferred completion work where the kernel allows): it submits what is
+//! queued, waits for completions, completes each job's [`Completion`] and returns its slot.
+//! Keeping every
 //! submission on the reaper matters for speed: the kernel runs a request's completion work in
 //! the task that submitted it, so submissions from the many caller threads would have each
 //! caller interrupted (out of its wait) to post its own completion before the reaper could see
@@ -17,7 +19,7 @@
 //! A job travels as a boxed pointer in its SQE's `user_data` (never [`WAKE`]).
 //!
 //! Shutdown (drop): wait until no slot is taken, raise `stopping`, poke; the reaper stops once
-//! its eventfd read has completed (so the kernel holds no pointer into its stack) and no slot is
+//! its eventfd read has completed (so the kernel holds no pointer to its buffer) and no slot is
 //! taken, and the drop joins it.
 //!
 //! Lock order: `Slots::taken` and the submission mutex are never held together; neither is held
@@ -94,6 +96,34 @@ struct UringShared {
 }
 
 impl UringShared {
+    /// Creates the ring (single issuer, completion work deferred to the issuer's wait, where
+    /// the kernel offers it; a plain ring otherwise) and the eventfd. Call on the reaper.
+    fn new() -> std::io::Result<Self> {
+        let ring = IoUring::builder()
+            .setup_single_issuer()
+            .setup_defer_taskrun()
+            .build(RING_ENTRIES)
+            .or_else(|_| IoUring::new(RING_ENTRIES))?;
+        if ring.params().sq_entries() != RING_ENTRIES {
+            return Err(std::io::Error::other(format!(
+                "io_uring gave {} entries instead of {RING_ENTRIES}",
+                ring.params().sq_entries()
+            )));
+        }
+        // SAFETY: plain syscall; the result is checked before use.
+        let raw = unsafe { libc::eventfd(0, libc::EFD_CLOEXEC) };
+        if raw < 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        Ok(UringShared {
+            ring,
+            submit_lock: Mutex::new(()),
+            // SAFETY: `raw` is a fresh descriptor nobody else owns.
+            wake: unsafe { OwnedFd::from_raw_fd(raw) },
+            stopping: AtomicBool::new(false),
+        })
+    }
+
     /// Wakes the reaper (its armed eventfd read completes).
     fn poke(&self) {
         let one: u64 = 1;
@@ -150,34 +180,41 @@ impl UringEngine {
     /// The OS error when the ring cannot be created (no io_uring, seccomp, memlock limit), the
     /// eventfd cannot be made or the reaper cannot be spawned.
     pub fn new(shared: &Arc<FileShared>) -> std::io::Result<Self> {
-        let ring = IoUring::new(RING_ENTRIES)?;
-        // SAFETY: plain syscall; the result is checked before use.
-        let raw = unsafe { libc::eventfd(0, libc::EFD_CLOEXEC) };
-        if raw < 0 {
-            return Err(std::io::Error::last_os_error());
-        }
-        // SAFETY: `raw` is a fresh descriptor nobody else owns.
-        let wake = unsafe { OwnedFd::from_raw_fd(raw) };
         let slots = Arc::new(Slots {
             taken: Mutex::new(0),
             freed: Condvar::new(),
-            capacity: (ring.params().sq_entries() as usize)
-                .saturating_sub(1)
-                .max(1),
+            capacity: RING_ENTRIES as usize - 1,
         });
-        let ring = Arc::new(UringShared {
-            ring,
-            submit_lock: Mutex::new(()),
-            wake,
-            stopping: AtomicBool::new(false),
-        });
+        // The reaper creates the ring, so that it is the ring's single issuer; it hands the
+        // shared part back (or the error) through this channel of one message.
+        let (sender, receiver) = crossbeam_channel::bounded(1);
         let reaper = {
-            let ring = Arc::clone(&ring);
             let slots = Arc::clone(&slots);
             let shared = Arc::clone(shared);
             std::thread::Builder::new()
                 .name("flashbuf-uring-reaper".into())
-                .spawn(move || reap(&ring, &slots, &shared))?
+                .spawn(move || match UringShared::new() {
+                    Ok(ring) => {
+                        let ring = Arc::new(ring);
+                        if sender.send(Ok(Arc::clone(&ring))).is_ok() {
+                            reap(&ring, &slots, &shared);
+                        }
+                    }
+                    Err(err) => {
+                        let _ = sender.send(Err(err));
+                    }
+                })?
+        };
+        let ring = receiver
+            .recv()
+            .map_err(|_| std::io::Error::other("the io_uring reaper died while starting"))
+            .and_then(|built| built);
+        let ring = match ring {
+            Ok(ring) => ring,
+            Err(err) => {
+                let _ = reaper.join();
+                return Err(err);
+            }
         };
         Ok(UringEngine {
             ring,

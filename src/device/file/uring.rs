@@ -3,9 +3,9 @@
 //! One ring of [`RING_ENTRIES`] submission entries (the completion queue is twice as large, the
 //! kernel default). Submitters first take slots from a counter bounded by `RING_ENTRIES - 1`
 //! (waiting on a condvar while the ring is full), push their SQEs under the short submission
-//! mutex, and poke the reaper through an eventfd. Because at most `RING_ENTRIES - 1` requests
-//! are in flight (plus the reaper's one eventfd read), the submission queue always has room and
-//! the completion queue can never overflow.
+//! mutex, and poke the reaper through an eventfd if it may be asleep. Because at most
+//! `RING_ENTRIES - 1` requests are in flight (plus the reaper's one eventfd read), the
+//! submission queue always has room and the completion queue can never overflow.
 //!
 //! The reaper thread creates the ring and is its only caller of `io_uring_enter` (the ring is set
 //! up single-issuer with deferred completion work where the kernel allows): it submits what is
@@ -93,6 +93,9 @@ struct UringShared {
     submit_lock: Mutex<()>,
     wake: OwnedFd,
     stopping: AtomicBool,
+    /// Set by the reaper just before it may block in `io_uring_enter`, cleared after; a
+    /// submitter pokes only while it is set (see [`UringShared::poke_if_sleeping`]).
+    sleeping: AtomicBool,
 }
 
 impl UringShared {
@@ -121,7 +124,21 @@ impl UringShared {
             // SAFETY: `raw` is a fresh descriptor nobody else owns.
             wake: unsafe { OwnedFd::from_raw_fd(raw) },
             stopping: AtomicBool::new(false),
+            sleeping: AtomicBool::new(true),
         })
+    }
+
+    /// Called after pushing SQEs: wakes the reaper only if it may be blocked in the kernel.
+    /// A Dekker handshake with [`reap`]: the submitter publishes its SQEs then reads `sleeping`;
+    /// the reaper sets `sleeping` then reads the SQ tail (inside `submit_and_wait`); with a
+    /// SeqCst fence on each side, at least one of them sees the other's write, so either the
+    /// reaper submits the new SQEs itself or it gets poked. Skipping needless pokes saves the
+    /// reaper an eventfd completion and re-arm per request when it is busy.
+    fn poke_if_sleeping(&self) {
+        std::sync::atomic::fence(Ordering::SeqCst);
+        if self.sleeping.load(Ordering::SeqCst) {
+            self.poke();
+        }
     }
 
     /// Wakes the reaper (its armed eventfd read completes).
@@ -233,7 +250,7 @@ impl UringEngine {
             let chunk: Vec<Job> = jobs.by_ref().take(granted).collect();
             assert_eq!(chunk.len(), granted, "slots match the chunk");
             self.push(chunk);
-            self.ring.poke();
+            self.ring.poke_if_sleeping();
         }
     }
 
@@ -324,7 +341,11 @@ fn reap(ring: &UringShared, slots: &Slots, shared: &FileShared) {
     // SAFETY: `wake_buf` outlives every armed read (see the exit condition).
     let mut armed = unsafe { ring.arm_wake(wake_ptr) };
     loop {
-        if !enter(&ring.ring, 1) {
+        ring.sleeping.store(true, Ordering::SeqCst);
+        std::sync::atomic::fence(Ordering::SeqCst);
+        let entered = enter(&ring.ring, 1);
+        ring.sleeping.store(false, Ordering::SeqCst);
+        if !entered {
             // A persistent enter failure: don't spin hot, keep draining what completes.
             std::thread::sleep(std::time::Duration::from_millis(1));
         }

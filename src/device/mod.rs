@@ -21,6 +21,7 @@ pub mod emulated;
 pub mod fault;
 pub mod file;
 pub mod memory;
+pub mod probe;
 pub mod spec;
 pub mod ticket;
 

@@ -1,0 +1,388 @@
+//! `file:PATH`: a real file (or block device) opened with O_DIRECT, page-granular positioned I/O.
+//!
+//! Two engines move the data (architecture.md, "device/": file, io_uring + fallback):
+//! - [`uring`]: one io_uring per device. Submitters push SQEs under a short mutex; one reaper
+//!   thread waits for CQEs and completes each request's [`Completion`]. In-flight requests are
+//!   bounded by the ring size ([`uring::RING_ENTRIES`]); a submitter waits when the ring is full.
+//! - [`threads`]: the fallback where io_uring is unavailable (old kernel, seccomp). A bounded
+//!   queue ([`threads::QUEUE_CAPACITY`]) feeds a fixed pool of [`threads::WORKERS`] threads doing
+//!   `pread`/`pwrite`.
+//!
+//! [`FileBackend::Auto`] tries io_uring and falls back to threads when the ring cannot be
+//! created; the environment variable [`BACKEND_ENV`] (`uring` or `threads`) forces one.
+//!
+//! Invariants: every buffer handed to an engine passed [`DeviceInfo::validate`] (aligned, one
+//! page, page in range); each request's completion is filled exactly once; dropping the device
+//! waits for every in-flight request and stops the engine's threads.
+//!
+//! Creating a file, or extending a short one, writes every new page once (zeros), so that later
+//! reads touch the medium rather than unwritten extents (which the file system answers with
+//! zeros without any device I/O, faking read figures).
+//!
+//! Lock order: `uring` slot counter, then `uring` submission mutex (never both at once); no lock
+//! is held across a system call.
+
+pub mod threads;
+pub mod uring;
+
+use std::fs::File;
+use std::io::{Seek, SeekFrom};
+use std::os::unix::fs::{FileExt, FileTypeExt, OpenOptionsExt};
+use std::path::Path;
+use std::sync::Arc;
+
+use super::memory::AtomicStats;
+use super::{
+    AlignedBuf, Completion, Device, DeviceInfo, DeviceStats, IoBuffer, IoOp, IoRequest, IoTicket,
+    OpenOptions, SharedDevice,
+};
+use crate::error::{DeviceError, Error, PageId, Result};
+
+/// Environment variable forcing the backend of [`FileBackend::Auto`]: `uring` or `threads`.
+pub const BACKEND_ENV: &str = "FLASHBUF_FILE_BACKEND";
+
+/// Pages written per `pwrite` while filling a new or extended file (1 MiB at 16 KiB pages).
+const FILL_CHUNK_PAGES: usize = 64;
+
+/// Which engine performs the I/O.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FileBackend {
+    /// io_uring if a ring can be created, else the thread pool ([`BACKEND_ENV`] overrides).
+    Auto,
+    /// io_uring only; opening fails if no ring can be created.
+    Uring,
+    /// The `pread`/`pwrite` thread pool.
+    Threads,
+}
+
+impl FileBackend {
+    /// Parses `uring`, `threads` or `auto`.
+    ///
+    /// # Errors
+    /// [`Error::Config`] for anything else.
+    pub fn parse(text: &str) -> Result<Self> {
+        match text.trim() {
+            "auto" => Ok(FileBackend::Auto),
+            "uring" | "io_uring" => Ok(FileBackend::Uring),
+            "threads" => Ok(FileBackend::Threads),
+            other => Err(Error::Config(format!(
+                "{BACKEND_ENV}=`{other}`: expected uring, threads or auto"
+            ))),
+        }
+    }
+
+    /// `Auto` refined by [`BACKEND_ENV`]; explicit choices are kept.
+    fn resolve_env(self) -> Result<Self> {
+        if self != FileBackend::Auto {
+            return Ok(self);
+        }
+        match std::env::var(BACKEND_ENV) {
+            Ok(text) if !text.trim().is_empty() => FileBackend::parse(&text),
+            _ => Ok(FileBackend::Auto),
+        }
+    }
+}
+
+/// Opens (and if `options.create`, creates or extends) a file device with the automatic backend.
+///
+/// # Errors
+/// See [`FileDevice::open`].
+pub fn open(path: &Path, options: &OpenOptions) -> Result<SharedDevice> {
+    open_with(path, options, FileBackend::Auto)
+}
+
+/// Opens a file device with a chosen backend.
+///
+/// # Errors
+/// See [`FileDevice::open`].
+pub fn open_with(path: &Path, options: &OpenOptions, backend: FileBackend) -> Result<SharedDevice> {
+    Ok(Arc::new(FileDevice::open(
+        path,
+        options,
+        backend,
+        &mut |_, _| {},
+    )?))
+}
+
+/// What the engines share: the open file, the page size and the counters.
+#[derive(Debug)]
+pub struct FileShared {
+    file: File,
+    page_size: usize,
+    stats: AtomicStats,
+}
+
+impl FileShared {
+    /// Byte offset of `page`.
+    fn offset(&self, page: PageId) -> u64 {
+        page * self.page_size as u64
+    }
+
+    /// Turns a transfer's outcome (bytes moved, or an OS error) into the request's result and
+    /// counts it when it succeeded.
+    fn finish(&self, job: &Job, moved: std::io::Result<usize>) {
+        let result = match moved {
+            Ok(bytes) if bytes == self.page_size => {
+                self.stats.count(job.op, self.page_size);
+                Ok(())
+            }
+            Ok(bytes) => Err(DeviceError::Io {
+                page: Some(job.page),
+                kind: std::io::ErrorKind::UnexpectedEof,
+                message: format!("short transfer: {bytes} of {} bytes", self.page_size),
+            }),
+            Err(err) => Err(DeviceError::from_io(Some(job.page), &err)),
+        };
+        job.completion.complete(result);
+    }
+}
+
+/// One validated page read or write handed to an engine.
+#[derive(Debug)]
+pub struct Job {
+    op: IoOp,
+    page: PageId,
+    buf: IoBuffer,
+    completion: Arc<Completion>,
+}
+
+/// The engine of an open device.
+#[derive(Debug)]
+enum Engine {
+    Uring(uring::UringEngine),
+    Threads(threads::ThreadEngine),
+}
+
+/// A file device. Dropping it drains in-flight I/O and stops its threads.
+#[derive(Debug)]
+pub struct FileDevice {
+    info: DeviceInfo,
+    shared: Arc<FileShared>,
+    engine: Engine,
+}
+
+impl FileDevice {
+    /// Opens `path` with O_DIRECT. With `options.create`, a missing file is created and a short
+    /// one extended; every new page is written once (zeros) and `progress(done, total)` is called
+    /// with page counts while that happens. Without `create`, a file shorter than
+    /// `options.pages` pages is an error.
+    ///
+    /// # Errors
+    /// [`Error::Config`] for bad options, a short file, a refused O_DIRECT or an unavailable
+    /// forced backend; [`Error::Io`] for other OS errors.
+    pub fn open(
+        path: &Path,
+        options: &OpenOptions,
+        backend: FileBackend,
+        progress: &mut dyn FnMut(u64, u64),
+    ) -> Result<Self> {
+        options.validate()?;
+        let backend = backend.resolve_env()?;
+        let mut file = open_direct(path, options.create)?;
+        prepare_size(&mut file, path, options, progress)?;
+        let shared = Arc::new(FileShared {
+            file,
+            page_size: options.page_size,
+            stats: AtomicStats::default(),
+        });
+        let engine = start_engine(&shared, backend)?;
+        let info = DeviceInfo {
+            name: format!("file:{}", path.display()),
+            page_size: options.page_size,
+            pages: options.pages,
+            supports_fused_rw: false,
+            time_scale: 1.0,
+            emulated: false,
+        };
+        Ok(FileDevice {
+            info,
+            shared,
+            engine,
+        })
+    }
+
+    /// The backend actually in use ([`FileBackend::Uring`] or [`FileBackend::Threads`]).
+    #[must_use]
+    pub fn backend(&self) -> FileBackend {
+        match self.engine {
+            Engine::Uring(_) => FileBackend::Uring,
+            Engine::Threads(_) => FileBackend::Threads,
+        }
+    }
+
+    /// Checks a request and turns it into a job, or says why it cannot run.
+    fn job(&self, request: &IoRequest) -> Result<Job, DeviceError> {
+        if let IoOp::FusedReadWrite { .. } = request.op {
+            return Err(DeviceError::Unsupported {
+                device: self.info.name.clone(),
+                command: "fused read-write",
+            });
+        }
+        self.info.validate(request)?;
+        Ok(Job {
+            op: request.op,
+            page: request.page,
+            buf: request.buf,
+            completion: Completion::new(),
+        })
+    }
+}
+
+impl Device for FileDevice {
+    fn info(&self) -> &DeviceInfo {
+        &self.info
+    }
+
+    unsafe fn submit(&self, batch: Vec<IoRequest>) -> Vec<IoTicket> {
+        let mut tickets = Vec::with_capacity(batch.len());
+        let mut jobs = Vec::with_capacity(batch.len());
+        for request in &batch {
+            match self.job(request) {
+                Ok(job) => {
+                    tickets.push(IoTicket::shared(Arc::clone(&job.completion)));
+                    jobs.push(job);
+                }
+                Err(err) => tickets.push(IoTicket::done(Err(err))),
+            }
+        }
+        match &self.engine {
+            Engine::Uring(engine) => engine.submit(jobs),
+            Engine::Threads(engine) => engine.submit(jobs),
+        }
+        assert_eq!(tickets.len(), batch.len(), "one ticket per request");
+        tickets
+    }
+
+    fn sync(&self) -> Result<(), DeviceError> {
+        self.shared
+            .file
+            .sync_data()
+            .map_err(|err| DeviceError::from_io(None, &err))?;
+        self.shared.stats.count_sync();
+        Ok(())
+    }
+
+    fn stats(&self) -> DeviceStats {
+        self.shared.stats.snapshot()
+    }
+}
+
+fn start_engine(shared: &Arc<FileShared>, backend: FileBackend) -> Result<Engine> {
+    match backend {
+        FileBackend::Threads => Ok(Engine::Threads(threads::ThreadEngine::new(shared)?)),
+        FileBackend::Uring => uring::UringEngine::new(shared)
+            .map(Engine::Uring)
+            .map_err(|err| {
+                Error::Config(format!(
+                    "io_uring is unavailable ({err}); use {BACKEND_ENV}=threads"
+                ))
+            }),
+        FileBackend::Auto => match uring::UringEngine::new(shared) {
+            Ok(engine) => Ok(Engine::Uring(engine)),
+            Err(_) => Ok(Engine::Threads(threads::ThreadEngine::new(shared)?)),
+        },
+    }
+}
+
+/// Opens `path` read-write with O_DIRECT, with a clear message when the file system refuses it.
+fn open_direct(path: &Path, create: bool) -> Result<File> {
+    let opened = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(create)
+        .custom_flags(libc::O_DIRECT)
+        .open(path);
+    opened.map_err(|err| {
+        if err.raw_os_error() == Some(libc::EINVAL) {
+            Error::Config(format!(
+                "{}: the file system refuses O_DIRECT (tmpfs does); put the file on a disk file \
+                 system such as ext4 or xfs",
+                path.display()
+            ))
+        } else {
+            Error::io(format!("opening {} with O_DIRECT", path.display()), err)
+        }
+    })
+}
+
+/// Makes the file hold `options.pages` pages: checks it, or (with `create`) writes the missing
+/// pages once.
+fn prepare_size(
+    file: &mut File,
+    path: &Path,
+    options: &OpenOptions,
+    progress: &mut dyn FnMut(u64, u64),
+) -> Result<()> {
+    let needed = options
+        .pages
+        .checked_mul(options.page_size as u64)
+        .ok_or_else(|| Error::Config(format!("{} pages overflow a file size", options.pages)))?;
+    let is_block = file
+        .metadata()
+        .map_err(|err| Error::io(format!("stat {}", path.display()), err))?
+        .file_type()
+        .is_block_device();
+    let length = file
+        .seek(SeekFrom::End(0))
+        .map_err(|err| Error::io(format!("sizing {}", path.display()), err))?;
+    if length >= needed {
+        return Ok(());
+    }
+    if !options.create || is_block {
+        return Err(Error::Config(format!(
+            "{} holds {length} bytes but {} pages of {} bytes need {needed}{}",
+            path.display(),
+            options.pages,
+            options.page_size,
+            if is_block {
+                " (a block device cannot grow)"
+            } else {
+                "; open with create to extend it"
+            }
+        )));
+    }
+    fill_pages(
+        file,
+        path,
+        options,
+        length / options.page_size as u64,
+        progress,
+    )
+}
+
+/// Writes zero pages from `first` to `options.pages` (one pass, chunks of [`FILL_CHUNK_PAGES`]),
+/// then syncs data and size.
+fn fill_pages(
+    file: &File,
+    path: &Path,
+    options: &OpenOptions,
+    first: PageId,
+    progress: &mut dyn FnMut(u64, u64),
+) -> Result<()> {
+    let page_size = options.page_size as u64;
+    let total = options.pages - first;
+    let zeros = AlignedBuf::new(FILL_CHUNK_PAGES * options.page_size);
+    let mut page = first;
+    // Bounded: `page` grows by at least one each turn up to `options.pages`.
+    while page < options.pages {
+        let count = (options.pages - page).min(FILL_CHUNK_PAGES as u64);
+        let bytes = count as usize * options.page_size;
+        file.write_all_at(&zeros.as_slice()[..bytes], page * page_size)
+            .map_err(|err| fill_error(path, err))?;
+        page += count;
+        progress(page - first, total);
+    }
+    file.sync_all()
+        .map_err(|err| Error::io(format!("syncing {}", path.display()), err))
+}
+
+fn fill_error(path: &Path, err: std::io::Error) -> Error {
+    if err.raw_os_error() == Some(libc::EINVAL) {
+        Error::Config(format!(
+            "{}: the file system refuses O_DIRECT writes; use a disk file system such as ext4",
+            path.display()
+        ))
+    } else {
+        Error::io(format!("writing pages of {}", path.display()), err)
+    }
+}

@@ -23,7 +23,8 @@
 //! `max_checkpoint_age` it takes a checkpoint. A background thread also checkpoints once per
 //! `checkpoint_period_ms` of device time.
 //!
-//! **Checkpoints** use the pool's oldest unflushed LSN (dirty pages and WAR's TWB), and never
+//! **Checkpoints** sync the data device, then write the log's checkpoint slot; they use the
+//! pool's oldest unflushed LSN (dirty pages and WAR's TWB), and never
 //! pass a commit that has appended but not yet marked its pages dirty: each commit registers a
 //! lower bound of its start LSN before appending and withdraws it after marking its pages.
 //!
@@ -254,6 +255,9 @@ impl Shared {
             redo = redo.min(bound);
         }
         let redo = redo.max(self.wal.checkpoint_lsn());
+        // Every page write that completed before `redo` was computed must be durable before
+        // the checkpoint says its changes need no redo (InnoDB fsyncs the data files here too).
+        self.pool.device().sync().map_err(Error::Device)?;
         self.wal.write_checkpoint(redo)
     }
 

@@ -24,6 +24,32 @@ impl PoolInner {
         claimed: Vec<FrameId>,
         blocking_latch: bool,
     ) -> Result<Vec<FrameId>> {
+        let mut written = Vec::with_capacity(claimed.len());
+        let result = self.write_frames_then(claimed, blocking_latch, &mut |id| written.push(id));
+        match result {
+            Ok(()) => Ok(written),
+            Err(err) => {
+                for id in written {
+                    self.frame(id).release_io(IO_WRITE);
+                }
+                Err(err)
+            }
+        }
+    }
+
+    /// As [`PoolInner::write_frames`], but hands each frame to `on_written` as soon as its own
+    /// write completes (clean, unlatched, `IO_WRITE` still claimed: `on_written` must release
+    /// it), so a flusher can return frames to the free list while the rest of a large batch is
+    /// still in flight.
+    ///
+    /// # Errors
+    /// As [`PoolInner::write_frames`]; frames already handed to `on_written` stay handed.
+    pub(crate) fn write_frames_then(
+        &self,
+        claimed: Vec<FrameId>,
+        blocking_latch: bool,
+        on_written: &mut dyn FnMut(FrameId),
+    ) -> Result<()> {
         let mut latched = Vec::with_capacity(claimed.len());
         for id in claimed {
             let frame = self.frame(id);
@@ -51,7 +77,7 @@ impl PoolInner {
             frame.release_io(IO_WRITE);
         }
         if latched.is_empty() {
-            return Ok(latched);
+            return Ok(());
         }
         let newest = latched
             .iter()
@@ -80,36 +106,26 @@ impl PoolInner {
         // SAFETY: each frame stays latched (shared) until its ticket completes below, so its
         // bytes stay valid and unmodified.
         let tickets = unsafe { self.device.submit(requests) };
-        let mut written = Vec::with_capacity(latched.len());
         let mut first_error = None;
         for (id, ticket) in latched.into_iter().zip(tickets) {
             let frame = self.frame(id);
-            match ticket.wait() {
-                Ok(()) => {
-                    {
-                        let mut flush = self.mutexes.flush.lock(&self.flush);
-                        flush.remove(&self.frames, id);
-                    }
-                    written.push(id);
-                }
+            let result = ticket.wait();
+            if result.is_ok() {
+                let mut flush = self.mutexes.flush.lock(&self.flush);
+                flush.remove(&self.frames, id);
+            }
+            // SAFETY: downgraded to shared above.
+            unsafe { frame.unlatch_shared() };
+            match result {
+                Ok(()) => on_written(id),
                 Err(err) => {
                     self.poison(&err);
                     first_error.get_or_insert(err);
                     frame.release_io(IO_WRITE);
                 }
             }
-            // SAFETY: downgraded to shared above.
-            unsafe { frame.unlatch_shared() };
         }
-        match first_error {
-            None => Ok(written),
-            Some(err) => {
-                for id in written {
-                    self.frame(id).release_io(IO_WRITE);
-                }
-                Err(Error::Device(err))
-            }
-        }
+        first_error.map_or(Ok(()), |err| Err(Error::Device(err)))
     }
 
     fn release_latched(&self, latched: &[FrameId]) {

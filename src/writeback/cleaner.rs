@@ -85,21 +85,32 @@ impl PoolInner {
                 cursor = prev;
             }
         }
-        let written = self.write_frames(batch, false)?;
+        for id in freed {
+            self.push_free(id);
+        }
+        // Each written page is freed as soon as its own write completes (InnoDB 5.7 frees LRU
+        // flushed pages in the write completion).
+        let mut written = 0u64;
+        let result = self.write_frames_then(batch, false, &mut |id| {
+            written += 1;
+            let evicted = {
+                let mut lru = self.mutexes.lru_m.lock(&self.lru_m);
+                let ok =
+                    self.frame(id).region() == Region::Lru && self.unmap_if_evictable(id, IO_WRITE);
+                if ok {
+                    lru.remove(&self.frames, id);
+                }
+                ok
+            };
+            self.frame(id).release_io(IO_WRITE);
+            if evicted {
+                self.push_free(id);
+            }
+        });
         self.counters
             .lru_flushes
-            .fetch_add(written.len() as u64, Ordering::Relaxed);
-        {
-            let mut lru = self.mutexes.lru_m.lock(&self.lru_m);
-            for &id in &written {
-                if self.frame(id).region() == Region::Lru && self.unmap_if_evictable(id, IO_WRITE) {
-                    lru.remove(&self.frames, id);
-                    freed.push(id);
-                }
-            }
-        }
-        self.release_and_free(&written, freed);
-        Ok(written.len() as u64)
+            .fetch_add(written, Ordering::Relaxed);
+        result.map(|()| written)
     }
 
     /// LRU-C's flusher: the dirty region, fixed batch (basic) or whole (DBW). Returns pages
@@ -130,21 +141,31 @@ impl PoolInner {
             }
             batch
         });
-        let written = self.write_frames(batch, false)?;
-        self.counters
-            .lru_flushes
-            .fetch_add(written.len() as u64, Ordering::Relaxed);
-        self.with_dirty_region(|dirty| {
-            for &id in &written {
-                if self.frame(id).region() == Region::Dirty && self.unmap_if_evictable(id, IO_WRITE)
-                {
+        for id in freed {
+            self.push_free(id);
+        }
+        // Frames go back to the free list as their writes complete, not at the end of the
+        // whole (possibly large) batch.
+        let mut written = 0u64;
+        let result = self.write_frames_then(batch, false, &mut |id| {
+            written += 1;
+            let evicted = self.with_dirty_region(|dirty| {
+                let ok = self.frame(id).region() == Region::Dirty
+                    && self.unmap_if_evictable(id, IO_WRITE);
+                if ok {
                     dirty.remove(&self.frames, id);
-                    freed.push(id);
                 }
+                ok
+            });
+            self.frame(id).release_io(IO_WRITE);
+            if evicted {
+                self.push_free(id);
             }
         });
-        self.release_and_free(&written, freed);
-        Ok(written.len() as u64)
+        self.counters
+            .lru_flushes
+            .fetch_add(written, Ordering::Relaxed);
+        result.map(|()| written)
     }
 
     /// Runs `f` on the dirty region under LRU-D, and under LRU-M first unless the mutex is

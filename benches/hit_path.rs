@@ -115,7 +115,7 @@ fn churn_memory() {
                 .wrapping_mul(6_364_136_223_846_793_005)
                 .wrapping_add(1_442_695_040_888_963_407);
             let page = (x >> 33) % 16384;
-            if x % 2 == 0 {
+            if x.is_multiple_of(2) {
                 drop(pool.read(page).unwrap());
             } else {
                 pool.write(page).unwrap().data_mut()[100] = 1;

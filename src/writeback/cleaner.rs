@@ -22,6 +22,9 @@ use crate::pool::{PoolInner, Scheme};
 use crate::replacement::lru::LruList;
 use crate::writeback::adaptive::{AdaptiveState, FlushInputs};
 
+/// InnoDB's `BUF_LRU_MIN_LEN`: the LRU flush leaves at least this many pages.
+const LRU_MIN_LEN: usize = 256;
+
 impl PoolInner {
     /// The cleaner thread's body; returns when the pool shuts down.
     pub(crate) fn cleaner_loop(&self) {
@@ -68,9 +71,12 @@ impl PoolInner {
             let mut lru = self.mutexes.lru_m.lock(&self.lru_m);
             let mut cursor = lru.tail();
             let mut scanned = 0;
+            // InnoDB stops at BUF_LRU_MIN_LEN (256) pages left in the LRU.
+            let min_len = LRU_MIN_LEN.min(self.frames.len() / 2);
             while cursor != NIL
                 && scanned < depth
                 && self.free_len.load(Ordering::Relaxed) + freed.len() + batch.len() < depth
+                && lru.len().saturating_sub(freed.len() + batch.len()) > min_len
             {
                 let prev = LruList::prev(&self.frames, cursor);
                 let frame = self.frame(cursor);

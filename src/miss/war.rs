@@ -27,10 +27,6 @@ use crate::pool::PoolInner;
 use crate::pool::frame::{FrameId, IO_EVICT, NIL, NO_PAGE};
 use crate::replacement::lru::LruList;
 
-/// Rounds a waiting thread waits for the TWB before giving up (each wait is one cleaner period
-/// at most).
-const TWB_WAIT_ROUNDS: usize = 100;
-
 #[derive(Debug, Clone, Copy)]
 struct TwbEntry {
     page: PageId,
@@ -170,25 +166,31 @@ impl Twb {
         pool.mutexes.twb.lock(&self.state).in_flight.contains(&page)
     }
 
-    /// Reserves up to `want` slots, waiting while the TWB is being written or full.
-    fn reserve(&self, pool: &PoolInner, want: usize) -> Result<Vec<usize>> {
-        for _ in 0..TWB_WAIT_ROUNDS {
-            let mut state = pool.mutexes.twb.lock(&self.state);
+    /// Reserves up to `want` slots. While the TWB is being written or full, wakes the cleaner
+    /// and waits once (until the TWB changes, at most one cleaner period), then returns what it
+    /// got, possibly nothing: the miss loop goes round again (WAR's "when it is full they loop";
+    /// the miss loop bounds the retries).
+    fn reserve(&self, pool: &PoolInner, want: usize) -> Vec<usize> {
+        let mut state = pool.mutexes.twb.lock(&self.state);
+        for attempt in 0..2 {
             if !state.writing && !state.free_slots.is_empty() {
                 let take = want.min(state.free_slots.len());
                 let at = state.free_slots.len() - take;
-                return Ok(state.free_slots.split_off(at));
+                return state.free_slots.split_off(at);
+            }
+            if attempt == 1 {
+                break;
             }
             pool.counters.twb_waits.fetch_add(1, Ordering::Relaxed);
             drop(state);
             pool.wake_cleaner();
-            let mut state = self.state.lock();
+            state = self.state.lock();
             if state.writing || state.free_slots.is_empty() {
                 let timeout = pool.device_ms(pool.config.cleaner_period_ms);
                 let _ = self.changed.wait_for(&mut state, timeout);
             }
         }
-        Err(pool.no_frame_error())
+        Vec::new()
     }
 
     fn unreserve(&self, pool: &PoolInner, slots: impl IntoIterator<Item = usize>) {
@@ -270,7 +272,7 @@ impl PoolInner {
         let Some(twb) = &self.twb else {
             return Ok(());
         };
-        let slots = twb.reserve(self, self.config.war_copy_batch)?;
+        let slots = twb.reserve(self, self.config.war_copy_batch);
         let mut unused = slots.into_iter();
         let mut freed = Vec::new();
         {

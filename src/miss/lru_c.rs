@@ -29,6 +29,8 @@ impl PoolInner {
             if let Some(id) = self.evict_at_pointer() {
                 return Ok(id);
             }
+            // Freeing a frame now needs a write: after a failed write the pool refuses.
+            self.check_poisoned()?;
             self.wake_cleaner();
             if n > 1 {
                 std::thread::sleep(self.device_ms(10));

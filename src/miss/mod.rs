@@ -54,7 +54,7 @@ impl PoolInner {
     pub(crate) fn on_read_stall(&self) -> Result<Option<Acquired>> {
         match self.config.scheme {
             Scheme::War => {
-                self.war_copy_tail_to_twb()?;
+                self.war_copy_tail_to_twb();
                 Ok(None)
             }
             Scheme::Rw => Ok(self

@@ -30,6 +30,8 @@ impl PoolInner {
             if let Some(id) = self.scan_tail_for_clean(depth) {
                 return Ok(Acquired::Free(id));
             }
+            // Freeing a frame now needs a write: after a failed write the pool refuses.
+            self.check_poisoned()?;
             self.wake_cleaner();
             if n > 1 {
                 std::thread::sleep(self.device_ms(10));

@@ -268,9 +268,9 @@ impl Twb {
 
 impl PoolInner {
     /// WAR's step 4: move dirty tail pages into the TWB, freeing their frames.
-    pub(crate) fn war_copy_tail_to_twb(&self) -> Result<()> {
+    pub(crate) fn war_copy_tail_to_twb(&self) {
         let Some(twb) = &self.twb else {
-            return Ok(());
+            return;
         };
         let slots = twb.reserve(self, self.config.war_copy_batch);
         let mut unused = slots.into_iter();
@@ -300,7 +300,6 @@ impl PoolInner {
         for id in freed {
             self.push_free(id);
         }
-        Ok(())
     }
 
     /// Copies one dirty, unpinned, idle page into `slot`, publishes it in the TWB, unmaps it and

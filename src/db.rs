@@ -162,7 +162,6 @@ impl Database {
             .unwrap_or(0);
         // Make recovery's work durable and start the next recovery after it.
         pool.flush_all()?;
-        wal.write_checkpoint(wal.current_lsn())?;
         let shared = Arc::new(Shared {
             pool,
             wal,
@@ -174,6 +173,7 @@ impl Database {
             wakeup_cv: Condvar::new(),
             checkpoint_period_ms: config.checkpoint_period_ms.max(1),
         });
+        shared.checkpoint()?;
         let background = Arc::clone(&shared);
         let checkpointer = std::thread::Builder::new()
             .name("flashbuf-checkpointer".into())

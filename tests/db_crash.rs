@@ -118,8 +118,48 @@ fn one_crash(seed: u64, scheme: Scheme, max_txns: u32) -> (i64, i64, bool) {
         drop(db); // the crash: no close
     }
     let crashed_mid_run = data.counters().crashed || log.counters().crashed;
-    let data_image: SharedDevice = Arc::new(data.crash().unwrap());
-    let log_image: SharedDevice = Arc::new(log.crash().unwrap());
+    let mut data_image: SharedDevice = Arc::new(data.crash().unwrap());
+    let mut log_image: SharedDevice = Arc::new(log.crash().unwrap());
+    if seed % 3 == 0 {
+        // A crash during recovery: recovery must be idempotent.
+        let crash_again = FaultConfig {
+            seed: seed ^ 0xAAAA,
+            crash_after_ops: Some(rng.gen_range(1..60)),
+            unsynced_on_crash: UnsyncedOnCrash::Random,
+            ..FaultConfig::default()
+        };
+        let data2 =
+            Arc::new(FaultDevice::new(Arc::clone(&data_image), crash_again.clone()).unwrap());
+        let log2 = Arc::new(
+            FaultDevice::new(
+                Arc::clone(&log_image),
+                FaultConfig {
+                    crash_after_ops: None,
+                    ..crash_again
+                },
+            )
+            .unwrap(),
+        );
+        let first = Database::open(
+            Arc::clone(&data2) as SharedDevice,
+            Arc::clone(&log2) as SharedDevice,
+            &config(scheme),
+        );
+        if std::env::var("DEBUG_SEED").ok() == Some(seed.to_string()) {
+            eprintln!(
+                "first recovery: {:?}",
+                first
+                    .as_ref()
+                    .map(|(_, r)| r.clone())
+                    .map_err(|e| e.to_string())
+            );
+        }
+        if let Ok((db, _)) = first {
+            drop(db);
+        }
+        data_image = Arc::new(data2.crash().unwrap());
+        log_image = Arc::new(log2.crash().unwrap());
+    }
     let (db, report) = Database::open(data_image, log_image, &config(scheme))
         .unwrap_or_else(|e| panic!("seed {seed}: recovery failed: {e}"));
     let mut sum = 0;
@@ -168,6 +208,24 @@ fn a_thousand_crash_points_lose_no_acknowledged_commit() {
         "most runs must crash mid-run: {mid_run} of 1000"
     );
     eprintln!("{mid_run} of 1000 runs crashed mid-run; {acknowledged} commits acknowledged");
+}
+
+/// Replays one seed: `DEBUG_SEED=933 cargo test --release --test db_crash replay_seed -- --ignored --nocapture`.
+#[test]
+#[ignore = "replays the seed in DEBUG_SEED"]
+fn replay_seed() {
+    if let Some(seed) = std::env::var("DEBUG_SEED")
+        .ok()
+        .and_then(|s| s.parse::<u64>().ok())
+    {
+        let schemes = [
+            Scheme::LruC,
+            Scheme::Vanilla,
+            Scheme::War,
+            Scheme::LruCBasic,
+        ];
+        one_crash(seed, schemes[(seed % 4) as usize], 300);
+    }
 }
 
 #[test]

@@ -207,3 +207,39 @@ fn concurrent_transfers_keep_the_sum_across_reopen_and_a_small_log_forces_recove
     assert_eq!(total(&db), 0, "{report:?}");
     db.close().unwrap();
 }
+
+#[test]
+fn a_failed_write_poisons_the_pool_and_reaches_the_caller() {
+    use flashbuf::device::fault::{FaultConfig, FaultDevice};
+    let inner: SharedDevice = Arc::new(MemoryDevice::new(PAGE, 64).unwrap());
+    let device: SharedDevice = Arc::new(
+        FaultDevice::new_zeroed(
+            inner,
+            FaultConfig {
+                fail_writes: vec![1],
+                ..FaultConfig::default()
+            },
+        )
+        .unwrap(),
+    );
+    let mut config = PoolConfig::for_scheme(Scheme::LruC, 16);
+    config.cleaner_period_ms = 60_000; // keep the cleaner out of the way
+    let pool = flashbuf::pool::BufferPool::open(device, config).unwrap();
+    pool.write(3).unwrap().data_mut()[100] = 1;
+    let err = pool.flush_all().expect_err("the first write fails");
+    assert!(err.to_string().contains("injected"), "{err}");
+    let again = pool
+        .write(4)
+        .map(|_| ())
+        .expect_err("writes are refused after a failed write");
+    assert!(matches!(again, flashbuf::Error::Poisoned(_)), "{again}");
+    assert_eq!(
+        pool.read(3).unwrap().data()[100],
+        1,
+        "cached pages stay readable"
+    );
+    assert!(
+        pool.shutdown().is_err(),
+        "shutdown reports the poisoned state"
+    );
+}

@@ -154,27 +154,46 @@ impl PoolInner {
     /// Writes every dirty page, empties WAR's TWB, and syncs the device.
     pub(crate) fn flush_all(&self) -> Result<()> {
         self.check_poisoned()?;
-        // Bound: each round writes every page dirty at its start; pages re-dirtied meanwhile
-        // are caught by the next round; give up after a fixed number of rounds.
-        for _ in 0..64 {
+        // Bound: a deadline. Each round writes every dirty page it can claim; pages another
+        // thread is writing (or re-dirtied meanwhile) are caught by a later round; when a round
+        // makes no progress it waits briefly for the other writer.
+        let deadline = std::time::Instant::now()
+            + self
+                .device_ms(60_000)
+                .max(std::time::Duration::from_secs(60));
+        loop {
             let dirty: Vec<FrameId> = {
                 let flush = self.mutexes.flush.lock(&self.flush);
                 flush.oldest(&self.frames, usize::MAX, crate::page::Lsn::MAX)
             };
-            if dirty.is_empty() {
+            let twb_empty = self.twb.as_ref().is_none_or(|twb| twb.occupancy(self) == 0);
+            if dirty.is_empty() && twb_empty {
                 break;
+            }
+            self.check_poisoned()?;
+            if std::time::Instant::now() >= deadline {
+                return Err(Error::InvalidArgument(format!(
+                    "flush_all: {} pages still dirty after the deadline (pages latched by a \
+                     caller cannot be written)",
+                    dirty.len()
+                )));
             }
             let claimed = self.claim_for_write(dirty);
             let written = self.write_frames(claimed, true)?;
             self.counters
                 .flush_list_flushes
                 .fetch_add(written.len() as u64, Ordering::Relaxed);
+            let progress = !written.is_empty();
             for id in written {
                 self.frame(id).release_io(IO_WRITE);
             }
-        }
-        if let Some(twb) = &self.twb {
-            twb.write_out(self)?;
+            let twb_written = match &self.twb {
+                Some(twb) => twb.write_out(self)?,
+                None => 0,
+            };
+            if !progress && twb_written == 0 {
+                std::thread::sleep(std::time::Duration::from_micros(100));
+            }
         }
         self.device.sync().map_err(|err| {
             self.poison(&err);

@@ -160,7 +160,7 @@ impl PoolInner {
         let deadline = std::time::Instant::now()
             + self
                 .device_ms(60_000)
-                .max(std::time::Duration::from_secs(60));
+                .max(std::time::Duration::from_mins(1));
         loop {
             let dirty: Vec<FrameId> = {
                 let flush = self.mutexes.flush.lock(&self.flush);

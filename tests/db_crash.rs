@@ -120,7 +120,7 @@ fn one_crash(seed: u64, scheme: Scheme, max_txns: u32) -> (i64, i64, bool) {
     let crashed_mid_run = data.counters().crashed || log.counters().crashed;
     let mut data_image: SharedDevice = Arc::new(data.crash().unwrap());
     let mut log_image: SharedDevice = Arc::new(log.crash().unwrap());
-    if seed % 3 == 0 {
+    if seed.is_multiple_of(3) {
         // A crash during recovery: recovery must be idempotent.
         let crash_again = FaultConfig {
             seed: seed ^ 0xAAAA,

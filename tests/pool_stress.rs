@@ -6,7 +6,6 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use flashbuf::device::memory::MemoryDevice;
 use flashbuf::device::{AlignedBuf, Device, SharedDevice};
 use flashbuf::page::{PAGE_HEADER_SIZE, payload, payload_mut, stamp};
 use flashbuf::pool::{BufferPool, PoolConfig, Scheme};
@@ -48,8 +47,16 @@ fn write_record(page: u64, version: u64, bytes: &mut [u8]) {
     bytes[len - 24..].copy_from_slice(&rec);
 }
 
-fn formatted_device() -> SharedDevice {
-    let device = MemoryDevice::new(PAGE, PAGES).unwrap();
+fn formatted_device(spec: &str) -> SharedDevice {
+    let device = flashbuf::device::open(
+        &flashbuf::device::DeviceSpec::parse(spec).unwrap(),
+        &flashbuf::device::OpenOptions {
+            page_size: PAGE,
+            pages: PAGES,
+            create: true,
+        },
+    )
+    .unwrap();
     let mut buf = AlignedBuf::new(PAGE);
     for page in 0..PAGES {
         buf.as_mut_slice().fill(0);
@@ -57,11 +64,12 @@ fn formatted_device() -> SharedDevice {
         stamp(buf.as_mut_slice(), page, 1);
         device.write_page(page, &buf).unwrap();
     }
-    Arc::new(device)
+    device.sync().unwrap();
+    device
 }
 
-fn run(scheme: Scheme, threads: usize, ops: usize) {
-    let device = formatted_device();
+fn run(spec: &str, scheme: Scheme, threads: usize, ops: usize) {
+    let device = formatted_device(spec);
     let mut config = PoolConfig::for_scheme(scheme, 64);
     config.lru_scan_depth = 16;
     config.cleaner_period_ms = 5;
@@ -140,6 +148,13 @@ fn run(scheme: Scheme, threads: usize, ops: usize) {
 #[test]
 fn every_scheme_keeps_every_update() {
     for &scheme in Scheme::ALL {
-        run(scheme, 8, 3000);
+        run("mem", scheme, 8, 3000);
+    }
+}
+
+#[test]
+fn every_scheme_keeps_every_update_on_an_emulated_ssd() {
+    for &scheme in Scheme::ALL {
+        run("emu:ssd-a,time_scale=2", scheme, 8, 600);
     }
 }

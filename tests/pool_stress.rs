@@ -6,7 +6,7 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use flashbuf::device::{AlignedBuf, Device, SharedDevice};
+use flashbuf::device::{AlignedBuf, SharedDevice};
 use flashbuf::page::{PAGE_HEADER_SIZE, payload, payload_mut, stamp};
 use flashbuf::pool::{BufferPool, PoolConfig, Scheme};
 use rand::{Rng, SeedableRng};

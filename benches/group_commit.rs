@@ -146,7 +146,11 @@ fn main() {
         .split(',')
         .filter_map(|t| t.trim().parse().ok())
         .collect();
-    println!("group commit: device {spec}, extra sync latency {sync_us} us, {seconds} s per point");
+    let scale = open_device(&spec, 0).info().time_scale;
+    println!(
+        "group commit: device {spec}, extra sync latency {sync_us} us, {seconds} s per point; \
+         commits/s and latency in device time (time scale {scale})"
+    );
     println!(
         "{:>8} {:>12} {:>10} {:>12} {:>16}",
         "threads", "commits/s", "syncs", "group size", "mean latency us"
@@ -156,10 +160,10 @@ fn main() {
         println!(
             "{:>8} {:>12.0} {:>10} {:>12.2} {:>16.1}",
             n,
-            outcome.commits as f64 / outcome.seconds,
+            outcome.commits as f64 / outcome.seconds * scale,
             outcome.syncs,
             outcome.mean_group,
-            outcome.mean_latency_us
+            outcome.mean_latency_us / scale
         );
     }
 }

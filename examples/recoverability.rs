@@ -44,7 +44,7 @@ fn run(device: &str, log_mib: u64) -> flashbuf::Result<()> {
         wal: WalConfig {
             log_size: log_pages * 4096,
             page_size: 4096,
-            buffer_size: 1 << 20,
+            buffer_size: if log_mib < 8 { 256 << 10 } else { 1 << 20 },
             full_timeout: Duration::from_secs(30),
         },
         checkpoint_period_ms: 1000,

@@ -100,11 +100,7 @@ impl PoolInner {
         let Some(victim) = claimed else {
             return Ok(None);
         };
-        let written = self.write_frames(vec![victim], false)?;
-        self.counters
-            .sync_replacement_writes
-            .fetch_add(written.len() as u64, Ordering::Relaxed);
-        if written.is_empty() {
+        if !self.write_victim(victim)? {
             return Ok(None);
         }
         let evicted = self.with_dirty_region(|dirty| {

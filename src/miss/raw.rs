@@ -70,11 +70,7 @@ impl PoolInner {
         let Some(victim) = self.claim_dirty_tail_page() else {
             return Ok(None);
         };
-        let written = self.write_frames(vec![victim], false)?;
-        self.counters
-            .sync_replacement_writes
-            .fetch_add(written.len() as u64, Ordering::Relaxed);
-        if written.is_empty() {
+        if !self.write_victim(victim)? {
             return Ok(None);
         }
         let evicted = {
@@ -89,6 +85,16 @@ impl PoolInner {
         };
         self.frame(victim).release_io(IO_WRITE);
         Ok(evicted.then_some(victim))
+    }
+
+    /// Writes a claimed victim in the calling thread (a synchronous replacement write, the
+    /// read stall); returns whether it was written.
+    pub(crate) fn write_victim(&self, victim: FrameId) -> Result<bool> {
+        let written = self.write_frames(vec![victim], false)?;
+        self.counters
+            .sync_replacement_writes
+            .fetch_add(written.len() as u64, Ordering::Relaxed);
+        Ok(!written.is_empty())
     }
 
     /// Finds the first dirty page from the LRU tail whose I/O can be claimed for a write.

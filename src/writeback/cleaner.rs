@@ -96,27 +96,7 @@ impl PoolInner {
         }
         // Each written page is freed as soon as its own write completes (InnoDB 5.7 frees LRU
         // flushed pages in the write completion).
-        let mut written = 0u64;
-        let result = self.write_frames_then(batch, false, &mut |id| {
-            written += 1;
-            let evicted = {
-                let mut lru = self.mutexes.lru_m.lock(&self.lru_m);
-                let ok =
-                    self.frame(id).region() == Region::Lru && self.unmap_if_evictable(id, IO_WRITE);
-                if ok {
-                    lru.remove(&self.frames, id);
-                }
-                ok
-            };
-            self.frame(id).release_io(IO_WRITE);
-            if evicted {
-                self.push_free(id);
-            }
-        });
-        self.counters
-            .lru_flushes
-            .fetch_add(written, Ordering::Relaxed);
-        result.map(|()| written)
+        self.write_and_free(batch)
     }
 
     /// LRU-C's flusher: the dirty region, fixed batch (basic) or whole (DBW). Returns pages
@@ -152,26 +132,43 @@ impl PoolInner {
         }
         // Frames go back to the free list as their writes complete, not at the end of the
         // whole (possibly large) batch.
+        self.write_and_free(batch)
+    }
+
+    /// Writes a background batch, returning each written frame to the free list as its own
+    /// write completes (if it is still unpinned and clean in the LRU or the dirty region).
+    /// Returns pages written.
+    fn write_and_free(&self, batch: Vec<FrameId>) -> Result<u64> {
         let mut written = 0u64;
         let result = self.write_frames_then(batch, false, &mut |id| {
             written += 1;
-            let evicted = self.with_dirty_region(|dirty| {
-                let ok = self.frame(id).region() == Region::Dirty
-                    && self.unmap_if_evictable(id, IO_WRITE);
-                if ok {
-                    dirty.remove(&self.frames, id);
-                }
-                ok
-            });
-            self.frame(id).release_io(IO_WRITE);
-            if evicted {
-                self.push_free(id);
-            }
+            self.free_written(id);
         });
         self.counters
             .lru_flushes
             .fetch_add(written, Ordering::Relaxed);
         result.map(|()| written)
+    }
+
+    /// Evicts a frame the flusher just wrote (`IO_WRITE` claimed) from whichever list holds it,
+    /// releases its I/O state and frees it.
+    fn free_written(&self, id: FrameId) {
+        let evict_from = |list: &mut LruList, region: Region| {
+            let ok = self.frame(id).region() == region && self.unmap_if_evictable(id, IO_WRITE);
+            if ok {
+                list.remove(&self.frames, id);
+            }
+            ok
+        };
+        let evicted = match self.frame(id).region() {
+            Region::Lru => evict_from(&mut self.mutexes.lru_m.lock(&self.lru_m), Region::Lru),
+            Region::Dirty => self.with_dirty_region(|dirty| evict_from(dirty, Region::Dirty)),
+            Region::None | Region::Free => false,
+        };
+        self.frame(id).release_io(IO_WRITE);
+        if evicted {
+            self.push_free(id);
+        }
     }
 
     /// Runs `f` on the dirty region under LRU-D, and under LRU-M first unless the mutex is

@@ -382,14 +382,27 @@ fn a_failing_target_is_reported_under_its_scheme() {
 }
 
 #[test]
-fn the_default_factory_says_the_pool_is_not_wired() {
-    let config = small_config(Mix::Ms, vec![Scheme::LruC]);
+fn the_default_factory_runs_every_scheme_on_the_buffer_pool() {
+    let mut config = small_config(Mix::Ms, Scheme::ALL.to_vec());
+    config.duration = Duration::from_millis(300);
+    config.warmup = WarmUp::For(Duration::from_millis(50));
+    let results = run_bench(&config, &*default_factory()).unwrap();
+    assert_eq!(
+        results.runs.len(),
+        Scheme::ALL.len(),
+        "{:?}",
+        results.failures
+    );
+    for run in &results.runs {
+        assert!(run.ops > 0, "{}: no operations", run.scheme);
+    }
+    // A bad pool configuration is an error naming the knob, not a panic.
+    config.pool_config = Some("no_such_knob = 1".into());
     let err = run_bench(&config, &*default_factory())
         .err()
         .unwrap()
         .to_string();
-    assert!(err.contains("buffer pool not wired yet"), "{err}");
-    assert!(err.contains("lru-c"), "{err}");
+    assert!(err.contains("no_such_knob"), "{err}");
 }
 
 #[derive(Parser)]

@@ -184,13 +184,7 @@ fn flag_error(flag: &str, value: &str, why: &str) -> Error {
 pub fn parse_duration(text: &str) -> Result<Duration, String> {
     let text = text.trim();
     let forms = "use a number with unit ms, s, m or h (e.g. 500ms, 30s, 2m)";
-    let split = text
-        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-        .unwrap_or(text.len());
-    let (number, unit) = text.split_at(split);
-    let value: f64 = number
-        .parse()
-        .map_err(|_| format!("`{number}` is not a number; {forms}"))?;
+    let (value, unit) = split_number(text, forms)?;
     let seconds = match unit.trim() {
         "" | "s" | "sec" => value,
         "ms" => value / 1000.0,
@@ -199,6 +193,18 @@ pub fn parse_duration(text: &str) -> Result<Duration, String> {
         other => return Err(format!("unknown unit `{other}`; {forms}")),
     };
     Duration::try_from_secs_f64(seconds).map_err(|_| format!("out of range; {forms}"))
+}
+
+/// Splits `12.5MiB` into the number and the rest (the unit).
+fn split_number<'a>(text: &'a str, forms: &str) -> Result<(f64, &'a str), String> {
+    let split = text
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(text.len());
+    let (number, unit) = text.split_at(split);
+    let value: f64 = number
+        .parse()
+        .map_err(|_| format!("`{number}` is not a number; {forms}"))?;
+    Ok((value, unit))
 }
 
 /// Parses a size into pages of `page_size` bytes: bytes with a unit (`B`, `KiB`, `MiB`, `GiB`,
@@ -210,13 +216,7 @@ pub fn parse_duration(text: &str) -> Result<Duration, String> {
 pub fn parse_size(text: &str, page_size: usize) -> Result<u64, String> {
     let text = text.trim();
     let forms = "use a page count (4096) or bytes with a unit (512MiB, 1GiB, 10GB)";
-    let split = text
-        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-        .unwrap_or(text.len());
-    let (number, unit) = text.split_at(split);
-    let value: f64 = number
-        .parse()
-        .map_err(|_| format!("`{number}` is not a number; {forms}"))?;
+    let (value, unit) = split_number(text, forms)?;
     if !(value.is_finite() && value >= 0.0) {
         return Err(format!("not a size; {forms}"));
     }

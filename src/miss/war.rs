@@ -12,8 +12,10 @@
 //! 3. A miss on a page in the TWB is served from the TWB copy ([`Twb::copy_out`]), not by
 //!    sleeping until the write finishes; once the write completes the page is on the device.
 //!
-//! Lock order: LRU mutex → TWB mutex → page-table shard. Slots are immutable from the copy
-//! until the TWB is emptied, so the batch write reads them without the mutex.
+//! Victims are picked under the LRU mutex (claimed and latched shared) and copied after it is
+//! released. Lock order: TWB mutex → page-table shard (nested); the flush-list and LRU mutexes
+//! are taken after, not nested. Slots are immutable from the copy until the TWB is emptied, so
+//! the batch write reads them without the mutex.
 
 use std::collections::HashMap;
 use std::sync::atomic::Ordering;
@@ -273,27 +275,23 @@ impl PoolInner {
             return;
         };
         let slots = twb.reserve(self, self.config.war_copy_batch);
-        let mut unused = slots.into_iter();
+        if slots.is_empty() {
+            return;
+        }
+        // Under the LRU mutex only pick the victims (claim them and latch them shared); the
+        // copies into the TWB are made after releasing it.
+        let victims = self.claim_tail_for_twb(slots.len());
+        let mut slots = slots.into_iter();
         let mut freed = Vec::new();
-        {
-            let mut lru = self.mutexes.lru_m.lock(&self.lru_m);
-            let mut cursor = lru.tail();
-            let mut next_slot = unused.next();
-            // Bound: the LRU length.
-            while cursor != NIL {
-                let Some(slot) = next_slot else { break };
-                let prev = LruList::prev(&self.frames, cursor);
-                if self.move_to_twb(twb, &mut lru, cursor, slot) {
-                    freed.push(cursor);
-                    next_slot = unused.next();
-                }
-                cursor = prev;
-            }
-            if let Some(slot) = next_slot {
+        for &id in &victims {
+            let Some(slot) = slots.next() else { break };
+            if self.move_to_twb(twb, id, slot) {
+                freed.push(id);
+            } else {
                 twb.unreserve(self, std::iter::once(slot));
             }
         }
-        twb.unreserve(self, unused);
+        twb.unreserve(self, slots);
         self.counters
             .twb_copies
             .fetch_add(freed.len() as u64, Ordering::Relaxed);
@@ -302,18 +300,31 @@ impl PoolInner {
         }
     }
 
-    /// Copies one dirty, unpinned, idle page into `slot`, publishes it in the TWB, unmaps it and
-    /// unlinks it from the LRU (whose mutex the caller holds). False if the page does not
-    /// qualify (nothing changed).
-    fn move_to_twb(&self, twb: &Twb, lru: &mut LruList, id: FrameId, slot: usize) -> bool {
+    /// Claims (`IO_EVICT`) and latches shared up to `want` dirty, unpinned pages from the LRU
+    /// tail. Bound: the LRU length.
+    fn claim_tail_for_twb(&self, want: usize) -> Vec<FrameId> {
+        let lru = self.mutexes.lru_m.lock(&self.lru_m);
+        let mut victims = Vec::with_capacity(want);
+        let mut cursor = lru.tail();
+        while cursor != NIL && victims.len() < want {
+            let frame = self.frame(cursor);
+            if frame.is_dirty() && !frame.is_pinned() && frame.try_claim_io(IO_EVICT) {
+                if frame.try_latch_shared() {
+                    victims.push(cursor);
+                } else {
+                    frame.release_io(IO_EVICT);
+                }
+            }
+            cursor = LruList::prev(&self.frames, cursor);
+        }
+        victims
+    }
+
+    /// Copies a claimed, shared-latched dirty page into `slot`, publishes it in the TWB, unmaps
+    /// it and unlinks it from the LRU. Releases the latch and the claim either way; false if the
+    /// page was pinned meanwhile (it stays in the pool, nothing changed).
+    fn move_to_twb(&self, twb: &Twb, id: FrameId, slot: usize) -> bool {
         let frame = self.frame(id);
-        if !frame.is_dirty() || frame.is_pinned() || !frame.try_claim_io(IO_EVICT) {
-            return false;
-        }
-        if !frame.try_latch_shared() {
-            frame.release_io(IO_EVICT);
-            return false;
-        }
         let page = frame.page_id();
         let oldest = frame.oldest_modification.load(Ordering::Acquire);
         let newest = frame.newest_modification.load(Ordering::Acquire);
@@ -342,7 +353,7 @@ impl PoolInner {
             }
             ok
         };
-        // SAFETY: taken above.
+        // SAFETY: latched shared by `claim_tail_for_twb`.
         unsafe { frame.unlatch_shared() };
         if !published {
             frame.release_io(IO_EVICT);
@@ -354,7 +365,10 @@ impl PoolInner {
         }
         frame.newest_modification.store(0, Ordering::Release);
         frame.first_access_ms.store(0, Ordering::Relaxed);
-        lru.remove(&self.frames, id);
+        {
+            let mut lru = self.mutexes.lru_m.lock(&self.lru_m);
+            lru.remove(&self.frames, id);
+        }
         self.freed_page_clock.fetch_add(1, Ordering::Relaxed);
         self.counters.evictions.fetch_add(1, Ordering::Relaxed);
         frame.release_io(IO_EVICT);

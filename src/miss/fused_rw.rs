@@ -33,10 +33,16 @@ impl PoolInner {
                 let frame = self.frame(cursor);
                 if frame.is_dirty() && !frame.is_pinned() && frame.try_claim_io(IO_EVICT) {
                     // Never wait for a latch while holding the LRU mutex: skip busy pages.
+                    // Re-check dirtiness once claimed: a flusher may have cleaned the page
+                    // between the check above and the claim.
                     if frame.try_latch_exclusive() {
-                        lru.remove(&self.frames, cursor);
-                        found = Some(cursor);
-                        break;
+                        if frame.is_dirty() {
+                            lru.remove(&self.frames, cursor);
+                            found = Some(cursor);
+                            break;
+                        }
+                        // SAFETY: taken just above.
+                        unsafe { frame.unlatch_exclusive() };
                     }
                     frame.release_io(IO_EVICT);
                 }

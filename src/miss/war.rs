@@ -309,11 +309,18 @@ impl PoolInner {
         while cursor != NIL && victims.len() < want {
             let frame = self.frame(cursor);
             if frame.is_dirty() && !frame.is_pinned() && frame.try_claim_io(IO_EVICT) {
+                // Re-check dirtiness once claimed and latched: a flusher may have cleaned the
+                // page between the check and the claim.
                 if frame.try_latch_shared() {
-                    victims.push(cursor);
-                } else {
-                    frame.release_io(IO_EVICT);
+                    if frame.is_dirty() {
+                        victims.push(cursor);
+                        cursor = LruList::prev(&self.frames, cursor);
+                        continue;
+                    }
+                    // SAFETY: taken just above.
+                    unsafe { frame.unlatch_shared() };
                 }
+                frame.release_io(IO_EVICT);
             }
             cursor = LruList::prev(&self.frames, cursor);
         }

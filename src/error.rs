@@ -124,6 +124,10 @@ pub enum Error {
         /// Number of frames in the pool.
         frames: usize,
     },
+    /// A transaction conflicted with another (lock wait timeout, deadlock victim, or a row
+    /// changed under it). Retryable: nothing of the transaction remains; run it again.
+    #[error("transaction conflict (retry it): {0}")]
+    Conflict(String),
     /// A host I/O error outside a device (config files, result files).
     #[error("{context}: {source}")]
     Io {
@@ -136,6 +140,12 @@ pub enum Error {
 }
 
 impl Error {
+    /// Whether the operation may succeed if retried from the start (a transaction conflict).
+    #[must_use]
+    pub fn is_retryable(&self) -> bool {
+        matches!(self, Error::Conflict(_))
+    }
+
     /// Wraps a host I/O error with what was being done.
     pub fn io(context: impl Into<String>, source: io::Error) -> Self {
         Error::Io {

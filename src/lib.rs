@@ -28,6 +28,7 @@ pub mod cli;
 pub mod db;
 pub mod device;
 pub mod error;
+pub mod kv;
 pub mod miss;
 pub mod page;
 pub mod pool;

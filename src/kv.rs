@@ -1,0 +1,368 @@
+//! The transactional key-value interface: what the B+-tree engine implements and what the
+//! record-level workloads (TPC-C, YCSB, LinkBench) drive.
+//!
+//! A [`KvEngine`] holds named trees (tables and indexes). A [`KvTxn`] reads and writes any of
+//! them atomically: `commit` makes every change visible and (per the engine's durability
+//! setting) durable, `abort` or dropping the transaction leaves no trace. A conflict with
+//! another transaction is [`Error::Conflict`], which is retryable: the transaction is already
+//! rolled back when it is returned, and the caller runs it again from the start.
+//!
+//! Keys order bytewise (`memcmp`), so workloads encode composite keys big-endian. Engines
+//! document their key and value size limits; a key or value over the limit is
+//! [`Error::InvalidArgument`].
+//!
+//! [`MemoryKv`] is a reference engine for workload tests: `BTreeMap`s behind one lock that a
+//! transaction holds from `begin` to its end, so transactions run one at a time (trivially
+//! serializable). It is not a performance baseline.
+
+use std::collections::BTreeMap;
+use std::ops::Bound;
+use std::sync::Arc;
+
+use parking_lot::{Mutex, MutexGuard};
+
+use crate::error::{Error, Result};
+
+/// A tree's handle, from [`KvEngine::open_tree`].
+pub type TreeId = u32;
+
+/// Direction of a range scan.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Direction {
+    /// Ascending keys, starting at the low bound.
+    Forward,
+    /// Descending keys, starting at the high bound.
+    Backward,
+}
+
+/// A key range: `(low, high)` bounds as in `std::ops::RangeBounds`.
+pub type KeyRange<'a> = (Bound<&'a [u8]>, Bound<&'a [u8]>);
+
+/// The whole key space.
+pub const FULL_RANGE: KeyRange<'static> = (Bound::Unbounded, Bound::Unbounded);
+
+/// A transaction. Dropping it without `commit` aborts it.
+pub trait KvTxn {
+    /// The value stored under `key`, seeing this transaction's own writes.
+    ///
+    /// # Errors
+    /// [`Error::Conflict`] (retryable), an unknown tree, I/O errors.
+    fn get(&mut self, tree: TreeId, key: &[u8]) -> Result<Option<Vec<u8>>>;
+
+    /// Stores `value` under `key`, inserting or replacing.
+    ///
+    /// # Errors
+    /// [`Error::Conflict`], key or value too large ([`Error::InvalidArgument`]), I/O errors.
+    fn put(&mut self, tree: TreeId, key: &[u8], value: &[u8]) -> Result<()>;
+
+    /// Removes `key`; returns whether it was present.
+    ///
+    /// # Errors
+    /// As [`KvTxn::put`].
+    fn delete(&mut self, tree: TreeId, key: &[u8]) -> Result<bool>;
+
+    /// Visits the pairs in `range` in `direction`, at most `limit` of them, until `visit`
+    /// returns false. Sees this transaction's own writes.
+    ///
+    /// # Errors
+    /// As [`KvTxn::get`].
+    fn scan(
+        &mut self,
+        tree: TreeId,
+        range: KeyRange<'_>,
+        direction: Direction,
+        limit: usize,
+        visit: &mut dyn FnMut(&[u8], &[u8]) -> bool,
+    ) -> Result<()>;
+
+    /// Commits: every change becomes visible at once and durable per the engine's setting.
+    ///
+    /// # Errors
+    /// [`Error::Conflict`] (nothing was committed), log or device errors.
+    fn commit(self: Box<Self>) -> Result<()>;
+
+    /// Rolls back every change of this transaction.
+    ///
+    /// # Errors
+    /// Device errors while undoing (the engine is then poisoned).
+    fn abort(self: Box<Self>) -> Result<()>;
+}
+
+/// A transactional store of named trees.
+pub trait KvEngine: Send + Sync {
+    /// The tree called `name`, created empty if it does not exist. Idempotent.
+    ///
+    /// # Errors
+    /// A name that is too long or the catalog is full, I/O errors.
+    fn open_tree(&self, name: &str) -> Result<TreeId>;
+
+    /// Starts a transaction.
+    ///
+    /// # Errors
+    /// A poisoned engine.
+    fn begin(&self) -> Result<Box<dyn KvTxn + '_>>;
+
+    /// Fills an empty tree with `pairs`, which must come in strictly ascending key order
+    /// (outside any transaction; used by loaders). Returns the pairs loaded.
+    ///
+    /// # Errors
+    /// A non-empty tree, keys out of order, size limits, I/O errors.
+    fn bulk_load(
+        &self,
+        tree: TreeId,
+        pairs: &mut dyn Iterator<Item = (Vec<u8>, Vec<u8>)>,
+    ) -> Result<u64>;
+}
+
+/// Runs `body` in a transaction, retrying it up to `attempts` times on [`Error::Conflict`].
+/// Returns the body's result and the number of retries.
+///
+/// # Errors
+/// The body's or the commit's non-retryable error, or the last conflict when every attempt
+/// conflicted.
+pub fn with_retries<T>(
+    engine: &dyn KvEngine,
+    attempts: usize,
+    mut body: impl FnMut(&mut dyn KvTxn) -> Result<T>,
+) -> Result<(T, usize)> {
+    let mut last = None;
+    for retry in 0..attempts.max(1) {
+        let mut txn = engine.begin()?;
+        let outcome = body(&mut *txn).and_then(|value| txn.commit().map(|()| value));
+        match outcome {
+            Ok(value) => return Ok((value, retry)),
+            Err(err) if err.is_retryable() => last = Some(err),
+            Err(err) => return Err(err),
+        }
+    }
+    Err(last.unwrap_or_else(|| Error::Conflict("no attempt made".into())))
+}
+
+fn bound_key(bound: Bound<&[u8]>) -> Option<&[u8]> {
+    match bound {
+        Bound::Included(key) | Bound::Excluded(key) => Some(key),
+        Bound::Unbounded => None,
+    }
+}
+
+type Trees = Vec<(String, BTreeMap<Vec<u8>, Vec<u8>>)>;
+
+/// The reference engine (see the module docs): serial transactions over `BTreeMap`s.
+#[derive(Debug, Default, Clone)]
+pub struct MemoryKv {
+    trees: Arc<Mutex<Trees>>,
+}
+
+impl MemoryKv {
+    /// An empty store.
+    #[must_use]
+    pub fn new() -> Self {
+        MemoryKv::default()
+    }
+
+    /// Number of pairs in `tree` (for tests).
+    #[must_use]
+    pub fn len(&self, tree: TreeId) -> usize {
+        self.trees
+            .lock()
+            .get(tree as usize)
+            .map_or(0, |(_, map)| map.len())
+    }
+}
+
+/// A serial transaction: holds the store's lock; writes go to the maps with an undo log.
+struct MemoryTxn<'a> {
+    trees: MutexGuard<'a, Trees>,
+    undo: Vec<(TreeId, Vec<u8>, Option<Vec<u8>>)>,
+    done: bool,
+}
+
+fn tree_mut(trees: &mut Trees, tree: TreeId) -> Result<&mut BTreeMap<Vec<u8>, Vec<u8>>> {
+    trees
+        .get_mut(tree as usize)
+        .map(|(_, map)| map)
+        .ok_or_else(|| Error::InvalidArgument(format!("no tree {tree}")))
+}
+
+impl MemoryTxn<'_> {
+    fn rollback(&mut self) {
+        while let Some((tree, key, before)) = self.undo.pop() {
+            if let Ok(map) = tree_mut(&mut self.trees, tree) {
+                match before {
+                    Some(value) => map.insert(key, value),
+                    None => map.remove(&key),
+                };
+            }
+        }
+        self.done = true;
+    }
+}
+
+impl KvTxn for MemoryTxn<'_> {
+    fn get(&mut self, tree: TreeId, key: &[u8]) -> Result<Option<Vec<u8>>> {
+        Ok(tree_mut(&mut self.trees, tree)?.get(key).cloned())
+    }
+
+    fn put(&mut self, tree: TreeId, key: &[u8], value: &[u8]) -> Result<()> {
+        let before = tree_mut(&mut self.trees, tree)?.insert(key.to_vec(), value.to_vec());
+        self.undo.push((tree, key.to_vec(), before));
+        Ok(())
+    }
+
+    fn delete(&mut self, tree: TreeId, key: &[u8]) -> Result<bool> {
+        let before = tree_mut(&mut self.trees, tree)?.remove(key);
+        let existed = before.is_some();
+        if existed {
+            self.undo.push((tree, key.to_vec(), before));
+        }
+        Ok(existed)
+    }
+
+    fn scan(
+        &mut self,
+        tree: TreeId,
+        range: KeyRange<'_>,
+        direction: Direction,
+        limit: usize,
+        visit: &mut dyn FnMut(&[u8], &[u8]) -> bool,
+    ) -> Result<()> {
+        let map = tree_mut(&mut self.trees, tree)?;
+        let (low, high) = range;
+        // BTreeMap::range panics on inverted or doubly-excluded equal bounds: treat as empty.
+        if let (Some(a), Some(b)) = (bound_key(low), bound_key(high))
+            && (a > b
+                || (a == b
+                    && (matches!(low, Bound::Excluded(_)) || matches!(high, Bound::Excluded(_)))))
+        {
+            return Ok(());
+        }
+        let iter = map.range::<[u8], _>((low, high));
+        let pairs: Box<dyn Iterator<Item = (&Vec<u8>, &Vec<u8>)>> = match direction {
+            Direction::Forward => Box::new(iter),
+            Direction::Backward => Box::new(iter.rev()),
+        };
+        for (key, value) in pairs.take(limit) {
+            if !visit(key, value) {
+                break;
+            }
+        }
+        Ok(())
+    }
+
+    fn commit(mut self: Box<Self>) -> Result<()> {
+        self.undo.clear();
+        self.done = true;
+        Ok(())
+    }
+
+    fn abort(mut self: Box<Self>) -> Result<()> {
+        self.rollback();
+        Ok(())
+    }
+}
+
+impl Drop for MemoryTxn<'_> {
+    fn drop(&mut self) {
+        if !self.done {
+            self.rollback();
+        }
+    }
+}
+
+impl KvEngine for MemoryKv {
+    fn open_tree(&self, name: &str) -> Result<TreeId> {
+        let mut trees = self.trees.lock();
+        if let Some(index) = trees.iter().position(|(existing, _)| existing == name) {
+            return Ok(index as TreeId);
+        }
+        trees.push((name.to_string(), BTreeMap::new()));
+        Ok((trees.len() - 1) as TreeId)
+    }
+
+    fn begin(&self) -> Result<Box<dyn KvTxn + '_>> {
+        Ok(Box::new(MemoryTxn {
+            trees: self.trees.lock(),
+            undo: Vec::new(),
+            done: false,
+        }))
+    }
+
+    fn bulk_load(
+        &self,
+        tree: TreeId,
+        pairs: &mut dyn Iterator<Item = (Vec<u8>, Vec<u8>)>,
+    ) -> Result<u64> {
+        let mut trees = self.trees.lock();
+        let map = tree_mut(&mut trees, tree)?;
+        if !map.is_empty() {
+            return Err(Error::InvalidArgument(format!(
+                "bulk load into tree {tree}, which is not empty"
+            )));
+        }
+        let mut count = 0u64;
+        let mut last: Option<Vec<u8>> = None;
+        for (key, value) in pairs {
+            if last.as_ref().is_some_and(|previous| *previous >= key) {
+                return Err(Error::InvalidArgument(format!(
+                    "bulk load into tree {tree}: keys are not strictly ascending at pair {count}"
+                )));
+            }
+            last = Some(key.clone());
+            map.insert(key, value);
+            count += 1;
+        }
+        Ok(count)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn commit_abort_and_scans() {
+        let kv = MemoryKv::new();
+        let t = kv.open_tree("t").unwrap();
+        assert_eq!(kv.open_tree("t").unwrap(), t);
+        let mut txn = kv.begin().unwrap();
+        txn.put(t, b"b", b"2").unwrap();
+        txn.put(t, b"a", b"1").unwrap();
+        txn.commit().unwrap();
+        let mut txn = kv.begin().unwrap();
+        txn.put(t, b"c", b"3").unwrap();
+        assert!(txn.delete(t, b"a").unwrap());
+        txn.abort().unwrap();
+        let mut txn = kv.begin().unwrap();
+        let mut seen = Vec::new();
+        txn.scan(t, FULL_RANGE, Direction::Backward, 10, &mut |k, _| {
+            seen.push(k.to_vec());
+            true
+        })
+        .unwrap();
+        assert_eq!(seen, vec![b"b".to_vec(), b"a".to_vec()]);
+        drop(txn);
+        let inverted: KeyRange<'_> = (Bound::Included(b"z"), Bound::Included(b"a"));
+        let mut txn = kv.begin().unwrap();
+        txn.scan(t, inverted, Direction::Forward, 10, &mut |_, _| {
+            panic!("empty range")
+        })
+        .unwrap();
+    }
+
+    #[test]
+    fn retries_stop_at_success() {
+        let kv = MemoryKv::new();
+        let t = kv.open_tree("t").unwrap();
+        let mut calls = 0;
+        let ((), retries) = with_retries(&kv, 5, |txn| {
+            calls += 1;
+            if calls < 3 {
+                return Err(Error::Conflict("test".into()));
+            }
+            txn.put(t, b"k", b"v")
+        })
+        .unwrap();
+        assert_eq!(retries, 2);
+        assert_eq!(kv.len(t), 1);
+    }
+}

@@ -407,6 +407,7 @@ impl Core {
             )));
         }
         let mut busy_since: Option<Instant> = None;
+        let mut busy_spins = 0u32;
         let mut retries = 0;
         // Bound: FETCH_RETRIES lookups that found nothing or lost a race, plus busy waits of
         // at most BUSY_WAIT_LIMIT in total.
@@ -421,7 +422,14 @@ impl Core {
                         });
                     }
                     self.counters.busy_backoffs.fetch_add(1, Ordering::Relaxed);
-                    crate::sync::yield_now();
+                    // A repurposed frame is busy for one device command (tens to hundreds of
+                    // device microseconds): yield a few times, then sleep instead of spinning.
+                    busy_spins += 1;
+                    if busy_spins < 8 {
+                        crate::sync::yield_now();
+                    } else {
+                        crate::sync::sleep(Duration::from_micros(20));
+                    }
                     continue;
                 }
                 Lookup::Missing => {}
@@ -1245,24 +1253,5 @@ impl Drop for BufferPool {
                  failed: {err}"
             );
         }
-    }
-}
-
-impl crate::workload::PageAccess for BufferPool {
-    fn pages(&self) -> u64 {
-        self.core.pages
-    }
-    fn page_size(&self) -> usize {
-        self.core.page_size
-    }
-    fn read_with(&self, page: PageId, f: &mut dyn FnMut(&[u8])) -> Result<()> {
-        let guard = self.read(page)?;
-        f(guard.data());
-        Ok(())
-    }
-    fn update_with(&self, page: PageId, f: &mut dyn FnMut(&mut [u8])) -> Result<()> {
-        let mut guard = self.write(page)?;
-        f(guard.data_mut());
-        Ok(())
     }
 }

@@ -218,25 +218,21 @@ impl PoolConfig {
         wanted.min(self.frames / 16).max(1)
     }
 
-    /// `lru_scan_depth` per instance of `instance_frames` frames.
+    /// `lru_scan_depth` per instance of `instance_frames` frames: as configured, or scaled to
+    /// the instance; for the InnoDB-emulated CF-LRU, its window (the LRU-C paper sets
+    /// `innodb_lru_scan_depth` to the window, which is both the miss's scan and the cleaner's
+    /// free-list target).
     pub fn scan_depth(&self, instance_frames: usize) -> usize {
-        if self.lru_scan_depth == 0 {
-            default_scan_depth(instance_frames)
-        } else {
-            self.lru_scan_depth
-        }
-    }
-
-    /// The scan depth a miss uses in step 2 (the InnoDB-emulated CF-LRU uses its window).
-    pub fn miss_scan_depth(&self, instance_frames: usize) -> usize {
         if self.scheme.deep_scan {
             if self.cflru_window == 0 {
                 (instance_frames / 3).max(1)
             } else {
                 self.cflru_window
             }
+        } else if self.lru_scan_depth == 0 {
+            default_scan_depth(instance_frames)
         } else {
-            self.scan_depth(instance_frames)
+            self.lru_scan_depth
         }
     }
 

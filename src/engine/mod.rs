@@ -94,7 +94,7 @@ fn build_miss(
     instance_frames: usize,
     page_size: usize,
 ) -> Arc<dyn MissPath> {
-    let scan_depth = config.miss_scan_depth(instance_frames);
+    let scan_depth = config.scan_depth(instance_frames);
     match config.scheme.miss {
         MissKind::Raw => Arc::new(Raw { scan_depth }),
         MissKind::LruC => Arc::new(LruCPointer::new(config.scheme.split_mutex)),

@@ -26,3 +26,22 @@ pub trait PageAccess: Send + Sync {
     /// Out-of-range page, corrupt page, device errors, a poisoned pool.
     fn update_with(&self, page: PageId, f: &mut dyn FnMut(&mut [u8])) -> Result<()>;
 }
+
+impl PageAccess for crate::core::BufferPool {
+    fn pages(&self) -> u64 {
+        self.pages()
+    }
+    fn page_size(&self) -> usize {
+        self.page_size()
+    }
+    fn read_with(&self, page: PageId, f: &mut dyn FnMut(&[u8])) -> Result<()> {
+        let guard = self.read(page)?;
+        f(guard.data());
+        Ok(())
+    }
+    fn update_with(&self, page: PageId, f: &mut dyn FnMut(&mut [u8])) -> Result<()> {
+        let mut guard = self.write(page)?;
+        f(guard.data_mut());
+        Ok(())
+    }
+}

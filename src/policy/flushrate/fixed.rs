@@ -40,6 +40,10 @@ impl FlushRate for MysqlFixed {
         "fixed"
     }
 
+    fn initial_lru_scan(&self) -> usize {
+        self.lru_scan
+    }
+
     fn plan(&mut self, inputs: &CleanerInputs) -> FlushPlan {
         let recommendation = self.state.recommend(
             &self.adaptive,

@@ -42,8 +42,8 @@ pub struct CleanerInputs {
 /// One round's plan.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct FlushPlan {
-    /// Pages to scan from the eviction end of each instance (`P_scan`; InnoDB's
-    /// `lru_scan_depth`, which is also the free-list target of the LRU flush).
+    /// Pages to scan from the eviction end of each instance in the next round (`P_scan`;
+    /// InnoDB's `lru_scan_depth`, which is also the free-list target of the LRU flush).
     pub lru_scan: usize,
     /// Pages to write from the flush lists, all instances together (`P_io`).
     pub flush_list_pages: u64,
@@ -83,7 +83,9 @@ pub struct RoundObservation {
 pub trait FlushRate: Send + Debug {
     /// The controller's name in compositions (`fixed`, `percona`, `self-tuning`).
     fn name(&self) -> &'static str;
-    /// Plans the next round.
+    /// `P_scan` for the first round (before any plan).
+    fn initial_lru_scan(&self) -> usize;
+    /// Plans the flush-list part of this round and the LRU part of the next.
     fn plan(&mut self, inputs: &CleanerInputs) -> FlushPlan;
     /// Learns from the round just done.
     fn observe(&mut self, observation: &RoundObservation);

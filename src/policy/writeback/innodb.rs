@@ -13,7 +13,9 @@
 //!      fixed number of pages (basic LRU-C) or all of it (dynamic batch write), and free each page
 //!      as its write completes. With the mutex split only LRU-D is taken.
 //! 3. Checkpoint flushing: the oldest `P_io` dirty pages below the plan's LSN limit, shared
-//!    among instances by their number of dirty pages.
+//!    among instances by their number of dirty pages. The controller plans `P_io` after the
+//!    LRU part, on the dirty pages it left; `P_scan` for the next round's LRU part comes from
+//!    the same plan.
 //!
 //! Lock order as in `core`; list mutexes are released before any write is submitted.
 
@@ -62,6 +64,8 @@ pub struct PageCleaner {
     page_cleaners: usize,
     neighbors: bool,
     previous: Previous,
+    /// `P_scan` as the controller planned it last round.
+    last_lru_scan: AtomicU64,
 }
 
 impl PageCleaner {
@@ -75,7 +79,9 @@ impl PageCleaner {
         page_cleaners: usize,
         neighbors: bool,
     ) -> Self {
+        let first_scan = rate.initial_lru_scan();
         PageCleaner {
+            last_lru_scan: AtomicU64::new(first_scan as u64),
             lru,
             rate: Mutex::new(rate),
             page_cleaners: page_cleaners.max(1),
@@ -105,32 +111,6 @@ impl PageCleaner {
             inputs.lru_pages += instance.lock_order().len();
         }
         inputs
-    }
-
-    /// One instance's share of the round: held copies, the LRU part, checkpoint flushing.
-    /// Returns (LRU-part pages, flush-list pages).
-    fn flush_instance(
-        &self,
-        core: &Core,
-        instance: &Instance,
-        lru_scan: usize,
-        flush_pages: u64,
-        lsn_limit: crate::page::Lsn,
-    ) -> Result<(u64, u64)> {
-        let mut lru = core.parts.miss.write_held(core, instance)? as u64;
-        lru += match self.lru {
-            LruFlush::Tail => flush_lru_tail(core, instance, lru_scan, self.neighbors)?,
-            LruFlush::DirtyRegion(limit) => flush_dirty_region(core, instance, limit)?,
-        };
-        let flushed = if flush_pages == 0 {
-            0
-        } else {
-            core.flush_oldest_ext(instance, flush_pages as usize, lsn_limit, self.neighbors)?
-        };
-        core.counters
-            .flush_list_flushes
-            .fetch_add(flushed, Ordering::Relaxed);
-        Ok((lru, flushed))
     }
 
     fn observe(&self, core: &Core, lru: u64, flush: u64, requested: u64, began: Instant) {
@@ -176,32 +156,51 @@ impl Writeback for PageCleaner {
     }
 
     fn round(&self, core: &Core) -> Result<u64> {
+        let began = Instant::now();
+        // The LRU part uses the scan depth the controller planned last round; the flush-list
+        // amount is planned after it, on the dirty pages the LRU part left (the order of the
+        // code this reproduces; MySQL 5.7's coordinator plans both before the LRU flush).
+        let lru_scan = self.last_lru_scan.load(Ordering::Relaxed) as usize;
+        let lru_results = for_each_instance(core, self.page_cleaners, &|instance| {
+            let held = core.parts.miss.write_held(core, instance)? as u64;
+            let lru = match self.lru {
+                LruFlush::Tail => flush_lru_tail(core, instance, lru_scan, self.neighbors)?,
+                LruFlush::DirtyRegion(limit) => flush_dirty_region(core, instance, limit)?,
+            };
+            Ok(held + lru)
+        });
         let inputs = self.inputs(core);
         let plan = self.rate.lock().plan(&inputs);
-        let began = Instant::now();
+        self.last_lru_scan
+            .store(plan.lru_scan as u64, Ordering::Relaxed);
         let dirty_total = inputs.dirty_pages.max(1) as u64;
-        let results = for_each_instance(core, self.page_cleaners, &|instance| {
-            let share = if plan.flush_list_pages == 0 {
-                0
-            } else {
-                let dirty = instance.lock_flush().len() as u64;
-                (plan.flush_list_pages * dirty).div_ceil(dirty_total)
-            };
-            self.flush_instance(core, instance, plan.lru_scan, share, plan.lsn_limit)
-        });
-        let (mut lru, mut flush) = (0, 0);
-        let mut first_error = None;
-        for result in results {
-            match result {
-                Ok((l, f)) => {
-                    lru += l;
-                    flush += f;
-                }
-                Err(err) => {
-                    first_error.get_or_insert(err);
-                }
+        let flush_results = for_each_instance(core, self.page_cleaners, &|instance| {
+            if plan.flush_list_pages == 0 {
+                return Ok(0);
             }
-        }
+            let dirty = instance.lock_flush().len() as u64;
+            let share = (plan.flush_list_pages * dirty).div_ceil(dirty_total);
+            let flushed =
+                core.flush_oldest_ext(instance, share as usize, plan.lsn_limit, self.neighbors)?;
+            core.counters
+                .flush_list_flushes
+                .fetch_add(flushed, Ordering::Relaxed);
+            Ok(flushed)
+        });
+        let mut first_error = None;
+        let mut sum = |results: Vec<Result<u64>>| {
+            results
+                .into_iter()
+                .map(|result| {
+                    result.unwrap_or_else(|err| {
+                        first_error.get_or_insert(err);
+                        0
+                    })
+                })
+                .sum::<u64>()
+        };
+        let lru = sum(lru_results);
+        let flush = sum(flush_results);
         self.observe(core, lru, flush, plan.flush_list_pages, began);
         first_error.map_or(Ok(plan.sleep_ms), Err)
     }

@@ -26,7 +26,7 @@ use flashbuf::workload::synthetic::{
 struct CacheTarget {
     device: SharedDevice,
     frames: usize,
-    cache: parking_lot::Mutex<Cache>,
+    cache: flashbuf::sync::Mutex<Cache>,
     counters: MutexCounters,
     hits: AtomicU64,
     misses: AtomicU64,
@@ -48,7 +48,7 @@ impl CacheTarget {
         CacheTarget {
             device,
             frames,
-            cache: parking_lot::Mutex::new(Cache::default()),
+            cache: flashbuf::sync::Mutex::new(Cache::default()),
             counters: MutexCounters::default(),
             hits: AtomicU64::new(0),
             misses: AtomicU64::new(0),

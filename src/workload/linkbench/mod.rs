@@ -1,0 +1,1 @@
+//! LinkBench (placeholder while building).

@@ -1,0 +1,1 @@
+//! YCSB (placeholder while building).

@@ -542,23 +542,21 @@ impl RecordWorkload for Ycsb {
             ],
             ..CheckReport::default()
         };
-        let mut malformed = 0u64;
+        let (mut bad_rows, mut bad_keys) = (0u64, 0u64);
         let prefix = config.key_prefix.as_bytes();
         let rows = scan_prefix_batches(engine, tree, &[], CHECK_BATCH, &mut |batch| {
             for (key, value) in batch {
-                if !key.starts_with(prefix) || decode_row(config, value).is_err() {
-                    malformed += 1;
-                }
+                bad_keys += u64::from(!key.starts_with(prefix));
+                bad_rows += u64::from(decode_row(config, value).is_err());
             }
             Ok(())
         })?;
         report.rows_scanned = rows;
-        if malformed > 0 {
-            report.violate(
-                "rows",
-                "ycsb table",
-                format!("{malformed} rows with a bad key or value"),
-            );
+        for (count, condition) in [(bad_rows, 0), (bad_keys, 1)] {
+            if count > 0 {
+                let name = report.conditions[condition].clone();
+                report.violate(name, self.tree_name(), format!("{count} rows violate it"));
+            }
         }
         let loaded = match self.shared.loaded_rows.load(Ordering::Relaxed) {
             0 => config.record_count,
@@ -568,7 +566,7 @@ impl RecordWorkload for Ycsb {
         if rows != expected {
             report.violate(
                 "rows = loaded + inserted",
-                "ycsb table",
+                self.tree_name(),
                 format!("{rows} rows, want {loaded} + {}", self.inserted()),
             );
         }

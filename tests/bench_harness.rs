@@ -469,7 +469,7 @@ fn cli_flags_parse_and_bad_values_error_cleanly() {
         (&["--read-ratio", "2"], "--read-ratio"),
         (&["--page-size", "1000"], "--page-size"),
         (&["--workload", "tpcc"], "ms, wis, ris, mu"),
-        (&["--schemes", "fifo"], "valid schemes"),
+        (&["--schemes", "fifo"], "valid presets"),
         (&["--device", "disk:/x"], "valid forms"),
         (&["--locality", "90"], "locality"),
         (&["--threads", "0"], "threads"),

@@ -16,8 +16,8 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
+use flashbuf::core::lru_list::LruList;
 use flashbuf::pool::frame::{Frame, FrameId, NIL, Region};
-use flashbuf::replacement::lru::LruList;
 use shuttle::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use shuttle::sync::{Mutex, RwLock};
 use shuttle::thread;
@@ -157,7 +157,7 @@ const FRAMES: usize = 8;
 impl LruCModel {
     fn new() -> Self {
         let frames: Vec<Frame> = (0..FRAMES).map(|_| Frame::default()).collect();
-        let mut mixed = LruList::new(Region::Lru, 0);
+        let mut mixed = LruList::new(Region::Order, 0);
         for id in 0..FRAMES as FrameId {
             mixed.push_head(&frames, id);
         }
@@ -165,7 +165,7 @@ impl LruCModel {
         LruCModel {
             frames,
             mixed: Mutex::new(mixed),
-            dirty_region: Mutex::new(LruList::new(Region::Dirty, 0)),
+            dirty_region: Mutex::new(LruList::new(Region::Side, 0)),
             free: Mutex::new(Vec::new()),
             dirty: flag(false),
             writing: flag(false),
@@ -234,8 +234,7 @@ impl LruCModel {
             let mut region = self.dirty_region.lock().unwrap();
             for &id in &batch {
                 let i = id as usize;
-                if self.frames[i].region() == Region::Dirty
-                    && !self.pinned[i].load(Ordering::SeqCst)
+                if self.frames[i].region() == Region::Side && !self.pinned[i].load(Ordering::SeqCst)
                 {
                     region.remove(&self.frames, id);
                     freed.push(id);
@@ -257,15 +256,15 @@ impl LruCModel {
         let i = id as usize;
         {
             let _table = self.table.lock().unwrap();
-            let mapped = matches!(self.frames[i].region(), Region::Lru | Region::Dirty);
+            let mapped = matches!(self.frames[i].region(), Region::Order | Region::Side);
             if !mapped || self.pinned[i].swap(true, Ordering::SeqCst) {
                 return; // evicted, or one pinner at a time in this model
             }
         }
-        if self.frames[i].region() == Region::Dirty {
+        if self.frames[i].region() == Region::Side {
             let mut mixed = self.mixed.lock().unwrap();
             let mut region = self.dirty_region.lock().unwrap();
-            if self.frames[i].region() == Region::Dirty {
+            if self.frames[i].region() == Region::Side {
                 region.remove(&self.frames, id);
                 self.passed_dirty[i].store(false, Ordering::SeqCst);
                 mixed.push_head(&self.frames, id);

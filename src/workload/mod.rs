@@ -2,9 +2,17 @@
 //!
 //! [`PageAccess`] is the interface a workload drives (the buffer pool implements it);
 //! [`synthetic`] holds the ACE page-level mixes and [`keys`] their page distributions.
+//!
+//! The record-level workloads drive the transactional key-value interface
+//! ([`crate::kv::KvEngine`]) through [`record::RecordWorkload`]: [`tpcc`], [`ycsb`] and
+//! [`linkbench`].
 
 pub mod keys;
+pub mod linkbench;
+pub mod record;
 pub mod synthetic;
+pub mod tpcc;
+pub mod ycsb;
 
 use crate::error::{PageId, Result};
 

@@ -110,7 +110,10 @@ fn bad_configurations_and_devices_are_config_errors() {
     let device = mem_for(&config);
     assert!(matches!(
         Wal::open(shared(&device), config.clone()),
-        Err(Error::CorruptLog { .. })
+        Err(Error::Format {
+            problem: flashbuf::error::FormatProblem::Blank,
+            ..
+        })
     ));
     let too_big = WalConfig {
         log_size: config.log_size * 2,

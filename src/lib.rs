@@ -25,6 +25,7 @@
 
 pub mod bench;
 pub mod cli;
+pub mod datafile;
 pub mod db;
 pub mod device;
 pub mod error;

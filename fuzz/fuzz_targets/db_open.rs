@@ -22,7 +22,9 @@ use flashbuf::db::{Database, DatabaseConfig};
 use flashbuf::device::memory::MemoryDevice;
 use flashbuf::pool::{PoolConfig, Scheme};
 use flashbuf::wal::{Wal, WalConfig};
-use fuzz_support::{PAGE, apply, device_from, first_changed_lsn, header_unchanged, mutations, snapshot};
+use fuzz_support::{
+    PAGE, apply, device_from, first_changed_lsn, header_unchanged, mutations, snapshot,
+};
 use libfuzzer_sys::fuzz_target;
 
 const DATA_PAGES: u64 = 32;

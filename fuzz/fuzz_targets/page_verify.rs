@@ -29,7 +29,10 @@ fuzz_target!(|input: &[u8]| {
             let stamped = bytes[20..24] == page::PAGE_MAGIC
                 && bytes[8..16] == id.to_le_bytes()
                 && bytes[16..20] == page::checksum(&bytes).to_le_bytes();
-            assert!(zero || stamped, "accepted a page that is neither blank nor stamped");
+            assert!(
+                zero || stamped,
+                "accepted a page that is neither blank nor stamped"
+            );
             assert_eq!(lsn, if zero { 0 } else { page::page_lsn(&bytes) });
         }
         // Short and empty slices are errors, not panics.
@@ -40,6 +43,9 @@ fuzz_target!(|input: &[u8]| {
         assert_eq!(page::verify(&bytes, id).ok(), Some(lsn));
         let bit = (usize::from(mode) * 31 + rest.len()) % (PAGE * 8);
         bytes[bit / 8] ^= 1 << (bit % 8);
-        assert!(page::verify(&bytes, id).is_err(), "a flipped bit {bit} verified");
+        assert!(
+            page::verify(&bytes, id).is_err(),
+            "a flipped bit {bit} verified"
+        );
     }
 });

@@ -15,7 +15,9 @@ use std::time::Duration;
 
 use flashbuf::Error;
 use flashbuf::wal::{LogRecord, Wal, WalConfig};
-use fuzz_support::{PAGE, apply, device_from, first_changed_lsn, header_unchanged, mutations, snapshot};
+use fuzz_support::{
+    PAGE, apply, device_from, first_changed_lsn, header_unchanged, mutations, snapshot,
+};
 use libfuzzer_sys::fuzz_target;
 
 const RING_PAGES: u64 = 24;
@@ -96,7 +98,12 @@ fn raw(input: &[u8]) {
     let device = device_from(&image);
     if let Ok((_, recovery)) = Wal::open(device, base.config.clone()) {
         assert!(recovery.proven_durable_lsn <= recovery.end_lsn);
-        assert!(recovery.records.iter().all(|r| r.start < r.end && r.end <= recovery.end_lsn));
+        assert!(
+            recovery
+                .records
+                .iter()
+                .all(|r| r.start < r.end && r.end <= recovery.end_lsn)
+        );
     }
 }
 

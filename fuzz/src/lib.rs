@@ -47,9 +47,14 @@ pub fn mutations(input: &[u8], len: usize, max: usize) -> Vec<Mutation> {
         .chunks_exact(6)
         .take(max)
         .filter_map(|chunk| {
-            let offset = u32::from_le_bytes([chunk[0], chunk[1], chunk[2], chunk[3]]) as usize % len;
+            let offset =
+                u32::from_le_bytes([chunk[0], chunk[1], chunk[2], chunk[3]]) as usize % len;
             let mask = chunk[4];
-            let zero_len = if chunk[5] & 0x80 != 0 { 1 + (chunk[5] & 0x7f) as usize * 64 } else { 0 };
+            let zero_len = if chunk[5] & 0x80 != 0 {
+                1 + (chunk[5] & 0x7f) as usize * 64
+            } else {
+                0
+            };
             (zero_len > 0 || mask != 0).then_some(Mutation {
                 offset,
                 mask,

@@ -111,3 +111,35 @@ fn an_intact_log_proves_its_durable_prefix() {
     assert!(recovery.proven_durable_lsn >= ranges[39].0);
     assert!(recovery.proven_durable_lsn <= recovery.end_lsn);
 }
+
+#[test]
+fn corruption_after_the_ring_wrapped_is_an_error_too() {
+    let ring_pages = 16;
+    let config = config(ring_pages, 4);
+    let device = mem_for(&config);
+    let wal = Wal::create(shared(&device), config.clone()).unwrap();
+    let mut ranges = Vec::new();
+    // About five laps of the ring, a checkpoint every 20 records keeping the ring free.
+    for id in 0..400u64 {
+        let range = wal
+            .append_range(std::slice::from_ref(&record((id % 2) as u8, id, 700)))
+            .unwrap();
+        wal.flush_to(range.end).unwrap();
+        ranges.push((range.start, range.end));
+        if id % 20 == 9 {
+            wal.write_checkpoint(ranges[ranges.len() - 3].0).unwrap();
+        }
+    }
+    // The last checkpoint came after record 389: it recorded the log durable to there.
+    let checkpoint_durable = ranges[390].0;
+    drop(wal);
+    assert!(
+        ranges.last().unwrap().1 > 4 * ring_pages * 4096,
+        "the log wrapped"
+    );
+    // A record after the newest checkpoint's redo point, before the last flush.
+    let (start, _) = ranges[ranges.len() - 4];
+    assert!(start > checkpoint_durable, "past the checkpoint's durable LSN");
+    flip(&device, device_offset(start + 30, ring_pages), 5);
+    assert_corrupt(&config, &device, "after wrapping");
+}

@@ -139,7 +139,10 @@ fn corruption_after_the_ring_wrapped_is_an_error_too() {
     );
     // A record after the newest checkpoint's redo point, before the last flush.
     let (start, _) = ranges[ranges.len() - 4];
-    assert!(start > checkpoint_durable, "past the checkpoint's durable LSN");
+    assert!(
+        start > checkpoint_durable,
+        "past the checkpoint's durable LSN"
+    );
     flip(&device, device_offset(start + 30, ring_pages), 5);
     assert_corrupt(&config, &device, "after wrapping");
 }

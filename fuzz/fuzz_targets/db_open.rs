@@ -27,7 +27,7 @@ use fuzz_support::{
 };
 use libfuzzer_sys::fuzz_target;
 
-const DATA_PAGES: u64 = 32;
+const DATA_PAGES: u64 = 64;
 const LOG_PAGES: u64 = 40;
 
 struct Base {
@@ -41,7 +41,7 @@ struct Base {
 }
 
 fn config() -> DatabaseConfig {
-    let mut pool = PoolConfig::for_scheme(Scheme::LruC, 8);
+    let mut pool = PoolConfig::for_scheme(Scheme::LruC, 16);
     pool.cleaner_period_ms = 5;
     DatabaseConfig {
         pool,

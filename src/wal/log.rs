@@ -756,6 +756,12 @@ impl Wal {
         self.inner.lock().durable_lsn
     }
 
+    /// The random id of this log (its checkpoint slots' `log_id`): what a data file's header
+    /// binds to (`DataFile::bind_log`, `DataFile::check_log`).
+    pub fn log_id(&self) -> u64 {
+        self.log_id
+    }
+
     /// Redo LSN of the newest durable checkpoint.
     pub fn checkpoint_lsn(&self) -> Lsn {
         self.inner.lock().checkpoint_lsn

@@ -29,6 +29,7 @@
 pub mod bench;
 pub mod cli;
 pub mod core;
+pub mod datafile;
 pub mod db;
 pub mod device;
 pub mod engine;

@@ -41,8 +41,24 @@ impl MissPath for FusedRw {
         "rw"
     }
 
-    fn acquire(&self, core: &Core, instance: &Instance, page: PageId) -> Result<Acquired> {
-        raw_loop(core, instance, self.scan_depth, &Fused { page })
+    fn acquire(
+        &self,
+        core: &Core,
+        instance: &Instance,
+        page: PageId,
+        read: bool,
+    ) -> Result<Acquired> {
+        if read {
+            raw_loop(core, instance, self.scan_depth, &Fused { page })
+        } else {
+            // A new page is not read: a plain single-page flush frees a frame for it.
+            raw_loop(
+                core,
+                instance,
+                self.scan_depth,
+                &super::raw::SinglePageFlush,
+            )
+        }
     }
 }
 
@@ -133,6 +149,7 @@ fn fused_miss(
         restore_victim(core, instance, id);
         return Err(err);
     }
+    core.note_written(victim_page, newest);
     instance.lock_flush().remove(&core.frames, id);
     {
         let mut shard = core.table.write(victim_page);

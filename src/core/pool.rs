@@ -795,8 +795,13 @@ impl Core {
         self.verify_image(self.frame_bytes(id), page)
     }
 
-    /// The checks of [`Core::verify_read`] on any image of `page`.
-    fn verify_image(&self, bytes: &[u8], page: PageId) -> Result<()> {
+    /// The checks of a read on any image of `page` (every path that reads a page uses them):
+    /// checksum and page id, not older than what this pool wrote, not all zeros below the
+    /// high-water mark, not past the end of the log.
+    ///
+    /// # Errors
+    /// [`Error::CorruptPage`] or [`Error::CorruptLog`] saying which.
+    pub fn verify_image(&self, bytes: &[u8], page: PageId) -> Result<()> {
         let lsn = crate::page::verify(bytes, page)?;
         self.check_not_stale(page, lsn)?;
         if lsn == 0 && page < self.high_water() && bytes.iter().all(|&b| b == 0) {

@@ -163,7 +163,7 @@ fn fused_miss(
         .sync_replacement_writes
         .fetch_add(1, Ordering::Relaxed);
     if core.config.verify_checksums
-        && let Err(err) = crate::page::verify(core.frame_bytes(id), page)
+        && let Err(err) = core.verify_image(core.frame_bytes(id), page)
     {
         give_up_frame(core, instance, id, page);
         return Err(err);

@@ -46,6 +46,7 @@
 //!
 //! Lock order: the model mutex only; the page store's stripe locks are taken outside it.
 
+pub mod cloud;
 pub mod flash;
 pub mod ftl;
 pub mod hdd;
@@ -53,24 +54,29 @@ pub mod profile;
 pub mod sim;
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use parking_lot::Mutex;
 
 use super::memory::{AtomicStats, PageStore};
 use super::{
-    Device, DeviceInfo, DeviceStats, IoOp, IoRequest, IoTicket, OpenOptions, SharedDevice,
+    Device, DeviceInfo, DeviceStats, DeviceTimeControl, IoOp, IoRequest, IoTicket, OpenOptions,
+    SharedDevice, WriteCache,
 };
 use crate::error::{DeviceError, PageId, Result};
 pub use flash::DeviceNs;
 pub use profile::{Kind, OPTION_NAMES, PROFILE_NAMES, Profile};
-pub use sim::{Model, ModelOp};
+pub use sim::{ClientKind, ClosedLoop, Model, ModelOp};
 
-/// Maps device time to real instants: device nanosecond `t` happens at `epoch + t x scale`.
-#[derive(Debug, Clone, Copy)]
+/// Maps device time to real instants: device nanosecond `t` happens at
+/// `epoch + (t - offset) x scale`. The offset only grows ([`DeviceClock::advance`]: device time
+/// that passes without real time, for work done in device time only).
+#[derive(Debug, Clone)]
 pub struct DeviceClock {
     epoch: Instant,
     scale: f64,
+    offset_ns: Arc<AtomicU64>,
 }
 
 impl DeviceClock {
@@ -84,20 +90,27 @@ impl DeviceClock {
         DeviceClock {
             epoch: Instant::now(),
             scale,
+            offset_ns: Arc::new(AtomicU64::new(0)),
         }
+    }
+
+    fn offset(&self) -> u64 {
+        self.offset_ns.load(Ordering::Acquire)
     }
 
     /// The current device time.
     #[must_use]
     pub fn now(&self) -> DeviceNs {
         let real = self.epoch.elapsed().as_nanos() as f64;
-        (real / self.scale) as u64
+        (real / self.scale) as u64 + self.offset()
     }
 
-    /// The real instant of device time `t`.
+    /// The real instant of device time `t` (instants already past for times before the last
+    /// [`DeviceClock::advance`]).
     #[must_use]
     pub fn instant(&self, t: DeviceNs) -> Instant {
-        let real_ns = (t as f64 * self.scale).min(1.0e18) as u64;
+        let since_epoch = t.saturating_sub(self.offset());
+        let real_ns = (since_epoch as f64 * self.scale).min(1.0e18) as u64;
         self.epoch + Duration::from_nanos(real_ns)
     }
 
@@ -105,7 +118,13 @@ impl DeviceClock {
     #[must_use]
     pub fn device_time(&self, instant: Instant) -> DeviceNs {
         let real = instant.saturating_duration_since(self.epoch).as_nanos() as f64;
-        (real / self.scale) as u64
+        (real / self.scale) as u64 + self.offset()
+    }
+
+    /// Lets `delta` nanoseconds of device time pass at once. Deadlines handed out before keep
+    /// their real instants, so call this only with no I/O in flight.
+    pub fn advance(&self, delta: DeviceNs) {
+        self.offset_ns.fetch_add(delta, Ordering::AcqRel);
     }
 }
 
@@ -237,6 +256,14 @@ impl Device for EmulatedDevice {
         Ok(())
     }
 
+    fn write_cache(&self) -> WriteCache {
+        self.profile.write_cache()
+    }
+
+    fn time_control(&self) -> Option<&dyn DeviceTimeControl> {
+        Some(self)
+    }
+
     fn stats(&self) -> DeviceStats {
         let flash = self.model.lock().flash_stats();
         let mut stats = self.stats.snapshot();
@@ -259,6 +286,45 @@ impl Device for EmulatedDevice {
             model.map_untimed(page);
         }
         Ok(())
+    }
+}
+
+impl DeviceTimeControl for EmulatedDevice {
+    fn now_ns(&self) -> u64 {
+        self.clock.now()
+    }
+
+    fn precondition(
+        &self,
+        region_pages: u64,
+        writes: u64,
+        concurrency: usize,
+        seed: u64,
+    ) -> std::result::Result<u64, DeviceError> {
+        if region_pages == 0 {
+            return Ok(0);
+        }
+        self.info.check_page(region_pages - 1)?;
+        let mut model = self.model.lock();
+        let start = self.clock.now();
+        let clients = vec![ClientKind::Writer; concurrency.clamp(1, 4096)];
+        let mut load = ClosedLoop::new(&clients, region_pages, start, seed);
+        load.run_requests(&mut model, writes);
+        let end = load.drained_at().max(start);
+        self.clock.advance(end - start);
+        for _ in 0..writes {
+            self.stats.count(IoOp::Write, self.info.page_size);
+        }
+        Ok(end - start)
+    }
+
+    fn settle(&self) -> u64 {
+        let model = self.model.lock();
+        let now = self.clock.now();
+        let idle = model.quiescent_at();
+        let delta = idle.saturating_sub(now);
+        self.clock.advance(delta);
+        delta
     }
 }
 

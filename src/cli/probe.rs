@@ -77,7 +77,8 @@ pub struct ProbeArgs {
     /// Shorter, looser points (3 windows within 10%, at most 8 windows).
     #[arg(long)]
     pub quick: bool,
-    /// Instead of steady-state detection: each point runs this many real milliseconds.
+    /// Instead of steady-state detection: each point runs this many real milliseconds (with
+    /// --model: device milliseconds).
     #[arg(long)]
     pub duration_ms: Option<u64>,
     /// Skip the fsync measurement.
@@ -123,7 +124,7 @@ pub fn run(args: &ProbeArgs) -> Result<()> {
         create: true,
     };
     options.validate()?;
-    let config = config_from(args, options.pages)?;
+    let mut config = config_from(args, options.pages)?;
     let report = if args.model {
         let Some(profile) = &resolved else {
             return Err(Error::Config(
@@ -156,6 +157,11 @@ pub fn run(args: &ProbeArgs) -> Result<()> {
             _ => (spec.clone(), None),
         };
         let device = open_device(&spec, &options)?;
+        if let Some(ms) = args.duration_ms {
+            // Real milliseconds per point, in the device time the steady config works in.
+            let device_s = ms.max(1) as f64 / 1000.0 / device.info().time_scale;
+            config.steady = SteadyConfig::fixed(Duration::from_secs_f64(device_s));
+        }
         let estimate = preview
             .as_ref()
             .filter(|_| config.steady.fixed.is_none())
@@ -252,7 +258,7 @@ fn config_from(args: &ProbeArgs, region_pages: u64) -> Result<ProbeConfig> {
         fsync,
     };
     if let Some(ms) = args.duration_ms {
-        // Real milliseconds per point; the steady config works in device time.
+        // Device milliseconds here; `run` converts real to device time once the device is open.
         config.steady = SteadyConfig::fixed(Duration::from_millis(ms.max(1)));
     }
     config.validate()?;
@@ -412,9 +418,9 @@ fn print_plan(
     )];
     lines.push(format!("  precondition: {}", config.precondition));
     lines.push(match steady.fixed {
-        Some(ms) => format!(
-            "  points: {} ms each (no steady-state detection)",
-            ms.as_millis()
+        Some(time) => format!(
+            "  points: {:.1} ms of device time each (no steady-state detection)",
+            time.as_secs_f64() * 1000.0
         ),
         None => format!(
             "  points: writes then reads at concurrency {:?}{}; each until {} device-time windows \

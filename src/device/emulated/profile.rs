@@ -1,12 +1,18 @@
-//! Device profiles of the emulated flash SSD and HDD (algorithms.md section 7) and the
-//! `key=value` overrides of the `emu:NAME[,key=value...]` device string.
+//! Device profiles of the emulated flash SSD, HDD and cloud volume (algorithms.md section 7)
+//! and the `key=value` overrides of the `emu:NAME[,key=value...]` device string.
 //!
 //! Every profile is physics, not a benchmark figure: geometry (channels x ways = dies), flash
 //! latencies (tR, tPROG, erase, program-suspend), channel and host-link bandwidth, firmware
-//! overhead per command, write-buffer size and the spare area. The numbers were chosen from the
-//! parts the papers name (LRU-C Table 1, ACE Table I, the RW paper's Cosmos+ OpenSSD) and then
-//! checked by the closed-loop calibration of `examples/emu_calibrate.rs` (QD32, random pages);
-//! the figures it produces are in the module docs of `mod.rs` and the helper's report.
+//! overhead per command, the device command queue, write-buffer size, power-loss protection
+//! (`plp`) and the spare area; for the cloud volume, network latency, server latencies and the
+//! provisioned rate. The numbers were chosen from the parts the papers name (LRU-C Table 1,
+//! ACE Table I, the RW paper's Cosmos+ OpenSSD) and their datasheets, then checked with
+//! `device probe`'s default method ([`paper_figures`] holds each profile's target; the results
+//! are in the module docs of `mod.rs` and in `docs/devices.md`).
+//!
+//! Power-loss protection: off for the papers' client and consumer drives (ssd-a..d, openssd),
+//! on for the enterprise drives (pcie, sata, optane) and the cloud volume; see `mod.rs` for
+//! what `sync` costs either way.
 //!
 //! "Half-full" devices: the papers measure drives that are half full, so the FTL of a real
 //! drive has the unwritten half plus its hardware spare (about 7%) as room for garbage
@@ -16,6 +22,7 @@
 //! Page size: profiles are given for 16 KiB pages. Transfers scale with the page size; tR does
 //! not (a flash read senses a whole flash page); tPROG scales with the page size (the write
 //! buffer packs small logical pages into one flash page, so program bandwidth stays the same).
+//! LRU-C Table 1 was measured with 16 KiB I/O, ACE Table I and the RW paper with 4 KiB.
 
 use crate::device::WriteCache;
 use crate::error::{Error, Result};

@@ -301,12 +301,13 @@ impl PointRunner for LiveRunner<'_> {
         })
     }
 
-    fn finish(mut self, windows: usize) -> Result<Histogram<u64>> {
+    fn finish(mut self, counted: std::ops::Range<usize>) -> Result<Histogram<u64>> {
         let samples = self.stop_and_join()?;
         let mut histogram = new_histogram()?;
+        // Window i spans boundaries i..i + 1.
         let last = self.boundaries.len() - 1;
-        let from = self.boundaries[last.saturating_sub(windows)].as_nanos() as u64;
-        let to = self.boundaries[last].as_nanos() as u64;
+        let from = self.boundaries[counted.start.min(last)].as_nanos() as u64;
+        let to = self.boundaries[counted.end.min(last)].as_nanos() as u64;
         for &(completed, latency) in samples.iter().flatten() {
             if completed > from && completed <= to {
                 record(

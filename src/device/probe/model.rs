@@ -168,10 +168,10 @@ impl PointRunner for &mut ModelRunner<'_> {
         Ok(rate)
     }
 
-    fn finish(self, windows: usize) -> Result<Histogram<u64>> {
+    fn finish(self, counted: std::ops::Range<usize>) -> Result<Histogram<u64>> {
         let mut histogram = new_histogram()?;
-        let from = self.windows.len().saturating_sub(windows);
-        for window in &self.windows[from..] {
+        let end = counted.end.min(self.windows.len());
+        for window in &self.windows[counted.start.min(end)..end] {
             for &latency in &window.latencies_ns {
                 record(&mut histogram, latency);
             }

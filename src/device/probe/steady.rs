@@ -1,6 +1,8 @@
 //! Measuring one probe point until it is steady: successive device-time windows, each long
 //! enough to hold about `window_requests` I/Os, until the last `windows` of them agree within
-//! the tolerance (and show no trend), or `max_windows` have run.
+//! the tolerance (and show no trend), or `max_windows` have run. A point that never converges
+//! (a host stall, a device that keeps drifting) reports its steadiest stretch of `windows`
+//! consecutive windows, and says so.
 //!
 //! Pure logic ([`SteadyDetector`]) plus the loop that drives a [`PointRunner`] (live threads or
 //! the timing model) with it. The point's figures come from the agreeing windows only: the
@@ -167,11 +169,13 @@ pub enum Convergence {
 pub enum Verdict {
     /// Run another window of this many device nanoseconds.
     Continue(u64),
-    /// Done: the point's figures come from the last `windows` windows.
+    /// Done: the point's figures come from windows `first..first + windows`.
     Done {
         /// How it ended.
         convergence: Convergence,
-        /// Windows the figures come from (the last ones).
+        /// First window the figures come from.
+        first: usize,
+        /// Windows the figures come from.
         windows: usize,
     },
 }
@@ -215,6 +219,7 @@ impl SteadyDetector {
         if self.config.fixed.is_some() {
             return Verdict::Done {
                 convergence: Convergence::Fixed,
+                first: 0,
                 windows: self.rates.len(),
             };
         }
@@ -229,13 +234,16 @@ impl SteadyDetector {
         {
             return Verdict::Done {
                 convergence: Convergence::Steady,
+                first: self.rates.len() - wanted,
                 windows: wanted,
             };
         }
         if self.rates.len() >= self.config.max_windows {
+            let windows = wanted.min(self.rates.len());
             return Verdict::Done {
                 convergence: Convergence::NotSteady,
-                windows: wanted.min(self.rates.len()),
+                first: steadiest(&self.rates, windows),
+                windows,
             };
         }
         Verdict::Continue(self.next_window_ns(rate))
@@ -278,6 +286,30 @@ pub fn agree(windows: &[WindowRate], tolerance: f64) -> bool {
     within && trend_free
 }
 
+/// The start of the stretch of `length` consecutive windows whose rates spread least
+/// (relative range), the later one on ties; 0 when there are fewer windows.
+#[must_use]
+pub fn steadiest(rates: &[WindowRate], length: usize) -> usize {
+    if length == 0 || rates.len() <= length {
+        return 0;
+    }
+    let spread = |stretch: &[WindowRate]| {
+        let values: Vec<f64> = stretch.iter().map(WindowRate::iops).collect();
+        let high = values.iter().copied().fold(f64::MIN, f64::max);
+        let low = values.iter().copied().fold(f64::MAX, f64::min);
+        let mean = combined_iops(stretch);
+        if mean > 0.0 {
+            (high - low) / mean
+        } else {
+            f64::MAX
+        }
+    };
+    (0..=rates.len() - length)
+        .rev()
+        .min_by(|&a, &b| spread(&rates[a..a + length]).total_cmp(&spread(&rates[b..b + length])))
+        .unwrap_or(0)
+}
+
 /// Requests per second over several windows together.
 #[must_use]
 pub fn combined_iops(windows: &[WindowRate]) -> f64 {
@@ -314,11 +346,11 @@ pub trait PointRunner {
     fn run_window(&mut self, window_ns: u64) -> Result<WindowRate>;
 
     /// Stops the load; returns the latencies (device nanoseconds) of the I/Os that completed
-    /// in the last `windows` windows.
+    /// in windows `counted` (indices in the order the windows ran).
     ///
     /// # Errors
     /// The device's first I/O error.
-    fn finish(self, windows: usize) -> Result<Histogram<u64>>;
+    fn finish(self, counted: std::ops::Range<usize>) -> Result<Histogram<u64>>;
 }
 
 /// What measuring one point produced.
@@ -328,7 +360,9 @@ pub struct PointOutcome {
     pub rates: Vec<WindowRate>,
     /// How the measurement ended.
     pub convergence: Convergence,
-    /// Windows the figures come from (the last ones).
+    /// First window the figures come from.
+    pub first: usize,
+    /// Windows the figures come from.
     pub windows: usize,
     /// Latencies of the I/Os in those windows, device nanoseconds.
     pub latencies: Histogram<u64>,
@@ -338,7 +372,7 @@ impl PointOutcome {
     /// The windows the figures come from.
     #[must_use]
     pub fn counted(&self) -> &[WindowRate] {
-        &self.rates[self.rates.len() - self.windows..]
+        &self.rates[self.first..self.first + self.windows]
     }
 }
 
@@ -358,7 +392,7 @@ pub fn measure<R: PointRunner>(
         let rate = match runner.run_window(next) {
             Ok(rate) => rate,
             Err(err) => {
-                let _ = runner.finish(0);
+                let _ = runner.finish(0..0);
                 return Err(err);
             }
         };
@@ -367,12 +401,14 @@ pub fn measure<R: PointRunner>(
             Verdict::Continue(window_ns) => next = window_ns,
             Verdict::Done {
                 convergence,
+                first,
                 windows,
             } => {
-                let latencies = runner.finish(windows)?;
+                let latencies = runner.finish(first..first + windows)?;
                 return Ok(PointOutcome {
                     rates: detector.rates,
                     convergence,
+                    first,
                     windows,
                     latencies,
                 });
@@ -447,6 +483,7 @@ mod tests {
             verdicts[7],
             Verdict::Done {
                 convergence: Convergence::Steady,
+                first: 4,
                 windows: 4
             }
         );
@@ -480,10 +517,12 @@ mod tests {
             detector.push(rate(250_000.0, 10)),
             Verdict::Continue(_)
         ));
+        // Halving every window: every stretch spreads alike, the latest wins.
         assert_eq!(
             detector.push(rate(125_000.0, 10)),
             Verdict::Done {
                 convergence: Convergence::NotSteady,
+                first: 1,
                 windows: 4
             }
         );
@@ -493,9 +532,24 @@ mod tests {
             fixed.push(rate(1.0, 7)),
             Verdict::Done {
                 convergence: Convergence::Fixed,
+                first: 0,
                 windows: 1
             }
         );
+    }
+
+    #[test]
+    fn a_point_that_never_settles_reports_its_steadiest_stretch() {
+        // A steady device with a host stall every few windows: no 4 in a row agree at the end,
+        // but windows 3..7 do.
+        let series = [
+            50_000.0, 34_000.0, 20_000.0, 34_100.0, 33_900.0, 34_000.0, 34_050.0, 12_000.0,
+            34_000.0, 15_000.0,
+        ];
+        let rates: Vec<_> = series.iter().map(|&x| rate(x, 30)).collect();
+        assert_eq!(steadiest(&rates, 4), 3);
+        assert!((combined_iops(&rates[3..7]) - 34_000.0).abs() < 100.0);
+        assert_eq!(steadiest(&rates[..3], 4), 0, "too few windows");
     }
 
     #[test]

@@ -597,7 +597,7 @@ pub fn write_report(
     if unsteady > 0 {
         writeln!(
             out,
-            "warning: {unsteady} point(s) did not become steady (figures from their last windows)"
+            "warning: {unsteady} point(s) did not become steady (figures from their steadiest windows)"
         )?;
     }
     if let Some(fsync) = &report.fsync {

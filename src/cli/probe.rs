@@ -182,6 +182,10 @@ pub fn run(args: &ProbeArgs) -> Result<()> {
         if report.write_cache == WriteCache::Unknown && cache != WriteCache::Unknown {
             report.write_cache = cache;
             report.plp = cache.plp_label().to_string();
+            if let Some(fsync) = report.fsync.as_mut() {
+                fsync.write_cache = cache;
+                fsync.plp.clone_from(&report.plp);
+            }
         }
         report
     };
@@ -548,11 +552,13 @@ pub fn write_report(
     )?;
     writeln!(
         out,
-        "precondition: {} ({:.1} s of device time); took {:.0} s real, {:.2} s device",
-        report.precondition,
-        report.precondition_device_seconds,
-        report.real_seconds,
-        report.device_seconds
+        "precondition: {} ({:.1} s of device time)",
+        report.precondition, report.precondition_device_seconds,
+    )?;
+    writeln!(
+        out,
+        "took {:.0} s of real time; measuring took {:.2} s of device time",
+        report.real_seconds, report.device_seconds
     )?;
     writeln!(
         out,

@@ -24,7 +24,8 @@
 //!
 //! Consequences: a write acknowledged to the host is durable, so the volume counts as
 //! power-loss protected (`plp=on`) and `sync` costs one network round trip. The fused RW command
-//! is not supported. Pure and single-threaded like `flash.rs`.
+//! is not supported. Pure and single-threaded like `flash.rs` (it lives in the device's model
+//! mutex; no locks of its own).
 
 use super::flash::{DeviceNs, transfer_ns};
 use super::profile::Profile;

@@ -11,6 +11,7 @@
 //!
 //! Latencies in device time; mean, p99 and max. Bounds: `samples` syncs per phase (idle, after
 //! a burst), `under_load_syncs` under load or `under_load_max` of device time, whichever first.
+//! Lock order: no locks (the writers share only a stop flag).
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};

@@ -9,6 +9,9 @@
 //! Bounds: each thread keeps at most `MAX_SAMPLES_PER_POINT / concurrency` samples (at least
 //! 1024); a window's sleep is checked every [`POLL`] for a failed thread; real-I/O
 //! preconditioning issues exactly `writes` requests.
+//!
+//! Lock order: no locks; threads share only atomics (stop and failure flags, a completion
+//! counter) and hand their samples back when joined.
 
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};

@@ -5,7 +5,8 @@
 //! calibration example and tests of the probe's logic.
 //!
 //! Bounds: as the live probe (points bounded by their [`super::SteadyConfig`], the fsync phases
-//! by their sample counts); each window keeps the latencies of its requests.
+//! by their sample counts); each window keeps the latencies of its requests. Single-threaded,
+//! no locks.
 
 use std::time::Instant;
 

@@ -13,6 +13,7 @@
 //! bound; closed loops are calmer), so windows are compared with max(tolerance, 1/sqrt(n)).
 //!
 //! Bounds: at most `max_windows` windows per point, each at most `window_max` of device time.
+//! Pure logic and a driver loop; no locks.
 
 use std::time::Duration;
 

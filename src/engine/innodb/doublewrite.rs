@@ -153,7 +153,9 @@ impl Doublewrite {
         let request = IoRequest::write(page, buf);
         // SAFETY: the caller keeps `buf` latched (or owned) until the copy completes; we wait.
         let tickets = unsafe { self.area.device.submit(vec![request]) };
-        crate::device::ticket::wait_all(tickets)
+        crate::device::ticket::wait_all(tickets)?;
+        self.gate.write_completed();
+        Ok(())
     }
 
     fn write_batch(
@@ -174,11 +176,14 @@ impl Doublewrite {
         // SAFETY: the pages stay latched until their in-place writes are reported below.
         let tickets = unsafe { self.area.device.submit(copies) };
         crate::device::ticket::wait_all(tickets)?;
+        for _ in pages {
+            self.gate.write_completed();
+        }
         self.pages.fetch_add(pages.len() as u64, Ordering::Relaxed);
         self.batches.fetch_add(1, Ordering::Relaxed);
         self.sync_if_asked()?;
         // SAFETY: as above.
-        unsafe { write_in_place(self.gate.device(), pages, done) };
+        unsafe { write_in_place(&self.gate, pages, done) };
         // The slots may be reused only once the in-place writes are durable.
         self.sync_if_asked()
     }
@@ -190,8 +195,10 @@ impl Doublewrite {
     ) -> std::result::Result<(), DeviceError> {
         let slot = self.before_single(write.page, write.buf)?;
         // SAFETY: the page stays latched until its completion is reported.
-        unsafe { write_in_place(self.gate.device(), std::slice::from_ref(write), done) };
-        self.after_single(slot)
+        unsafe { write_in_place(&self.gate, std::slice::from_ref(write), done) };
+        let synced = self.sync_if_asked();
+        self.release_slot(slot);
+        synced
     }
 }
 
@@ -234,6 +241,8 @@ impl WritePath for Doublewrite {
     }
 
     fn after_single(&self, slot: usize) -> std::result::Result<(), DeviceError> {
+        // The caller's own in-place write (the fused command) has completed: count it first.
+        self.gate.write_completed();
         let synced = self.sync_if_asked();
         self.release_slot(slot);
         synced

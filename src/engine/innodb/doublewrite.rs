@@ -74,6 +74,10 @@ pub struct Doublewrite {
     area: DoublewriteArea,
     gate: Arc<SyncGate>,
     fsync: bool,
+    /// Batches go through the area too (InnoDB); off: in place, then a sync.
+    batches_through_area: bool,
+    /// Largest batch a call takes (`BATCH_SLOTS` when batches use the area).
+    max_batch: usize,
     batch_running: Mutex<()>,
     single: Mutex<[bool; SINGLE_SLOTS]>,
     single_freed: Condvar,
@@ -92,6 +96,8 @@ impl Doublewrite {
             area,
             gate,
             fsync,
+            batches_through_area: true,
+            max_batch: BATCH_SLOTS,
             batch_running: Mutex::new(()),
             single: Mutex::new([false; SINGLE_SLOTS]),
             single_freed: Condvar::new(),
@@ -100,6 +106,20 @@ impl Doublewrite {
             slot_waits: AtomicU64::new(0),
             slot_wait_ns: AtomicU64::new(0),
         }
+    }
+
+    /// Whether background batches go through the area (`true`, InnoDB) or are written in place
+    /// and synced, up to `max_batch` pages at a time (the drill-down of issue 9 isolates the
+    /// single-page doublewrite this way).
+    #[must_use]
+    pub fn with_batches(mut self, through_area: bool, max_batch: usize) -> Self {
+        self.batches_through_area = through_area;
+        self.max_batch = if through_area {
+            BATCH_SLOTS
+        } else {
+            max_batch.max(1)
+        };
+        self
     }
 
     fn sync_if_asked(&self) -> std::result::Result<(), DeviceError> {
@@ -215,7 +235,12 @@ impl WritePath for Doublewrite {
     ) -> std::result::Result<(), DeviceError> {
         match (kind, pages) {
             (WriteKind::Single, [one]) => self.write_single(one, done),
-            _ => self.write_batch(pages, done),
+            _ if self.batches_through_area => self.write_batch(pages, done),
+            _ => {
+                // SAFETY: the WritePath contract: buffers stay valid until reported.
+                unsafe { write_in_place(&self.gate, pages, done) };
+                self.sync_if_asked()
+            }
         }
     }
 
@@ -253,7 +278,7 @@ impl WritePath for Doublewrite {
     }
 
     fn max_batch(&self) -> usize {
-        BATCH_SLOTS
+        self.max_batch
     }
 
     fn stats(&self) -> WritePathStats {

@@ -6,8 +6,11 @@
 //! is one decision of that table.
 //!
 //! Layers, bottom up: [`device`] (real files, RAM, emulated flash SSD/HDD, fault injection),
-//! [`pool`] (frames, page table, latches, lists, miss path, write-back), [`wal`] (redo log,
-//! checkpoints, recovery), [`workload`] and [`bench`] (the tool).
+//! [`core`] (frames, page table, latches, instances and lists: the pool, which knows no
+//! policy), [`policy`] (one folder per design decision: replacement order, miss path,
+//! write-back, flush rate), [`engine`] (compositions and presets, InnoDB's doublewrite),
+//! [`pool`] (the public API), [`wal`] (redo log, checkpoints, recovery), [`db`] (transactions
+//! and crash recovery), [`workload`] and [`bench`] (the tool).
 
 #![deny(clippy::all, clippy::pedantic)]
 #![deny(clippy::unwrap_used, clippy::expect_used)]
@@ -25,17 +28,18 @@
 
 pub mod bench;
 pub mod cli;
+pub mod core;
 pub mod datafile;
 pub mod db;
 pub mod device;
+pub mod engine;
 pub mod error;
 pub mod kv;
-pub mod miss;
 pub mod page;
+pub mod policy;
 pub mod pool;
-pub mod replacement;
+pub mod sync;
 pub mod wal;
 pub mod workload;
-pub mod writeback;
 
 pub use error::{DeviceError, Error, PageId, Result};

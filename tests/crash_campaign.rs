@@ -202,6 +202,13 @@ fn one_point(seed: u64) -> Result<Outcome, String> {
     let mode = if rng.gen_bool(0.9) { 1 } else { 0 };
     let threads = rng.gen_range(1..=MAX_THREADS);
     let config = config(scheme, protection, mode);
+    if std::env::var_os("CAMPAIGN_SEED").is_some() {
+        eprintln!(
+            "seed {seed}: {} with {protection:?}, flush_log_at_trx_commit {mode}, {threads} \
+             thread(s)",
+            scheme.name()
+        );
+    }
     let switch = CrashSwitch::new();
     let mut data_fault = fault(seed, &mut rng, &switch);
     let mut log_fault = fault(seed ^ 0x5555, &mut rng, &switch);
@@ -274,7 +281,13 @@ fn one_point(seed: u64) -> Result<Outcome, String> {
     let log_image: SharedDevice = Arc::new(log.crash().map_err(|e| e.to_string())?);
     let (db, report) = recover(data_image, log_image, &config, &mut rng, seed, &mut outcome)?;
     outcome.torn_repaired += (report.torn_pages_repaired + report.doublewrite_restored) as u64;
-    check_oracle(&db, seed, threads, mode, &acknowledged, &attempted)?;
+    check_oracle(&db, seed, threads, mode, &acknowledged, &attempted).map_err(|why| {
+        if std::env::var_os("CAMPAIGN_SEED").is_some() {
+            format!("{why}\n  recovery: {report:?}")
+        } else {
+            why
+        }
+    })?;
     for page in 0..DATA_PAGES {
         db.pool()
             .read(page)
@@ -396,5 +409,12 @@ fn replay_one_seed() {
         .ok()
         .and_then(|s| s.parse().ok())
         .unwrap_or(0);
-    eprintln!("{:?}", one_point(seed));
+    // CAMPAIGN_REPEAT=n replays it n times (its threads make some points timing-dependent).
+    let repeat: u64 = std::env::var("CAMPAIGN_REPEAT")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(1);
+    for _ in 0..repeat {
+        eprintln!("{:?}", one_point(seed));
+    }
 }

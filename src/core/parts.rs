@@ -87,6 +87,12 @@ pub trait MissPath: Send + Sync + Debug {
         let _ = (core, instance, id);
     }
 
+    /// Whether this miss path keeps dirty copies outside the frames (WAR's TWB): moves between
+    /// them and the flush lists must then be guarded (`Core::begin_held_move`).
+    fn holds_copies(&self) -> bool {
+        false
+    }
+
     /// Serves a miss from a dirty copy held outside the frames, copying it into `bytes`.
     fn fill_from_held(
         &self,

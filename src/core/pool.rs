@@ -180,6 +180,21 @@ pub struct Core {
     /// Held by the cleaner during a round, so the invariant checker can run between rounds.
     pub cleaner_round: Mutex<()>,
     shutting_down: AtomicBool,
+    /// Moves of dirty pages between the flush lists and the miss path's held copies (WAR's
+    /// TWB) started and finished: [`Core::oldest_unflushed_lsn`] retries when one overlaps it.
+    held_moves_started: AtomicU64,
+    held_moves_finished: AtomicU64,
+}
+
+/// A move of a dirty page between a flush list and a held copy (see
+/// [`Core::begin_held_move`]); the move is finished when this is dropped.
+#[must_use = "the move lasts as long as the guard"]
+pub struct HeldMove<'a>(&'a AtomicU64);
+
+impl Drop for HeldMove<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_add(1, Ordering::AcqRel);
+    }
 }
 
 impl Core {
@@ -246,6 +261,8 @@ impl Core {
             cleaner_cv: Condvar::new(),
             cleaner_round: Mutex::new(()),
             shutting_down: AtomicBool::new(false),
+            held_moves_started: AtomicU64::new(0),
+            held_moves_finished: AtomicU64::new(0),
             parts,
             config,
         };
@@ -746,6 +763,11 @@ impl Core {
         for (index, &(id, page, from_disk)) in reads.iter().enumerate() {
             // SAFETY: we hold the frame's latch exclusive and own its I/O state.
             let bytes = unsafe { self.frame_bytes_mut(id) };
+            let moving = self
+                .parts
+                .miss
+                .holds_copies()
+                .then(|| self.begin_held_move());
             if let Some(copy) = self.parts.miss.fill_from_held(self, instance, page, bytes) {
                 // The held copy is newer than the device's: the frame takes over its dirtiness
                 // (and its place in the checkpoint) before the copy is let go.
@@ -754,6 +776,7 @@ impl Core {
                     .store(copy.newest, Ordering::Release);
                 self.mark_dirty_range(id, copy.oldest, copy.newest);
                 self.parts.miss.release_held(self, instance, page, copy);
+                drop(moving);
                 results.push(Some(Ok(())));
             } else if from_disk {
                 device_reads.push(index);
@@ -993,6 +1016,32 @@ impl Core {
     /// page in the pool or held outside it (WAR's TWB), or the log's current LSN when nothing
     /// is dirty. A checkpoint may never pass it.
     pub fn oldest_unflushed_lsn(&self) -> Lsn {
+        // A page moving between a flush list and the held copies is in one of them at every
+        // instant, but two reads at different instants can miss it: retry when a move
+        // overlapped the reads (moves are short; after many retries, wait for a quiet moment).
+        let mut attempt = 0u32;
+        let oldest = loop {
+            let finished = self.held_moves_finished.load(Ordering::Acquire);
+            let started = self.held_moves_started.load(Ordering::Acquire);
+            let oldest = self.oldest_in_lists_and_held();
+            let quiet =
+                started == finished && self.held_moves_started.load(Ordering::Acquire) == started;
+            if quiet {
+                break oldest;
+            }
+            attempt += 1;
+            if attempt > 64 {
+                crate::sync::yield_now();
+            }
+        };
+        if oldest == 0 {
+            self.log.current_lsn()
+        } else {
+            oldest
+        }
+    }
+
+    fn oldest_in_lists_and_held(&self) -> Lsn {
         let mut oldest = self.parts.miss.held_oldest_lsn(self);
         for instance in &self.instances {
             let lsn = instance.lock_flush().oldest_lsn(&self.frames);
@@ -1000,11 +1049,15 @@ impl Core {
                 oldest = lsn;
             }
         }
-        if oldest == 0 {
-            self.log.current_lsn()
-        } else {
-            oldest
-        }
+        oldest
+    }
+
+    /// Starts a move of a dirty page between a flush list and the miss path's held copies
+    /// (WAR's TWB, in either direction); it lasts until the guard is dropped. The page must be
+    /// in the destination before it leaves the source.
+    pub fn begin_held_move(&self) -> HeldMove<'_> {
+        self.held_moves_started.fetch_add(1, Ordering::AcqRel);
+        HeldMove(&self.held_moves_finished)
     }
 
     /// Dirty pages now (all instances).
@@ -1327,6 +1380,12 @@ impl BufferPool {
 
     /// Stops the cleaner without writing anything back: what a crash leaves (for tests).
     pub fn abandon(self) {
+        self.abandon_in_place();
+    }
+
+    /// [`BufferPool::abandon`] for a pool shared with others (the database's): stops the
+    /// cleaner, and dropping the pool later writes nothing back.
+    pub(crate) fn abandon_in_place(&self) {
         self.stop_cleaner();
         self.closed.store(true, Ordering::Release);
     }

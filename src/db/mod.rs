@@ -430,6 +430,7 @@ impl Database {
     pub fn abandon(self) {
         self.closed.store(true, Ordering::Release);
         self.stop_threads();
+        self.shared.pool.abandon_in_place();
     }
 
     fn stop_threads(&self) {

@@ -38,12 +38,16 @@
 //!
 //! Invariants: `durable` only ever receives data of writes that completed before a successful
 //! sync (or bulk loads); pending entries carry a sequence number so a sync never promotes a write
-//! that completed after the sync began. Lock order: `state`, then the durable store's stripe
+//! that completed after the sync began, and a page keeps every pending version a running sync
+//! may still have to promote: a page written, then a sync begun, then the page written again
+//! before that sync returns, gets the first version made durable by the sync (the second stays
+//! pending). Durable versions never go backwards (a slower sync that began earlier does not
+//! overwrite a newer durable version). Lock order: `state`, then the durable store's stripe
 //! locks (memory copies only; no device I/O is done while `state` is held). Under concurrency,
 //! a write to the same page racing a sync that fails and loses pending writes may be reverted
 //! with them (the single-threaded runs the campaign replays are exact).
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -240,11 +244,38 @@ enum Fate {
 struct State {
     rng: StdRng,
     counters: FaultCounters,
-    /// Completed, unsynced writes: page -> (sequence number, data).
-    pending: BTreeMap<PageId, (u64, Vec<u8>)>,
+    /// Completed, unsynced writes: page -> versions (sequence number, data), oldest first.
+    /// The last is what the medium holds; earlier ones are kept only while a running sync
+    /// (one in `syncing`) still has to promote them.
+    pending: BTreeMap<PageId, Vec<(u64, Vec<u8>)>>,
     next_seq: u64,
-    /// Pages of `durable` that may be non-zero (so a crash copies only those).
-    durable_pages: BTreeSet<PageId>,
+    /// Pages of `durable` that may be non-zero (so a crash copies only those), with the
+    /// sequence number of the version held (0 for the initial contents; writes count from 1).
+    durable_pages: BTreeMap<PageId, u64>,
+    /// Sequence limits of the syncs under way (limit -> how many), so `record` keeps the
+    /// versions they must promote.
+    syncing: BTreeMap<u64, usize>,
+}
+
+impl State {
+    /// Keeps, of `versions`, the newest and for each running sync the newest one below its
+    /// limit (the one it will promote).
+    fn prune(versions: &mut Vec<(u64, Vec<u8>)>, syncing: &BTreeMap<u64, usize>) {
+        let mut keep = vec![false; versions.len()];
+        if let Some(last) = keep.last_mut() {
+            *last = true;
+        }
+        for &limit in syncing.keys() {
+            if let Some(index) = versions.iter().rposition(|(seq, _)| *seq < limit) {
+                keep[index] = true;
+            }
+        }
+        let mut index = 0;
+        versions.retain(|_| {
+            index += 1;
+            keep[index - 1]
+        });
+    }
 }
 
 /// The fault-injecting wrapper. See the module docs.
@@ -271,7 +302,7 @@ impl FaultDevice {
             device.inner.read_page(page, &mut buf)?;
             if buf.as_slice().iter().any(|&b| b != 0) {
                 device.durable.write(page, buf.as_slice())?;
-                state.durable_pages.insert(page);
+                state.durable_pages.insert(page, 0);
             }
         }
         drop(state);
@@ -294,8 +325,9 @@ impl FaultDevice {
                 rng: StdRng::seed_from_u64(config.seed),
                 counters: FaultCounters::default(),
                 pending: BTreeMap::new(),
-                next_seq: 0,
-                durable_pages: BTreeSet::new(),
+                next_seq: 1,
+                durable_pages: BTreeMap::new(),
+                syncing: BTreeMap::new(),
             }),
             inner,
             info,
@@ -328,14 +360,17 @@ impl FaultDevice {
         }
         let image = MemoryDevice::new(self.info.page_size, self.info.pages)?;
         let mut page_buf = vec![0u8; self.info.page_size];
-        for &page in &state.durable_pages {
+        for &page in state.durable_pages.keys() {
             self.durable.read(page, &mut page_buf)?;
             image.store().write(page, &page_buf)?;
         }
         let policy = self.config.unsynced_on_crash;
         let mode = self.config.tear_mode;
         let State { rng, pending, .. } = &mut *state;
-        for (&page, (_, data)) in pending.iter() {
+        for (&page, versions) in pending.iter() {
+            let Some((_, data)) = versions.last() else {
+                continue;
+            };
             match crash_fate(policy, mode, rng, data.len()) {
                 Landing::Dropped => {}
                 Landing::Whole => image.store().write(page, data)?,
@@ -470,7 +505,12 @@ impl FaultDevice {
         let mut state = self.state.lock();
         let seq = state.next_seq;
         state.next_seq += 1;
-        state.pending.insert(page, (seq, data));
+        let State {
+            pending, syncing, ..
+        } = &mut *state;
+        let versions = pending.entry(page).or_default();
+        versions.push((seq, data));
+        State::prune(versions, syncing);
     }
 
     /// Carries out a faulty write to `target` on the inner device, synchronously, and records
@@ -502,16 +542,22 @@ impl FaultDevice {
     fn lose_pending(&self, seq_limit: u64) -> Result<(), DeviceError> {
         let lost: Vec<PageId> = {
             let mut state = self.state.lock();
-            let lost: Vec<PageId> = state
-                .pending
-                .iter()
-                .filter(|(_, (seq, _))| *seq < seq_limit)
-                .map(|(&page, _)| page)
-                .collect();
-            for page in &lost {
-                state.pending.remove(page);
-            }
-            state.counters.lost_on_sync_failure += lost.len() as u64;
+            let mut dropped = 0u64;
+            let mut lost = Vec::new();
+            state.pending.retain(|&page, versions| {
+                let before = versions.len();
+                versions.retain(|(seq, _)| *seq >= seq_limit);
+                if versions.len() < before {
+                    dropped += 1;
+                }
+                // A later write still pending is what the medium holds; else revert.
+                if versions.is_empty() {
+                    lost.push(page);
+                    return false;
+                }
+                true
+            });
+            state.counters.lost_on_sync_failure += dropped;
             lost
         };
         let mut buf = AlignedBuf::new(self.info.page_size);
@@ -688,33 +734,55 @@ impl Device for FaultDevice {
                 state.counters.injected_errors += 1;
             }
             let injected = fails.then(|| DeviceError::Injected(format!("sync {ordinal} failed")));
-            (state.next_seq, injected)
+            let limit = state.next_seq;
+            *state.syncing.entry(limit).or_default() += 1;
+            (limit, injected)
         };
         let outcome = match injected {
             Some(err) => Err(err),
             None => self.inner.sync(),
         };
+        let mut state = self.state.lock();
+        if let Some(count) = state.syncing.get_mut(&seq_limit) {
+            *count -= 1;
+            if *count == 0 {
+                state.syncing.remove(&seq_limit);
+            }
+        }
+        if state.counters.crashed {
+            // The crash image was taken while this sync ran: it did not complete.
+            return Err(DeviceError::Crashed);
+        }
         if let Err(err) = outcome {
-            self.state.lock().counters.failed_syncs += 1;
+            state.counters.failed_syncs += 1;
+            drop(state);
             if self.config.sync_failure_loses_pending {
                 self.lose_pending(seq_limit)?;
             }
             return Err(err);
         }
-        let mut state = self.state.lock();
-        let promoted: Vec<PageId> = state
-            .pending
-            .iter()
-            .filter(|(_, (seq, _))| *seq < seq_limit)
-            .map(|(&page, _)| page)
-            .collect();
-        for page in promoted {
-            if let Some((_, data)) = state.pending.remove(&page) {
-                self.durable.write(page, &data)?;
-                state.durable_pages.insert(page);
+        let State {
+            pending,
+            durable_pages,
+            ..
+        } = &mut *state;
+        let mut failure = None;
+        pending.retain(|&page, versions| {
+            let Some(index) = versions.iter().rposition(|(seq, _)| *seq < seq_limit) else {
+                return true;
+            };
+            let (seq, data) = &versions[index];
+            let held = durable_pages.get(&page).copied();
+            if held.is_none_or(|held| held < *seq) {
+                if let Err(err) = self.durable.write(page, data) {
+                    failure = Some(err);
+                }
+                durable_pages.insert(page, *seq);
             }
-        }
-        Ok(())
+            versions.drain(..=index);
+            !versions.is_empty()
+        });
+        failure.map_or(Ok(()), Err)
     }
 
     fn stats(&self) -> DeviceStats {
@@ -731,7 +799,10 @@ impl Device for FaultDevice {
         for (index, chunk) in data.chunks(self.info.page_size).enumerate() {
             let page = first_page + index as u64;
             self.durable.write(page, chunk)?;
-            state.durable_pages.insert(page);
+            // Newer than any version a running sync could still promote.
+            let seq = state.next_seq;
+            state.next_seq += 1;
+            state.durable_pages.insert(page, seq);
             state.pending.remove(&page);
         }
         Ok(())

@@ -57,12 +57,10 @@ pub fn build_write_path(config: &PoolConfig, target: &WriteTarget) -> Result<Arc
         .torn_page_protection
         .unwrap_or(TornPageProtection::None);
     Ok(match (protection, &target.doublewrite) {
-        (TornPageProtection::Doublewrite, Some(area)) => {
-            Arc::new(innodb::doublewrite::Doublewrite::new(area.clone(), gate, fsync).with_batches(
-                config.doublewrite_batches,
-                config.effective_write_batch(),
-            ))
-        }
+        (TornPageProtection::Doublewrite, Some(area)) => Arc::new(
+            innodb::doublewrite::Doublewrite::new(area.clone(), gate, fsync)
+                .with_batches(config.doublewrite_batches, config.effective_write_batch()),
+        ),
         (TornPageProtection::Doublewrite, None) => {
             return Err(Error::Config(
                 "torn_page_protection = \"doublewrite\" needs a doublewrite area: open the pool \

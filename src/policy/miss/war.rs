@@ -399,6 +399,8 @@ fn move_to_twb(core: &Core, instance: &Instance, twb: &Twb, id: FrameId, slot: u
     // is unmapped, waits for the mutex and finds it in the TWB. The shared latch is held until
     // then, so no writer changes the page after the copy: a writer would have to pin it first,
     // and the pin check below sees that.
+    // Published in the TWB before it leaves the flush list: a checkpoint sees it in one.
+    let moving = core.begin_held_move();
     let published = {
         let mut state = twb.mutex.lock(&twb.state);
         let mut shard = core.table.write(page);
@@ -424,6 +426,7 @@ fn move_to_twb(core: &Core, instance: &Instance, twb: &Twb, id: FrameId, slot: u
         return false;
     }
     instance.lock_flush().remove(&core.frames, id);
+    drop(moving);
     frame.newest_modification.store(0, Ordering::Release);
     frame.first_access_ms.store(0, Ordering::Relaxed);
     instance.lock_order().remove(&core.frames, id);
@@ -459,6 +462,10 @@ impl MissPath for War {
         _read: bool,
     ) -> Result<Acquired> {
         raw_loop(core, instance, self.scan_depth, &CopyToTwb(self))
+    }
+
+    fn holds_copies(&self) -> bool {
+        true
     }
 
     fn fill_from_held(

@@ -33,6 +33,19 @@
 //! skipped when the page already carries the commit's LSN); uncommitted ones are ignored; then
 //! every page is flushed and a checkpoint written, so a crash during recovery is harmless.
 //!
+//! **Mini-transactions** (the B+-tree's, `src/btree/`): [`Database::append_mtr`] appends a
+//! batch of `PageOp` (and `Undo`) records ending in an `MtrEnd` terminator while the caller
+//! still holds every changed page latched exclusive, registered in the in-flight registry like
+//! a commit, then stamps the pages with the batch's LSN range and releases them. Recovery
+//! applies a batch only when its terminator is in the log, through the [`PageOpRedo`] hook the
+//! caller passes to [`Database::open_with_redo`] (this module does not know the page formats):
+//! per page, a batch is skipped when the page already carries the batch's end LSN or later; a
+//! page whose first operation in the batch defines the whole page (an image, a format) is
+//! rebuilt without trusting its old contents (a torn page is repaired that way). Transactions
+//! of the key-value layer (`TxnCommit`/`TxnAbort`) without an outcome are reported as losers
+//! with their undo entries; their first LSN stays registered in flight (no checkpoint passes
+//! it) until the caller has rolled them back and calls [`Database::withdraw_in_flight`].
+//!
 //! Lock order: page latches (ascending page id) → pool internals → the log's mutex; the
 //! registry of commits in flight is a leaf.
 
@@ -103,6 +116,62 @@ pub struct RecoveryReport {
     pub torn_pages_repaired: usize,
     /// Why the log scan stopped.
     pub stop: String,
+    /// Complete mini-transaction batches replayed (some pages may have been skipped).
+    pub mtr_batches: usize,
+    /// Mini-transaction records at the end of the log without their terminator (ignored).
+    pub mtr_records_incomplete: usize,
+    /// Key-value transactions without a commit or abort record, in log order of their first
+    /// batch: the caller rolls them back (see [`LoserTxn`]).
+    pub losers: Vec<LoserTxn>,
+}
+
+/// A key-value transaction recovery found without an outcome record.
+#[derive(Debug, Clone, Default, serde::Serialize)]
+pub struct LoserTxn {
+    /// The transaction.
+    pub txn: TxnId,
+    /// Start LSN of its first complete batch; registered in flight until the caller withdraws
+    /// it with [`Database::withdraw_in_flight`] after logging the rollback.
+    pub first_lsn: Lsn,
+    /// Its `Undo` bodies from complete batches, in log order (interpreted by the caller).
+    pub undo: Vec<Vec<u8>>,
+}
+
+/// Re-applies a logged page operation (a `PageOp` record) to a page image during recovery.
+/// Implemented by the layer that defines the page formats (the B+-tree), so that this module
+/// stays independent of them.
+pub trait PageOpRedo: Send + Sync + std::fmt::Debug {
+    /// Applies `op` to `image` (the whole page, header included) of page `page`.
+    ///
+    /// # Errors
+    /// [`Error::CorruptLog`] or [`Error::CorruptPage`] when the operation does not decode or
+    /// does not fit the page.
+    fn apply(&self, page: PageId, image: &mut [u8], op: &[u8]) -> Result<()>;
+
+    /// Whether `op` sets the whole page regardless of its previous contents (an image, a
+    /// format): recovery then does not need (or trust) the page on the device.
+    fn defines_page(&self, op: &[u8]) -> bool;
+}
+
+/// The hook of [`Database::open`]: a log with `PageOp` records cannot be recovered without
+/// the layer that wrote them.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct NoPageOps;
+
+impl PageOpRedo for NoPageOps {
+    fn apply(&self, page: PageId, _image: &mut [u8], _op: &[u8]) -> Result<()> {
+        Err(Error::CorruptLog {
+            offset: 0,
+            reason: format!(
+                "a page operation on page {page} needs the B+-tree's redo hook \
+                 (open the database through the key-value engine)"
+            ),
+        })
+    }
+
+    fn defines_page(&self, _op: &[u8]) -> bool {
+        false
+    }
 }
 
 #[derive(Debug)]
@@ -137,6 +206,19 @@ impl Database {
         log: SharedDevice,
         config: &DatabaseConfig,
     ) -> Result<(Self, RecoveryReport)> {
+        Self::open_with_redo(data, log, config, &NoPageOps)
+    }
+
+    /// [`Database::open`] with the hook that re-applies `PageOp` records (the B+-tree's).
+    ///
+    /// # Errors
+    /// As [`Database::open`], plus the hook's errors.
+    pub fn open_with_redo(
+        data: SharedDevice,
+        log: SharedDevice,
+        config: &DatabaseConfig,
+        redo: &dyn PageOpRedo,
+    ) -> Result<(Self, RecoveryReport)> {
         let (wal, recovery) = Wal::open_or_create(log, config.wal.clone())?;
         let wal = Arc::new(wal);
         let pool = BufferPool::open_with_log(
@@ -144,7 +226,7 @@ impl Database {
             config.pool.clone(),
             Arc::new(WalLog(Arc::clone(&wal))),
         )?;
-        let mut report = replay(&pool, &recovery)?;
+        let mut report = replay(&pool, &recovery, redo)?;
         report.redo_lsn = recovery.checkpoint.redo_lsn;
         report.end_lsn = recovery.end_lsn;
         report.records = recovery.records.len();
@@ -155,8 +237,12 @@ impl Database {
             .filter_map(|r| match &r.record {
                 LogRecord::PageRedo { txn, .. }
                 | LogRecord::FullPageImage { txn, .. }
-                | LogRecord::Commit { txn } => Some(*txn),
-                LogRecord::Checkpoint { .. } => None,
+                | LogRecord::Commit { txn }
+                | LogRecord::MtrEnd { txn }
+                | LogRecord::Undo { txn, .. }
+                | LogRecord::TxnCommit { txn }
+                | LogRecord::TxnAbort { txn } => Some(*txn),
+                LogRecord::Checkpoint { .. } | LogRecord::PageOp { .. } => None,
             })
             .max()
             .unwrap_or(0);
@@ -173,6 +259,10 @@ impl Database {
             wakeup_cv: Condvar::new(),
             checkpoint_period_ms: config.checkpoint_period_ms.max(1),
         });
+        // Losers keep their log (their undo entries) until the caller has rolled them back.
+        for loser in &report.losers {
+            shared.register_in_flight_at(loser.first_lsn);
+        }
         shared.checkpoint()?;
         let background = Arc::clone(&shared);
         let checkpointer = std::thread::Builder::new()
@@ -215,6 +305,67 @@ impl Database {
     /// Log errors.
     pub fn checkpoint(&self) -> Result<()> {
         self.shared.checkpoint()
+    }
+
+    /// A fresh transaction id (unique across restarts: recovery starts above every id in the
+    /// log), for transaction layers built on mini-transactions.
+    pub fn next_txn_id(&self) -> TxnId {
+        self.shared.next_txn.fetch_add(1, Ordering::Relaxed)
+    }
+
+    /// InnoDB's `log_free_check`: call holding no page latch before a change, so the log never
+    /// fills while latches are held (see the module docs).
+    ///
+    /// # Errors
+    /// [`Error::LogFull`] when the log cannot be freed within its timeout; write errors.
+    pub fn log_free_check(&self) -> Result<()> {
+        self.shared.log_free_check()
+    }
+
+    /// Registers a lower bound of the LSN of records about to be appended (the current end of
+    /// the log): no checkpoint passes it until [`Database::withdraw_in_flight`]. A transaction
+    /// layer holds one from its first change to its outcome record, so recovery always finds
+    /// its undo entries.
+    pub fn register_in_flight(&self) -> Lsn {
+        self.shared.register_in_flight()
+    }
+
+    /// Withdraws a bound from [`Database::register_in_flight`] (or a loser's `first_lsn`).
+    pub fn withdraw_in_flight(&self, bound: Lsn) {
+        self.shared.withdraw_in_flight(bound);
+    }
+
+    /// Appends a mini-transaction: `records` (ending in `MtrEnd`) in one batch while `pages`
+    /// (every page the records change, latched exclusive) are held; then stamps each page with
+    /// the batch's LSN range and releases it (draining `pages`). Registered in flight from
+    /// before the append until the pages are marked dirty, so no checkpoint passes the batch.
+    /// On error nothing was appended and `pages` are left to the caller (to restore).
+    ///
+    /// # Errors
+    /// Log errors ([`Error::LogFull`], [`Error::Poisoned`], a batch over the log's limit).
+    pub fn append_mtr(
+        &self,
+        records: &[LogRecord],
+        pages: &mut Vec<PageWriteGuard<'_>>,
+    ) -> Result<crate::wal::LsnRange> {
+        assert!(
+            matches!(records.last(), Some(LogRecord::MtrEnd { .. })),
+            "a mini-transaction batch ends with its terminator"
+        );
+        let bound = self.shared.register_in_flight();
+        let range = match self.shared.wal.append_range(records) {
+            Ok(range) => range,
+            Err(err) => {
+                self.shared.withdraw_in_flight(bound);
+                return Err(err);
+            }
+        };
+        for guard in pages.iter_mut() {
+            guard.set_lsn_range(range.start, range.end);
+        }
+        pages.clear(); // releases the latches, marking the pages dirty
+        self.shared.withdraw_in_flight(bound);
+        Ok(range)
     }
 
     /// Stops the checkpointer, flushes every page, takes a final checkpoint.
@@ -286,6 +437,11 @@ impl Shared {
         let bound = self.wal.current_lsn();
         *in_flight.entry(bound).or_insert(0) += 1;
         bound
+    }
+
+    /// Registers an explicit bound (a loser transaction's first LSN during recovery).
+    fn register_in_flight_at(&self, bound: Lsn) {
+        *self.in_flight.lock().entry(bound).or_insert(0) += 1;
     }
 
     fn withdraw_in_flight(&self, bound: Lsn) {
@@ -517,14 +673,24 @@ impl Drop for Transaction<'_> {
     }
 }
 
-/// Replays committed transactions (see the module docs).
-fn replay(pool: &BufferPool, recovery: &crate::wal::Recovery) -> Result<RecoveryReport> {
+/// Replays committed transactions and complete mini-transaction batches in log order, and
+/// collects the key-value transactions without an outcome (see the module docs).
+fn replay(
+    pool: &BufferPool,
+    recovery: &crate::wal::Recovery,
+    redo: &dyn PageOpRedo,
+) -> Result<RecoveryReport> {
     let mut report = RecoveryReport::default();
     let mut pending: HashMap<TxnId, Vec<&LogRecord>> = HashMap::new();
     let mut starts: HashMap<TxnId, Lsn> = HashMap::new();
     // The LSN each touched page is known to carry (its header LSN when read, 0 when restored
     // from an image, the commit's end LSN after a replay).
     let mut page_lsn: HashMap<PageId, Lsn> = HashMap::new();
+    // The mini-transaction batch being collected: its records and its start LSN.
+    let mut batch: Vec<&LogRecord> = Vec::new();
+    let mut batch_start: Lsn = 0;
+    // Key-value transactions seen (first LSN, undo bodies) and those with an outcome.
+    let mut kv_txns: BTreeMap<TxnId, LoserTxn> = BTreeMap::new();
     for recovered in &recovery.records {
         match &recovered.record {
             LogRecord::PageRedo { txn, .. } | LogRecord::FullPageImage { txn, .. } => {
@@ -544,11 +710,105 @@ fn replay(pool: &BufferPool, recovery: &crate::wal::Recovery) -> Result<Recovery
                 )?;
                 report.committed += 1;
             }
+            LogRecord::PageOp { .. } | LogRecord::Undo { .. } => {
+                if batch.is_empty() {
+                    batch_start = recovered.start;
+                }
+                batch.push(&recovered.record);
+            }
+            LogRecord::MtrEnd { txn } => {
+                let range = crate::wal::LsnRange {
+                    start: if batch.is_empty() {
+                        recovered.start
+                    } else {
+                        batch_start
+                    },
+                    end: recovered.end,
+                };
+                apply_mtr_batch(pool, redo, &batch, range, &mut page_lsn, &mut report)?;
+                if *txn != 0 {
+                    let entry = kv_txns.entry(*txn).or_insert_with(|| LoserTxn {
+                        txn: *txn,
+                        first_lsn: range.start,
+                        undo: Vec::new(),
+                    });
+                    for record in &batch {
+                        if let LogRecord::Undo { body, .. } = record {
+                            entry.undo.push(body.clone());
+                        }
+                    }
+                }
+                batch.clear();
+                report.mtr_batches += 1;
+            }
+            LogRecord::TxnCommit { txn } | LogRecord::TxnAbort { txn } => {
+                kv_txns.remove(txn);
+            }
             LogRecord::Checkpoint { .. } => {}
         }
     }
     report.uncommitted = pending.len();
+    report.mtr_records_incomplete = batch.len();
+    let mut losers: Vec<LoserTxn> = kv_txns.into_values().collect();
+    losers.sort_by_key(|loser| loser.first_lsn);
+    report.losers = losers;
     Ok(report)
+}
+
+/// Applies one complete mini-transaction batch: per page, in record order, unless the page
+/// already carries the batch (its LSN is at or past the batch's end).
+fn apply_mtr_batch(
+    pool: &BufferPool,
+    redo: &dyn PageOpRedo,
+    batch: &[&LogRecord],
+    range: crate::wal::LsnRange,
+    page_lsn: &mut HashMap<PageId, Lsn>,
+    report: &mut RecoveryReport,
+) -> Result<()> {
+    // Pages in order of first appearance, each with its operations in log order. A batch
+    // changes a handful of pages, so a vector is the right map.
+    let mut pages: Vec<(PageId, Vec<&[u8]>)> = Vec::new();
+    for record in batch {
+        if let LogRecord::PageOp { page, op } = record {
+            match pages.iter_mut().find(|(id, _)| id == page) {
+                Some((_, ops)) => ops.push(op.as_slice()),
+                None => pages.push((*page, vec![op.as_slice()])),
+            }
+        }
+    }
+    for (page, ops) in pages {
+        let defines = ops.first().is_some_and(|op| redo.defines_page(op));
+        let known = match page_lsn.get(&page) {
+            Some(&lsn) => lsn,
+            // A page the batch rebuilds whole may be torn on the device: unreadable means
+            // "older than anything" (the batch repairs it).
+            None if defines => match pool.read(page) {
+                Ok(guard) => crate::page::page_lsn(guard.data()),
+                Err(_) => {
+                    report.torn_pages_repaired += 1;
+                    0
+                }
+            },
+            None => crate::page::page_lsn(pool.write(page)?.data()),
+        };
+        if known >= range.end {
+            report.redo_skipped += ops.len();
+            page_lsn.insert(page, known);
+            continue;
+        }
+        let mut guard = if defines {
+            pool.create(page)?
+        } else {
+            pool.write(page)?
+        };
+        for op in &ops {
+            redo.apply(page, guard.data_mut(), op)?;
+        }
+        guard.set_lsn_range(range.start, range.end);
+        report.redo_applied += ops.len();
+        page_lsn.insert(page, range.end);
+    }
+    Ok(())
 }
 
 fn apply_committed(
@@ -602,7 +862,13 @@ fn apply_committed(
                 guard.set_lsn_range(start, commit_end);
                 report.redo_applied += 1;
             }
-            LogRecord::Commit { .. } | LogRecord::Checkpoint { .. } => {}
+            LogRecord::Commit { .. }
+            | LogRecord::Checkpoint { .. }
+            | LogRecord::PageOp { .. }
+            | LogRecord::MtrEnd { .. }
+            | LogRecord::Undo { .. }
+            | LogRecord::TxnCommit { .. }
+            | LogRecord::TxnAbort { .. } => {}
         }
     }
     for record in records {

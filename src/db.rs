@@ -782,13 +782,14 @@ fn apply_mtr_batch(
             Some(&lsn) => lsn,
             // A page the batch rebuilds whole may be torn on the device: unreadable means
             // "older than anything" (the batch repairs it).
-            None if defines => match pool.read(page) {
-                Ok(guard) => crate::page::page_lsn(guard.data()),
-                Err(_) => {
+            None if defines => {
+                if let Ok(guard) = pool.read(page) {
+                    crate::page::page_lsn(guard.data())
+                } else {
                     report.torn_pages_repaired += 1;
                     0
                 }
-            },
+            }
             None => crate::page::page_lsn(pool.write(page)?.data()),
         };
         if known >= range.end {

@@ -128,6 +128,10 @@ pub enum Error {
     /// changed under it). Retryable: nothing of the transaction remains; run it again.
     #[error("transaction conflict (retry it): {0}")]
     Conflict(String),
+    /// The key-value engine refuses work after a failure it could not undo (a rollback that
+    /// failed to log its compensation): reopen the database to recover.
+    #[error("the engine is unusable after an earlier failure (reopen to recover): {0}")]
+    EngineFailed(String),
     /// A host I/O error outside a device (config files, result files).
     #[error("{context}: {source}")]
     Io {

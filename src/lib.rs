@@ -24,6 +24,7 @@
 )]
 
 pub mod bench;
+pub mod btree;
 pub mod cli;
 pub mod db;
 pub mod device;
@@ -33,6 +34,7 @@ pub mod miss;
 pub mod page;
 pub mod pool;
 pub mod replacement;
+pub mod txn;
 pub mod wal;
 pub mod workload;
 pub mod writeback;

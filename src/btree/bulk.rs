@@ -129,6 +129,7 @@ impl Writer {
 }
 
 /// One level being built: the node in progress and what was written.
+#[allow(clippy::struct_field_names)]
 struct Level {
     level: u8,
     tree: TreeId,
@@ -339,7 +340,7 @@ fn switch_root(store: &TreeStore, tree: &Tree, top: &[u8], alloc: &Allocator<'_>
             let slots = (unused.0..unused.1)
                 .map(|page| mtr.latch_new(page))
                 .collect::<Result<Vec<_>>>()?;
-            store.free_pages(&mut mtr, meta_slot, &slots)?;
+            TreeStore::free_pages(&mut mtr, meta_slot, &slots)?;
         }
     }
     mtr.commit()?;

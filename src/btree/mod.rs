@@ -71,6 +71,10 @@ use op::PageOp;
 /// split another operation may have filled again).
 const ROW_RETRIES: usize = 64;
 
+/// Receives a row's previous value (under the leaf latch) and returns the undo entry to log
+/// with the change, if any.
+pub type UndoMaker<'a> = dyn FnMut(Option<&[u8]>) -> Option<Vec<u8>> + 'a;
+
 /// One tree of the catalog.
 #[derive(Debug)]
 pub struct Tree {
@@ -301,7 +305,6 @@ impl TreeStore {
 
     /// Puts the pages in `slots` (latched in `mtr`, unreachable now) on the free list.
     pub(crate) fn free_pages(
-        &self,
         mtr: &mut Mtr<'_>,
         meta_slot: mtr::Slot,
         slots: &[mtr::Slot],
@@ -459,7 +462,7 @@ impl TreeStore {
         key: &[u8],
         value: &[u8],
         txn: TxnId,
-        undo: &mut dyn FnMut(Option<&[u8]>) -> Option<Vec<u8>>,
+        undo: &mut UndoMaker<'_>,
     ) -> Result<Option<Vec<u8>>> {
         self.limits.check(key, Some(value))?;
         let tree = self.tree(tree)?;
@@ -517,7 +520,7 @@ impl TreeStore {
         tree: TreeId,
         key: &[u8],
         txn: TxnId,
-        undo: &mut dyn FnMut(Option<&[u8]>) -> Option<Vec<u8>>,
+        undo: &mut UndoMaker<'_>,
     ) -> Result<Option<Vec<u8>>> {
         self.limits.check(key, None)?;
         let tree = self.tree(tree)?;

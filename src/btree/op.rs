@@ -157,7 +157,7 @@ pub enum PageOp {
 
 fn put_bytes(out: &mut Vec<u8>, bytes: &[u8]) {
     assert!(
-        bytes.len() <= usize::from(u16::MAX),
+        u16::try_from(bytes.len()).is_ok(),
         "operand fits a u16 length"
     );
     out.extend_from_slice(&(bytes.len() as u16).to_le_bytes());
@@ -381,7 +381,7 @@ impl<'a> Reader<'a> {
 }
 
 fn set_u16(page: &mut [u8], at: usize, value: usize) {
-    assert!(value <= usize::from(u16::MAX), "node field fits a u16");
+    assert!(u16::try_from(value).is_ok(), "node field fits a u16");
     page[at..at + 2].copy_from_slice(&(value as u16).to_le_bytes());
 }
 

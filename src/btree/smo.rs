@@ -591,7 +591,7 @@ fn shrink_leaf(store: &TreeStore, tree: &Tree, key: &[u8]) -> Result<()> {
         freed.extend(path_slots[1..].iter().copied());
         remove_child(tree, &mut mtr, path_slots[0], path[top].index)?;
     }
-    store.free_pages(&mut mtr, meta_slot, &freed)?;
+    TreeStore::free_pages(&mut mtr, meta_slot, &freed)?;
     mtr.commit()?;
     Ok(())
 }
@@ -641,7 +641,7 @@ fn collapse_root(store: &TreeStore, tree: &Tree) -> Result<()> {
         let image = op::image_of(child, mtr.data(child_slot))?;
         let meta_slot = mtr.latch(super::meta::META_PAGE)?;
         mtr.apply(root_slot, &image)?;
-        store.free_pages(&mut mtr, meta_slot, &[child_slot])?;
+        TreeStore::free_pages(&mut mtr, meta_slot, &[child_slot])?;
         mtr.commit()?;
     }
     Ok(())

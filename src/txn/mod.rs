@@ -426,12 +426,12 @@ impl Transaction<'_> {
                 full = true;
                 return Visit::Stop;
             }
-            let lock_key: LockKey = (tree, key.to_vec());
-            if !locks.contains_key(&lock_key) {
+            if let std::collections::hash_map::Entry::Vacant(slot) = locks.entry((tree, key.to_vec()))
+            {
                 if manager.try_lock(id, tree, key, Mode::Shared) == TryLock::Busy {
                     return Visit::Pause;
                 }
-                locks.insert(lock_key, Mode::Shared);
+                slot.insert(Mode::Shared);
             }
             batch.push((key.to_vec(), value.to_vec()));
             Visit::Continue

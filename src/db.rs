@@ -400,11 +400,19 @@ impl Drop for Database {
 impl Shared {
     fn checkpoint(&self) -> Result<()> {
         let _one = self.checkpoint_lock.lock();
-        let in_flight = self.in_flight.lock().keys().next().copied();
-        let mut redo = self.pool.oldest_unflushed_lsn().min(self.wal.current_lsn());
-        if let Some(bound) = in_flight {
-            redo = redo.min(bound);
-        }
+        // The registry stays locked while the redo point is computed: a batch registers before
+        // its append and withdraws after its pages are dirty, so with no registration or
+        // withdrawal in between, every appended batch is either still registered or has its
+        // pages on the flush list (otherwise a withdrawal between reading the registry and
+        // reading the flush list lets the redo point pass a batch whose pages are not yet dirty).
+        let redo = {
+            let in_flight = self.in_flight.lock();
+            let mut redo = self.pool.oldest_unflushed_lsn().min(self.wal.current_lsn());
+            if let Some(&bound) = in_flight.keys().next() {
+                redo = redo.min(bound);
+            }
+            redo
+        };
         let redo = redo.max(self.wal.checkpoint_lsn());
         // Every page write that completed before `redo` was computed must be durable before
         // the checkpoint says its changes need no redo (InnoDB fsyncs the data files here too).
@@ -691,6 +699,10 @@ fn replay(
     let mut batch_start: Lsn = 0;
     // Key-value transactions seen (first LSN, undo bodies) and those with an outcome.
     let mut kv_txns: BTreeMap<TxnId, LoserTxn> = BTreeMap::new();
+    let mut torn = TornPages {
+        last_definition: last_definitions(recovery, redo),
+        awaiting: std::collections::HashSet::new(),
+    };
     for recovered in &recovery.records {
         match &recovered.record {
             LogRecord::PageRedo { txn, .. } | LogRecord::FullPageImage { txn, .. } => {
@@ -725,7 +737,15 @@ fn replay(
                     },
                     end: recovered.end,
                 };
-                apply_mtr_batch(pool, redo, &batch, range, &mut page_lsn, &mut report)?;
+                apply_mtr_batch(
+                    pool,
+                    redo,
+                    &batch,
+                    range,
+                    &mut page_lsn,
+                    &mut torn,
+                    &mut report,
+                )?;
                 if *txn != 0 {
                     let entry = kv_txns.entry(*txn).or_insert_with(|| LoserTxn {
                         txn: *txn,
@@ -755,14 +775,60 @@ fn replay(
     Ok(report)
 }
 
+/// Pages found torn on the device whose repair comes later in the log.
+struct TornPages {
+    /// Per page, the start LSN of the last complete batch that defines it whole (an image or a
+    /// format as the page's first operation in the batch).
+    last_definition: HashMap<PageId, Lsn>,
+    /// Torn pages waiting for that batch: earlier batches on them are skipped.
+    awaiting: std::collections::HashSet<PageId>,
+}
+
+/// The pre-pass of [`TornPages::last_definition`].
+fn last_definitions(
+    recovery: &crate::wal::Recovery,
+    redo: &dyn PageOpRedo,
+) -> HashMap<PageId, Lsn> {
+    let mut last = HashMap::new();
+    let mut firsts: Vec<(PageId, bool)> = Vec::new();
+    let mut start = None;
+    for recovered in &recovery.records {
+        match &recovered.record {
+            LogRecord::PageOp { page, op } => {
+                start.get_or_insert(recovered.start);
+                if firsts.iter().all(|(seen, _)| seen != page) {
+                    firsts.push((*page, redo.defines_page(op)));
+                }
+            }
+            LogRecord::Undo { .. } => {
+                start.get_or_insert(recovered.start);
+            }
+            LogRecord::MtrEnd { .. } => {
+                let batch_start = start.take().unwrap_or(recovered.start);
+                for (page, defines) in firsts.drain(..) {
+                    if defines {
+                        last.insert(page, batch_start);
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    last
+}
+
 /// Applies one complete mini-transaction batch: per page, in record order, unless the page
-/// already carries the batch (its LSN is at or past the batch's end).
+/// already carries the batch (its LSN is at or past the batch's end). A page that cannot be
+/// read (torn: its last write was cut by the crash) while a later batch rebuilds it whole is
+/// skipped until that batch: the write that tore it came after that batch's image (the first
+/// change after a page was clean logs its image), and every earlier change is in the image.
 fn apply_mtr_batch(
     pool: &BufferPool,
     redo: &dyn PageOpRedo,
     batch: &[&LogRecord],
     range: crate::wal::LsnRange,
     page_lsn: &mut HashMap<PageId, Lsn>,
+    torn: &mut TornPages,
     report: &mut RecoveryReport,
 ) -> Result<()> {
     // Pages in order of first appearance, each with its operations in log order. A batch
@@ -778,6 +844,14 @@ fn apply_mtr_batch(
     }
     for (page, ops) in pages {
         let defines = ops.first().is_some_and(|op| redo.defines_page(op));
+        if torn.awaiting.contains(&page) {
+            if !defines {
+                report.redo_skipped += ops.len();
+                continue;
+            }
+            torn.awaiting.remove(&page);
+            page_lsn.insert(page, 0);
+        }
         let known = match page_lsn.get(&page) {
             Some(&lsn) => lsn,
             // A page the batch rebuilds whole may be torn on the device: unreadable means
@@ -790,7 +864,21 @@ fn apply_mtr_batch(
                     0
                 }
             }
-            None => crate::page::page_lsn(pool.write(page)?.data()),
+            None => match pool.write(page) {
+                Ok(guard) => crate::page::page_lsn(guard.data()),
+                Err(Error::CorruptPage { .. })
+                    if torn
+                        .last_definition
+                        .get(&page)
+                        .is_some_and(|&at| at > range.start) =>
+                {
+                    report.torn_pages_repaired += 1;
+                    report.redo_skipped += ops.len();
+                    torn.awaiting.insert(page);
+                    continue;
+                }
+                Err(err) => return Err(err),
+            },
         };
         if known >= range.end {
             report.redo_skipped += ops.len();

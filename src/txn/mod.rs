@@ -426,7 +426,8 @@ impl Transaction<'_> {
                 full = true;
                 return Visit::Stop;
             }
-            if let std::collections::hash_map::Entry::Vacant(slot) = locks.entry((tree, key.to_vec()))
+            if let std::collections::hash_map::Entry::Vacant(slot) =
+                locks.entry((tree, key.to_vec()))
             {
                 if manager.try_lock(id, tree, key, Mode::Shared) == TryLock::Busy {
                     return Visit::Pause;

@@ -21,7 +21,7 @@ use std::time::Duration;
 use flashbuf::device::SharedDevice;
 use flashbuf::device::fault::{FaultConfig, FaultDevice, UnsyncedOnCrash};
 use flashbuf::device::memory::MemoryDevice;
-use flashbuf::kv::{Direction, FULL_RANGE, KvEngine, KvTxn};
+use flashbuf::kv::{Direction, FULL_RANGE, KvEngine};
 use flashbuf::pool::{PoolConfig, Scheme};
 use flashbuf::txn::{KvConfig, KvStore};
 use flashbuf::wal::WalConfig;
@@ -260,8 +260,17 @@ fn fault(seed: u64, crash_at: Option<u64>, fate: UnsyncedOnCrash) -> FaultConfig
     }
 }
 
-/// One crash; returns (acknowledged commits verified, crashed mid-run).
-fn one_crash(seed: u64, scheme: Scheme, max_txns: u32) -> (usize, bool) {
+/// What one crash run saw.
+#[derive(Default)]
+struct Outcome {
+    verified: usize,
+    crashed_mid_run: bool,
+    losers: usize,
+    torn_repaired: usize,
+}
+
+/// One crash run.
+fn one_crash(seed: u64, scheme: Scheme, max_txns: u32) -> Outcome {
     let mut rng = SmallRng::seed_from_u64(seed);
     let fates = [
         UnsyncedOnCrash::DropAll,
@@ -331,11 +340,16 @@ fn one_crash(seed: u64, scheme: Scheme, max_txns: u32) -> (usize, bool) {
         data_image = Arc::new(data2.crash().unwrap());
         log_image = Arc::new(log2.crash().unwrap());
     }
-    let (kv, _) = KvStore::open(data_image, log_image, &config(scheme))
+    let (kv, recovery) = KvStore::open(data_image, log_image, &config(scheme))
         .unwrap_or_else(|e| panic!("seed {seed}: recovery failed: {e}"));
     let verified = verify(seed, &kv, &ledger);
     kv.close().unwrap();
-    (verified, crashed_mid_run)
+    Outcome {
+        verified,
+        crashed_mid_run,
+        losers: recovery.losers_rolled_back,
+        torn_repaired: recovery.database.torn_pages_repaired,
+    }
 }
 
 const SCHEMES: [Scheme; 4] = [
@@ -347,13 +361,22 @@ const SCHEMES: [Scheme; 4] = [
 
 #[test]
 fn a_thousand_crash_points_keep_transactions_atomic_and_durable() {
-    let (mut verified, mut mid_run) = (0, 0);
+    let (mut verified, mut mid_run, mut losers, mut torn) = (0, 0, 0, 0);
     for seed in 0..1000u64 {
-        let (acked, crashed) = one_crash(seed, SCHEMES[(seed % 4) as usize], 120);
-        verified += acked;
-        mid_run += usize::from(crashed);
+        let outcome = one_crash(seed, SCHEMES[(seed % 4) as usize], 120);
+        verified += outcome.verified;
+        mid_run += usize::from(outcome.crashed_mid_run);
+        losers += outcome.losers;
+        torn += outcome.torn_repaired;
     }
-    eprintln!("{mid_run} of 1000 runs crashed mid-run; {verified} acknowledged commits verified");
+    eprintln!(
+        "{mid_run} of 1000 runs crashed mid-run; {verified} acknowledged commits verified; \
+         {losers} in-flight transactions rolled back at recovery; {torn} torn pages repaired"
+    );
+    assert!(
+        losers > 50,
+        "crashes must catch transactions in flight: {losers}"
+    );
     assert!(
         verified > 5000,
         "the crashes must come after real work: {verified} commits"
@@ -372,8 +395,11 @@ fn replay_seed() {
         .ok()
         .and_then(|s| s.parse::<u64>().ok())
     {
-        let (acked, crashed) = one_crash(seed, SCHEMES[(seed % 4) as usize], 120);
-        eprintln!("seed {seed}: {acked} verified, crashed mid-run: {crashed}");
+        let outcome = one_crash(seed, SCHEMES[(seed % 4) as usize], 120);
+        eprintln!(
+            "seed {seed}: {} verified, crashed mid-run: {}, losers {}, torn {}",
+            outcome.verified, outcome.crashed_mid_run, outcome.losers, outcome.torn_repaired
+        );
     }
 }
 

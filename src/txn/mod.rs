@@ -48,6 +48,9 @@ use crate::wal::{LogRecord, TxnId, WalConfig};
 use lock::{LockKey, LockManager, Mode, TryLock};
 use undo::UndoEntry;
 
+/// Range of the random pause (microseconds) of a conflict victim before it returns.
+const CONFLICT_BACKOFF_US: std::ops::Range<u64> = 200..3000;
+
 /// Pairs a scan copies under one leaf latch before handing them to the caller.
 const SCAN_BATCH: usize = 64;
 
@@ -322,6 +325,11 @@ impl Transaction<'_> {
         if let Err(err) = self.kv.locks.lock(self.id, tree, key, mode) {
             self.finish_rollback()?;
             self.state = State::RolledBack;
+            // Back off briefly (locks already released) so that an immediate retry does not
+            // meet the same holders again: with more threads than cores, a holder may be
+            // descheduled for milliseconds while retries cycle through deadlocks.
+            let pause = rand::Rng::gen_range(&mut rand::thread_rng(), CONFLICT_BACKOFF_US);
+            std::thread::sleep(Duration::from_micros(pause));
             return Err(err);
         }
         let held = self.locks.entry(lock_key).or_insert(mode);

@@ -68,9 +68,15 @@ fn a_bulk_load_builds_a_valid_full_tree_that_takes_later_changes() {
         assert!(summary.leaf_fill_pct > 85.0, "{summary:?}");
         assert_eq!(report.trees[small as usize].height, 1);
         assert_eq!(count(&kv, big, Direction::Forward), (PAIRS, pair(0).0));
-        assert_eq!(count(&kv, big, Direction::Backward), (PAIRS, pair(PAIRS - 1).0));
+        assert_eq!(
+            count(&kv, big, Direction::Backward),
+            (PAIRS, pair(PAIRS - 1).0)
+        );
         // Bad input.
-        assert!(kv.bulk_load(big, &mut (0..3).map(pair)).is_err(), "not empty");
+        assert!(
+            kv.bulk_load(big, &mut (0..3).map(pair)).is_err(),
+            "not empty"
+        );
         let other = kv.open_tree("other").unwrap();
         let unordered = [pair(5), pair(3)];
         assert!(kv.bulk_load(other, &mut unordered.into_iter()).is_err());

@@ -72,10 +72,16 @@ fn aborted_and_dropped_transactions_leave_no_trace() {
     assert_eq!(value_of(&kv, t, b"c"), None);
     let mut count = 0;
     let mut txn = kv.begin().unwrap();
-    txn.scan(t, FULL_RANGE, Direction::Forward, usize::MAX, &mut |_, _| {
-        count += 1;
-        true
-    })
+    txn.scan(
+        t,
+        FULL_RANGE,
+        Direction::Forward,
+        usize::MAX,
+        &mut |_, _| {
+            count += 1;
+            true
+        },
+    )
     .unwrap();
     txn.commit().unwrap();
     assert_eq!(count, 1);
@@ -110,7 +116,10 @@ fn readers_wait_for_writers_and_see_only_committed_values() {
         std::thread::sleep(Duration::from_millis(100));
         writer.abort().unwrap();
         let (waited, seen) = reader.join().unwrap();
-        assert!(waited >= Duration::from_millis(80), "the scan did not wait: {waited:?}");
+        assert!(
+            waited >= Duration::from_millis(80),
+            "the scan did not wait: {waited:?}"
+        );
         assert_eq!(
             seen,
             vec![
@@ -155,9 +164,12 @@ fn size_limits_and_unknown_trees_are_clear_errors() {
     let mut txn = kv.begin().unwrap();
     let err = txn.put(t, &vec![0; limits.max_key + 1], b"v").unwrap_err();
     assert!(matches!(err, Error::InvalidArgument(_)) && err.to_string().contains("key"));
-    let err = txn.put(t, b"k", &vec![0; limits.max_value + 1]).unwrap_err();
+    let err = txn
+        .put(t, b"k", &vec![0; limits.max_value + 1])
+        .unwrap_err();
     assert!(err.to_string().contains("value of"), "{err}");
-    txn.put(t, &vec![1; limits.max_key], &vec![2; limits.max_value]).unwrap();
+    txn.put(t, &vec![1; limits.max_key], &vec![2; limits.max_value])
+        .unwrap();
     assert!(txn.get(99, b"k").is_err());
     txn.commit().unwrap();
     assert!(kv.open_tree("").is_err());
@@ -216,7 +228,10 @@ fn a_transaction_in_flight_at_a_crash_is_rolled_back_by_recovery() {
     assert_eq!(recovery.undo_applied, 301);
     let t = kv.open_tree("t").unwrap();
     for n in [0u32, 150, 299] {
-        assert_eq!(value_of(&kv, t, &n.to_be_bytes()), Some(b"committed".to_vec()));
+        assert_eq!(
+            value_of(&kv, t, &n.to_be_bytes()),
+            Some(b"committed".to_vec())
+        );
     }
     assert_eq!(value_of(&kv, t, b"zzz"), None);
     assert!(kv.check().unwrap().is_ok());

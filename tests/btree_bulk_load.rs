@@ -101,3 +101,57 @@ fn a_bulk_load_builds_a_valid_full_tree_that_takes_later_changes() {
     assert_eq!(count(&kv, big, Direction::Forward).0, PAIRS);
     kv.close().unwrap();
 }
+
+/// TPC-C at 20 warehouses is about 2 GB: bulk-load 2 GiB of pairs (16-byte keys, 300-byte
+/// values) into a database file with 16 KiB pages and report the time. Ignored (minutes, and
+/// 2 GiB of disk): `cargo test --release --test btree_bulk_load two_gigabytes -- --ignored --nocapture`.
+#[test]
+#[ignore = "loads 2 GiB into a file; run by hand"]
+fn two_gigabytes_into_a_file() {
+    const PAIRS: u64 = 2 * 1024 * 1024 * 1024 / 316;
+    let dir = tempfile::Builder::new()
+        .prefix("bulk-2g")
+        .tempdir_in(env!("CARGO_TARGET_TMPDIR"))
+        .unwrap();
+    let path = dir.path().join("db");
+    let mut config = KvConfig::new(4096);
+    config.database.wal.log_size = 64 << 20;
+    let pages = PAIRS * 322 / (16 * 1024) * 6 / 5 + 2048;
+    let start = std::time::Instant::now();
+    let (kv, _) = KvStore::open_specs(
+        &format!("file:{}", path.display()),
+        &format!("file:{}.log", path.display()),
+        16 * 1024,
+        pages,
+        &config,
+    )
+    .unwrap();
+    let created = start.elapsed();
+    let tree = kv.open_tree("big").unwrap();
+    let pairs = (0..PAIRS).map(|n| (format!("k{n:015}").into_bytes(), vec![(n % 251) as u8; 300]));
+    let loaded = kv.bulk_load(tree, &mut pairs.into_iter()).unwrap();
+    let load = start.elapsed() - created;
+    kv.close().unwrap();
+    let report = check(&DeviceSource(
+        flashbuf::device::open(
+            &flashbuf::device::DeviceSpec::File(path.clone()),
+            &flashbuf::device::OpenOptions {
+                page_size: 16 * 1024,
+                pages,
+                create: false,
+            },
+        )
+        .unwrap(),
+    ))
+    .unwrap();
+    assert!(report.is_ok(), "{:?}", report.problems);
+    eprintln!(
+        "file created ({} MiB) in {:.1} s; {loaded} pairs ({} MiB of keys and values) loaded in \
+         {:.1} s into {} pages; check passed",
+        pages * 16 / 1024,
+        created.as_secs_f64(),
+        report.trees[0].payload_bytes >> 20,
+        load.as_secs_f64(),
+        report.high_water
+    );
+}

@@ -132,6 +132,24 @@ pub enum Error {
     /// failed to log its compensation): reopen the database to recover.
     #[error("the engine is unusable after an earlier failure (reopen to recover): {0}")]
     EngineFailed(String),
+    /// A device's contents or size are not what the data-file or log format needs (blank,
+    /// foreign, damaged header, other version or page size, truncated, bound to another log).
+    #[error("{device}: {problem}")]
+    Format {
+        /// The device (its name, e.g. `file:/data/db`).
+        device: String,
+        /// What is wrong.
+        problem: FormatProblem,
+    },
+    /// Another open of the file (in this process or another) holds its exclusive lock.
+    #[error(
+        "{}: the file is in use: another open (this process or another) holds its lock",
+        path.display()
+    )]
+    Locked {
+        /// The file.
+        path: std::path::PathBuf,
+    },
     /// A host I/O error outside a device (config files, result files).
     #[error("{context}: {source}")]
     Io {
@@ -157,6 +175,63 @@ impl Error {
             source,
         }
     }
+}
+
+/// What is wrong with a device's format (see [`Error::Format`]).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum FormatProblem {
+    /// The header pages are all zeros: nothing was ever formatted here.
+    #[error("the device is blank (not formatted)")]
+    Blank,
+    /// The header pages hold something that is not ours (another program's file).
+    #[error("not a flashbuf {what}: {reason}")]
+    Foreign {
+        /// What was expected ("data file", "log").
+        what: &'static str,
+        /// What was found.
+        reason: String,
+    },
+    /// The header carries our magic but no copy of it verifies.
+    #[error("the {what} header is damaged: {reason}")]
+    Damaged {
+        /// What was expected ("data file", "log").
+        what: &'static str,
+        /// What did not verify.
+        reason: String,
+    },
+    /// A format version this build does not read.
+    #[error("format version {found} is not supported (this build reads version {supported})")]
+    UnsupportedVersion {
+        /// The version on the device.
+        found: u32,
+        /// The version this build reads and writes.
+        supported: u32,
+    },
+    /// The device was formatted with another page size.
+    #[error("formatted with {found}-byte pages, opened with {expected}-byte pages")]
+    PageSize {
+        /// The page size on the device.
+        found: u64,
+        /// The page size asked for.
+        expected: u64,
+    },
+    /// The device is shorter than its header says (a truncated file).
+    #[error("truncated: the header says {needed_bytes} bytes, the device holds {present_bytes}")]
+    Truncated {
+        /// Bytes the format needs.
+        needed_bytes: u64,
+        /// Bytes the device holds.
+        present_bytes: u64,
+    },
+    /// The data file is bound to another log than the one it was opened with.
+    #[error("bound to log {expected:#x}, but the log has id {found:#x}")]
+    WrongLog {
+        /// The log id the data file's header names.
+        expected: u64,
+        /// The log id found.
+        found: u64,
+    },
 }
 
 /// The crate's result type.

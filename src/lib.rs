@@ -6,10 +6,13 @@
 //! is one decision of that table.
 //!
 //! Layers, bottom up: [`device`] (real files, RAM, emulated flash SSD/HDD, fault injection),
-//! [`pool`] (frames, page table, latches, lists, miss path, write-back), [`wal`] (redo log,
-//! checkpoints, recovery), [`workload`] and [`bench`] (the tool). Above the pool: [`btree`] (B+-trees
-//! over pool pages, mini-transactions) and [`txn`] (transactions with key locks, the
-//! [`kv::KvEngine`] implementation).
+//! [`core`] (frames, page table, latches, instances and lists: the pool, which knows no
+//! policy), [`policy`] (one folder per design decision: replacement order, miss path,
+//! write-back, flush rate), [`engine`] (compositions and presets, InnoDB's doublewrite),
+//! [`pool`] (the public API), [`wal`] (redo log, checkpoints, recovery), [`db`] (transactions
+//! and crash recovery), [`workload`] and [`bench`] (the tool).
+//! Above the pool: [`btree`] (B+-trees over pool pages, mini-transactions) and [`txn`]
+//! (transactions with key locks, the [`kv::KvEngine`] implementation).
 //!
 //! # Example: a transactional key-value store in a file
 //!
@@ -64,17 +67,19 @@
 pub mod bench;
 pub mod btree;
 pub mod cli;
+pub mod core;
+pub mod datafile;
 pub mod db;
 pub mod device;
+pub mod engine;
 pub mod error;
 pub mod kv;
-pub mod miss;
 pub mod page;
+pub mod policy;
 pub mod pool;
-pub mod replacement;
+pub mod sync;
 pub mod txn;
 pub mod wal;
 pub mod workload;
-pub mod writeback;
 
 pub use error::{DeviceError, Error, PageId, Result};

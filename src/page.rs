@@ -58,6 +58,13 @@ pub fn stamp(page: &mut [u8], page_id: PageId, lsn: Lsn) {
     page[CHECKSUM_RANGE].copy_from_slice(&sum.to_le_bytes());
 }
 
+/// The page id a formatted page image says it is (`None` when it carries no magic).
+#[must_use]
+pub fn stamped_page_id(page: &[u8]) -> Option<PageId> {
+    (page.len() > PAGE_HEADER_SIZE && page[MAGIC_RANGE] == PAGE_MAGIC)
+        .then(|| read_u64(page, ID_RANGE))
+}
+
 /// Verifies a page image read from disk; returns its LSN (0 for a never-written page).
 ///
 /// # Errors

@@ -26,7 +26,7 @@ use flashbuf::workload::synthetic::{
 struct CacheTarget {
     device: SharedDevice,
     frames: usize,
-    cache: parking_lot::Mutex<Cache>,
+    cache: flashbuf::sync::Mutex<Cache>,
     counters: MutexCounters,
     hits: AtomicU64,
     misses: AtomicU64,
@@ -48,7 +48,7 @@ impl CacheTarget {
         CacheTarget {
             device,
             frames,
-            cache: parking_lot::Mutex::new(Cache::default()),
+            cache: flashbuf::sync::Mutex::new(Cache::default()),
             counters: MutexCounters::default(),
             hits: AtomicU64::new(0),
             misses: AtomicU64::new(0),
@@ -469,7 +469,7 @@ fn cli_flags_parse_and_bad_values_error_cleanly() {
         (&["--read-ratio", "2"], "--read-ratio"),
         (&["--page-size", "1000"], "--page-size"),
         (&["--workload", "tpcc"], "ms, wis, ris, mu"),
-        (&["--schemes", "fifo"], "valid schemes"),
+        (&["--schemes", "fifo"], "valid presets"),
         (&["--device", "disk:/x"], "valid forms"),
         (&["--locality", "90"], "locality"),
         (&["--threads", "0"], "threads"),

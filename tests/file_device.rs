@@ -239,7 +239,11 @@ fn extending_writes_only_the_new_pages_and_keeps_old_data() {
         device.sync().unwrap();
     }
     let mut calls = Vec::new();
-    let device = FileDevice::open(&path, &options(200), FileBackend::Threads, &mut |d, t| {
+    let file_options = file::FileOptions {
+        backend: FileBackend::Threads,
+        extend: true,
+    };
+    let device = FileDevice::open_with_options(&path, &options(200), &file_options, &mut |d, t| {
         calls.push((d, t));
     })
     .unwrap();

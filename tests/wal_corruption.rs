@@ -1,9 +1,12 @@
-//! Recovery under damaged tails: random truncation points and bit flips. Recovery never
-//! panics, returns a prefix of what was written (at least every record before the damage),
-//! is idempotent, and the log resumes cleanly over the garbage tail.
+//! Recovery under damaged logs: random truncation points and bit flips. Recovery never
+//! panics; it either reports `CorruptLog` (only when the damage lies before a flush stamp the
+//! undamaged log carried: the log was provably durable there) or returns a prefix of what was
+//! written (at least every record before the damage), is idempotent, and the log resumes
+//! cleanly over the garbage tail.
 
 mod wal_common;
 
+use flashbuf::Error;
 use flashbuf::device::memory::MemoryDevice;
 use flashbuf::device::{AlignedBuf, Device};
 use flashbuf::wal::{LogRecord, Wal, WalConfig};
@@ -47,15 +50,38 @@ fn edit(device: &MemoryDevice, offset: usize, f: impl FnOnce(&mut [u8])) {
     device.write_page(page, &buf).unwrap();
 }
 
-/// Opens, checks the prefix property and idempotence, appends one record over the tail and
-/// checks it is found after the recovered prefix.
+/// The largest flush stamp of the undamaged log (read through a copy, which recovery rewrites).
+fn largest_stamp(config: &WalConfig, device: &MemoryDevice) -> u64 {
+    let copy = wal_common::device_from(&wal_common::snapshot(device));
+    let (_, recovery) = Wal::open(shared(&copy), config.clone()).unwrap();
+    recovery.proven_durable_lsn
+}
+
+/// Opens; a `CorruptLog` must be provable (`intact_before` below the largest stamp the
+/// undamaged log had); otherwise checks the prefix property and idempotence, appends one
+/// record over the tail and checks it is found after the recovered prefix.
 fn check_recovery(
     config: &WalConfig,
     device: &std::sync::Arc<MemoryDevice>,
     written: &[(LogRecord, u64, u64)],
     intact_before: u64,
+    stamp_before_damage: u64,
 ) -> Result<(), TestCaseError> {
-    let (wal, recovery) = Wal::open(shared(device), config.clone()).unwrap();
+    let (wal, recovery) = match Wal::open(shared(device), config.clone()) {
+        Ok(opened) => opened,
+        Err(Error::CorruptLog { offset, reason }) => {
+            prop_assert!(
+                intact_before < stamp_before_damage,
+                "corruption reported at {} ({}) although the damage at {} is past every stamp {}",
+                offset,
+                reason,
+                intact_before,
+                stamp_before_damage
+            );
+            return Ok(());
+        }
+        Err(other) => return Err(TestCaseError::fail(format!("unexpected error {other}"))),
+    };
     let got: Vec<_> = recovery
         .records
         .iter()
@@ -102,6 +128,7 @@ proptest! {
         let config = config(RING_PAGES, 4);
         let device = mem_for(&config);
         let written = write_log(&config, &device, &sizes);
+        let stamp = largest_stamp(&config, &device);
         let end = written.last().unwrap().2;
         let cut_lsn = 32 + ((end - 32) as f64 * cut) as u64;
         // Everything from the cut to the end of the ring never reached the device.
@@ -113,7 +140,7 @@ proptest! {
             edit(&device, offset, |bytes| bytes[..len].fill(0));
             offset += len;
         }
-        check_recovery(&config, &device, &written, cut_lsn)?;
+        check_recovery(&config, &device, &written, cut_lsn, stamp)?;
     }
 
     #[test]
@@ -124,6 +151,7 @@ proptest! {
         let config = config(RING_PAGES, 4);
         let device = mem_for(&config);
         let written = write_log(&config, &device, &sizes);
+        let stamp = largest_stamp(&config, &device);
         let end = written.last().unwrap().2;
         let mut first = u64::MAX;
         for (at, bit) in flips {
@@ -131,7 +159,7 @@ proptest! {
             first = first.min(lsn);
             edit(&device, device_offset(lsn), |bytes| bytes[0] ^= 1 << bit);
         }
-        check_recovery(&config, &device, &written, first)?;
+        check_recovery(&config, &device, &written, first, stamp)?;
     }
 
     #[test]
@@ -146,8 +174,12 @@ proptest! {
             edit(&device, 2 * PAGE + at, |bytes| bytes[0] = value);
         }
         // Damage before the checkpoint's durable LSN is impossible here (the checkpoint is the
-        // format-time one), so opening succeeds and yields a prefix.
-        let (_, recovery) = Wal::open(shared(&device), config.clone()).unwrap();
+        // format-time one), so opening either proves corruption or yields a prefix.
+        let recovery = match Wal::open(shared(&device), config.clone()) {
+            Ok((_, recovery)) => recovery,
+            Err(Error::CorruptLog { .. }) => return Ok(()),
+            Err(other) => return Err(TestCaseError::fail(format!("unexpected error {other}"))),
+        };
         for (got, want) in recovery.records.iter().zip(&written) {
             prop_assert_eq!(&got.record, &want.0);
         }

@@ -110,7 +110,10 @@ fn bad_configurations_and_devices_are_config_errors() {
     let device = mem_for(&config);
     assert!(matches!(
         Wal::open(shared(&device), config.clone()),
-        Err(Error::CorruptLog { .. })
+        Err(Error::Format {
+            problem: flashbuf::error::FormatProblem::Blank,
+            ..
+        })
     ));
     let too_big = WalConfig {
         log_size: config.log_size * 2,
@@ -151,4 +154,17 @@ fn bad_configurations_and_devices_are_config_errors() {
         wal.write_checkpoint(3),
         Err(Error::InvalidArgument(_))
     ));
+}
+
+#[test]
+fn the_log_id_is_the_checkpoint_slots_id() {
+    let config = config(16, 4);
+    let device = mem_for(&config);
+    let wal = Wal::create(shared(&device), config.clone()).unwrap();
+    let id = wal.log_id();
+    assert_eq!(id % 2, 1, "log ids are odd (never 0)");
+    drop(wal);
+    let (wal, recovery) = Wal::open(shared(&device), config).unwrap();
+    assert_eq!(wal.log_id(), id);
+    assert_eq!(recovery.checkpoint.log_id, id);
 }

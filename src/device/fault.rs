@@ -8,11 +8,28 @@
 //! image plus, for each pending page, the outcome [`UnsyncedOnCrash`] picks: dropped, applied, or
 //! torn (a prefix of whole 512-byte sectors of the new data reached the medium).
 //!
-//! Faults: fail the Nth read / write / sync (1-based ordinals per kind), fail each with a
-//! probability, tear the Nth write (the medium gets a sector prefix of the new data over the old
-//! page, and the write still reports success, as a lying disk would), crash after N operations.
-//! Every decision is drawn from one seeded generator in submission order, so a single-threaded
-//! run replays exactly from its seed.
+//! Faults, each by 1-based ordinal (per kind) and by seeded rate, each counted in
+//! [`FaultCounters`] so a test can assert it happened:
+//! - fail a read / write / sync with [`DeviceError::Injected`];
+//! - **torn write**: the medium gets part of the new data over the old page and the write reports
+//!   success (a lying disk). [`TearMode`] picks a sector prefix, a seeded subset of sectors (not
+//!   a prefix), or either;
+//! - **misdirected write**: the data lands on another, seeded page; the target keeps its old
+//!   contents; success is reported;
+//! - **lost write**: success is reported, nothing reaches the medium;
+//! - **sync failure that loses the pending writes** ([`FaultConfig::sync_failure_loses_pending`],
+//!   Linux after a failed fsync, "fsyncgate"): the writes that completed before the failed sync
+//!   are dropped from the durable image *and* from what reads return (the page reverts to its
+//!   durable contents), and a later successful sync does not bring them back;
+//! - crash after N operations, or on demand; a shared [`CrashSwitch`] crashes several devices
+//!   at the same instant (the first to crash trips it; every later operation on any of them is
+//!   refused).
+//!
+//! Write faults apply to plain writes and to the write half of a fused read-write command (the
+//! fused command is then carried out as that faulty write followed by a plain read). Every
+//! decision is drawn from one seeded generator in submission order, so a single-threaded run
+//! replays exactly from its seed; a fault whose rate is 0 and whose ordinal list is empty draws
+//! nothing, so adding new kinds of fault does not change old seeds' runs.
 //!
 //! Execution: `submit` forwards the batch's surviving requests to the inner device in one
 //! batch and waits for them before returning already-completed tickets, so that the wrapper
@@ -22,10 +39,13 @@
 //! Invariants: `durable` only ever receives data of writes that completed before a successful
 //! sync (or bulk loads); pending entries carry a sequence number so a sync never promotes a write
 //! that completed after the sync began. Lock order: `state`, then the durable store's stripe
-//! locks (memory copies only; no device I/O is done while `state` is held).
+//! locks (memory copies only; no device I/O is done while `state` is held). Under concurrency,
+//! a write to the same page racing a sync that fails and loses pending writes may be reverted
+//! with them (the single-threaded runs the campaign replays are exact).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use parking_lot::Mutex;
 use rand::rngs::StdRng;
@@ -51,6 +71,45 @@ pub enum UnsyncedOnCrash {
     Random,
 }
 
+/// Which sectors of a torn write reach the medium.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TearMode {
+    /// A seeded prefix of whole sectors (neither empty nor whole): what a disk that writes
+    /// sectors in order leaves.
+    Prefix,
+    /// A seeded subset of sectors that is not a prefix (and neither empty nor whole): what a
+    /// device that reorders sector writes (or a RAID stripe) can leave.
+    Sectors,
+    /// Per tear, a seeded, equally likely choice of `Prefix` or `Sectors`.
+    Mixed,
+}
+
+/// A flag shared by several [`FaultDevice`]s so that they crash at the same instant: the first
+/// device to crash trips it, and every later operation on any device holding it is refused
+/// with [`DeviceError::Crashed`].
+#[derive(Debug, Default)]
+pub struct CrashSwitch {
+    tripped: AtomicBool,
+}
+
+impl CrashSwitch {
+    /// A switch that has not tripped.
+    #[must_use]
+    pub fn new() -> Arc<Self> {
+        Arc::new(CrashSwitch::default())
+    }
+
+    /// Crashes every device holding this switch (their next operation is refused).
+    pub fn trip(&self) {
+        self.tripped.store(true, Ordering::SeqCst);
+    }
+
+    /// Whether the switch has tripped.
+    pub fn is_tripped(&self) -> bool {
+        self.tripped.load(Ordering::SeqCst)
+    }
+}
+
 /// Which faults to inject. `Default` injects nothing and drops unsynced writes at a crash.
 #[derive(Debug, Clone)]
 pub struct FaultConfig {
@@ -64,6 +123,25 @@ pub struct FaultConfig {
     pub fail_syncs: Vec<u64>,
     /// Writes (1-based) that are torn on the medium but report success.
     pub torn_writes: Vec<u64>,
+    /// Probability that any write is torn.
+    pub torn_write_rate: f64,
+    /// Which sectors of a torn write land, at run time and at a crash.
+    pub tear_mode: TearMode,
+    /// Writes (1-based) whose data lands on another, seeded page (success is reported).
+    pub misdirected_writes: Vec<u64>,
+    /// Probability that any write is misdirected.
+    pub misdirected_write_rate: f64,
+    /// Writes (1-based) that report success and never reach the medium.
+    pub lost_writes: Vec<u64>,
+    /// Probability that any write is lost.
+    pub lost_write_rate: f64,
+    /// After a failed sync, the writes that completed before it are lost: dropped from the
+    /// durable image and from what reads return, never made durable by a later sync (Linux
+    /// after a failed fsync). Off: they stay pending and a later sync can still make them
+    /// durable.
+    pub sync_failure_loses_pending: bool,
+    /// Crash together with every other device holding the same switch.
+    pub crash_switch: Option<Arc<CrashSwitch>>,
     /// Probability that any read fails.
     pub read_error_rate: f64,
     /// Probability that any write fails.
@@ -85,6 +163,14 @@ impl Default for FaultConfig {
             fail_writes: Vec::new(),
             fail_syncs: Vec::new(),
             torn_writes: Vec::new(),
+            torn_write_rate: 0.0,
+            tear_mode: TearMode::Prefix,
+            misdirected_writes: Vec::new(),
+            misdirected_write_rate: 0.0,
+            lost_writes: Vec::new(),
+            lost_write_rate: 0.0,
+            sync_failure_loses_pending: false,
+            crash_switch: None,
             read_error_rate: 0.0,
             write_error_rate: 0.0,
             sync_error_rate: 0.0,
@@ -109,10 +195,29 @@ pub struct FaultCounters {
     pub injected_errors: u64,
     /// Writes torn at run time.
     pub torn_writes: u64,
+    /// Writes whose data landed on another page.
+    pub misdirected_writes: u64,
+    /// Writes reported successful that never reached the medium.
+    pub lost_writes: u64,
+    /// Syncs that failed (injected or from the inner device).
+    pub failed_syncs: u64,
+    /// Pending page writes dropped by failed syncs (`sync_failure_loses_pending`).
+    pub lost_on_sync_failure: u64,
     /// Operations refused because the device had crashed.
     pub refused_after_crash: u64,
     /// Whether the device has crashed.
     pub crashed: bool,
+}
+
+/// What a faulty write does instead of writing its page.
+#[derive(Debug)]
+enum WriteFault {
+    /// Nothing reaches the medium.
+    Lost,
+    /// The data lands on `page` instead.
+    Misdirected { data: Vec<u8>, page: PageId },
+    /// Only the sectors marked `true` reach the medium over the old contents.
+    Torn { data: Vec<u8>, landed: Vec<bool> },
 }
 
 /// What to do with one request.
@@ -120,8 +225,13 @@ pub struct FaultCounters {
 enum Fate {
     /// Forward to the inner device; for writes, the data to record once it completes.
     Forward(Option<Vec<u8>>),
-    /// Write only this many leading bytes of the data over the old page.
-    Tear(Vec<u8>, usize),
+    /// Carry out the faulty write to `target` (synchronously), then, for a fused command,
+    /// forward the read half as a plain read.
+    Faulty {
+        fault: WriteFault,
+        target: PageId,
+        then_read: bool,
+    },
     /// Fail at once.
     Fail(DeviceError),
 }
@@ -213,6 +323,9 @@ impl FaultDevice {
     pub fn crash(&self) -> Result<MemoryDevice, DeviceError> {
         let mut state = self.state.lock();
         state.counters.crashed = true;
+        if let Some(switch) = &self.config.crash_switch {
+            switch.trip();
+        }
         let image = MemoryDevice::new(self.info.page_size, self.info.pages)?;
         let mut page_buf = vec![0u8; self.info.page_size];
         for &page in &state.durable_pages {
@@ -220,10 +333,18 @@ impl FaultDevice {
             image.store().write(page, &page_buf)?;
         }
         let policy = self.config.unsynced_on_crash;
+        let mode = self.config.tear_mode;
         let State { rng, pending, .. } = &mut *state;
         for (&page, (_, data)) in pending.iter() {
-            if let Some(length) = crash_fate(policy, rng, data.len()) {
-                image.store().write(page, &data[..length])?;
+            match crash_fate(policy, mode, rng, data.len()) {
+                Landing::Dropped => {}
+                Landing::Whole => image.store().write(page, data)?,
+                Landing::Torn(landed) => {
+                    // The durable image is already in `image`; overlay the sectors that landed.
+                    image.store().read(page, &mut page_buf)?;
+                    overlay(&mut page_buf, data, &landed);
+                    image.store().write(page, &page_buf)?;
+                }
             }
         }
         Ok(image)
@@ -231,6 +352,10 @@ impl FaultDevice {
 
     /// Counts one operation; decides whether the device is (now) crashed.
     fn enter_op(&self, state: &mut State) -> Result<(), DeviceError> {
+        let switch = self.config.crash_switch.as_deref();
+        if switch.is_some_and(CrashSwitch::is_tripped) {
+            state.counters.crashed = true;
+        }
         if state.counters.crashed {
             state.counters.refused_after_crash += 1;
             return Err(DeviceError::Crashed);
@@ -241,6 +366,9 @@ impl FaultDevice {
             .is_some_and(|limit| state.counters.ops >= limit)
         {
             state.counters.crashed = true;
+            if let Some(switch) = switch {
+                switch.trip();
+            }
             state.counters.refused_after_crash += 1;
             return Err(DeviceError::Crashed);
         }
@@ -284,12 +412,57 @@ impl FaultDevice {
         }
         // SAFETY: the submit contract keeps the buffer valid and unwritten until completion.
         let data = unsafe { request.buf.as_slice() }.to_vec();
-        if self.config.torn_writes.contains(&ordinal) && request.op == IoOp::Write {
-            state.counters.torn_writes += 1;
-            let length = torn_length(&mut state.rng, data.len()).unwrap_or(0);
-            return Fate::Tear(data, length);
+        let target = match request.op {
+            IoOp::FusedReadWrite { write_page } => write_page,
+            IoOp::Read | IoOp::Write => request.page,
+        };
+        let then_read = request.op != IoOp::Write;
+        match self.write_fault(state, ordinal, target, data) {
+            Ok(fault) => Fate::Faulty {
+                fault,
+                target,
+                then_read,
+            },
+            Err(data) => Fate::Forward(Some(data)),
         }
-        Fate::Forward(Some(data))
+    }
+
+    /// Decides whether the `ordinal`-th write (to `target`) is lost, misdirected or torn, in
+    /// that order of precedence; gives the data back when it is none of them.
+    fn write_fault(
+        &self,
+        state: &mut State,
+        ordinal: u64,
+        target: PageId,
+        data: Vec<u8>,
+    ) -> Result<WriteFault, Vec<u8>> {
+        let config = &self.config;
+        if chosen(&config.lost_writes, ordinal, config.lost_write_rate, state) {
+            state.counters.lost_writes += 1;
+            return Ok(WriteFault::Lost);
+        }
+        let pages = self.info.pages;
+        if pages >= 2
+            && chosen(
+                &config.misdirected_writes,
+                ordinal,
+                config.misdirected_write_rate,
+                state,
+            )
+        {
+            state.counters.misdirected_writes += 1;
+            // Any page but the target, uniformly.
+            let drawn = state.rng.gen_range(0..pages - 1);
+            let page = if drawn >= target { drawn + 1 } else { drawn };
+            return Ok(WriteFault::Misdirected { data, page });
+        }
+        if chosen(&config.torn_writes, ordinal, config.torn_write_rate, state) {
+            state.counters.torn_writes += 1;
+            let landed = tear_sectors(&mut state.rng, config.tear_mode, data.len())
+                .unwrap_or_else(|| vec![false; (data.len() / SECTOR_SIZE).max(1)]);
+            return Ok(WriteFault::Torn { data, landed });
+        }
+        Err(data)
     }
 
     /// Records a completed write as pending.
@@ -300,14 +473,64 @@ impl FaultDevice {
         state.pending.insert(page, (seq, data));
     }
 
-    /// Writes `length` leading bytes of `data` over the inner device's `page`, synchronously.
-    /// Returns the torn image that reached the medium.
-    fn tear(&self, page: PageId, data: &[u8], length: usize) -> Result<Vec<u8>, DeviceError> {
+    /// Carries out a faulty write to `target` on the inner device, synchronously, and records
+    /// what reached the medium as pending.
+    fn execute(&self, fault: WriteFault, target: PageId) -> Result<(), DeviceError> {
+        match fault {
+            WriteFault::Lost => Ok(()),
+            WriteFault::Misdirected { data, page } => {
+                let mut buf = AlignedBuf::new(self.info.page_size);
+                buf.as_mut_slice().copy_from_slice(&data);
+                self.inner.write_page(page, &buf)?;
+                self.record(page, data);
+                Ok(())
+            }
+            WriteFault::Torn { data, landed } => {
+                let mut buf = AlignedBuf::new(self.info.page_size);
+                self.inner.read_page(target, &mut buf)?;
+                overlay(buf.as_mut_slice(), &data, &landed);
+                self.inner.write_page(target, &buf)?;
+                self.record(target, buf.as_slice().to_vec());
+                Ok(())
+            }
+        }
+    }
+
+    /// After a failed sync (with `sync_failure_loses_pending`): drops the pending writes that
+    /// completed before it and reverts those pages on the inner device to their durable
+    /// contents, so reads no longer see them. I/O is done after releasing `state`.
+    fn lose_pending(&self, seq_limit: u64) -> Result<(), DeviceError> {
+        let lost: Vec<PageId> = {
+            let mut state = self.state.lock();
+            let lost: Vec<PageId> = state
+                .pending
+                .iter()
+                .filter(|(_, (seq, _))| *seq < seq_limit)
+                .map(|(&page, _)| page)
+                .collect();
+            for page in &lost {
+                state.pending.remove(page);
+            }
+            state.counters.lost_on_sync_failure += lost.len() as u64;
+            lost
+        };
         let mut buf = AlignedBuf::new(self.info.page_size);
-        self.inner.read_page(page, &mut buf)?;
-        buf.as_mut_slice()[..length].copy_from_slice(&data[..length]);
-        self.inner.write_page(page, &buf)?;
-        Ok(buf.as_slice().to_vec())
+        for page in lost {
+            self.durable.read(page, buf.as_mut_slice())?;
+            self.inner.write_page(page, &buf)?;
+        }
+        Ok(())
+    }
+}
+
+/// Copies the sectors of `new` marked in `landed` over `page`.
+fn overlay(page: &mut [u8], new: &[u8], landed: &[bool]) {
+    assert_eq!(page.len(), new.len(), "same page size");
+    for (sector, &took) in landed.iter().enumerate() {
+        let range = sector * SECTOR_SIZE..((sector + 1) * SECTOR_SIZE).min(page.len());
+        if took {
+            page[range.clone()].copy_from_slice(&new[range]);
+        }
     }
 }
 
@@ -316,23 +539,66 @@ fn chosen(listed: &[u64], ordinal: u64, rate: f64, state: &mut State) -> bool {
     listed.contains(&ordinal) || (rate > 0.0 && state.rng.r#gen::<f64>() < rate)
 }
 
-/// A torn prefix length: whole sectors, at least one, fewer than all. `None` when the page has
-/// fewer than two sectors (it cannot tear).
-fn torn_length(rng: &mut StdRng, page_size: usize) -> Option<usize> {
+/// Which sectors of a torn write land (`true`): neither none nor all; a prefix or a non-prefix
+/// subset as `mode` says. `None` when the page has fewer than two sectors (it cannot tear).
+/// `Prefix` draws exactly one number (the draw older seeds replay).
+fn tear_sectors(rng: &mut StdRng, mode: TearMode, page_size: usize) -> Option<Vec<bool>> {
     let sectors = page_size / SECTOR_SIZE;
-    (sectors >= 2).then(|| rng.gen_range(1..sectors) * SECTOR_SIZE)
+    if sectors < 2 {
+        return None;
+    }
+    let prefix = match mode {
+        TearMode::Prefix => true,
+        TearMode::Sectors => false,
+        TearMode::Mixed => rng.gen_bool(0.5),
+    };
+    if prefix {
+        let length = rng.gen_range(1..sectors);
+        return Some((0..sectors).map(|s| s < length).collect());
+    }
+    if sectors == 2 {
+        // Two sectors have no non-prefix subset but "only the second".
+        return Some(vec![false, true]);
+    }
+    // Bounded: a uniform subset is a valid non-prefix tear with probability at least 1/2 for
+    // three or more sectors; after 64 tries fall back to "only the last sector".
+    for _attempt in 0..64 {
+        let landed: Vec<bool> = (0..sectors).map(|_| rng.gen_bool(0.5)).collect();
+        let count = landed.iter().filter(|&&b| b).count();
+        let is_prefix = landed.iter().skip_while(|&&b| b).all(|&b| !b);
+        if count > 0 && count < sectors && !is_prefix {
+            return Some(landed);
+        }
+    }
+    Some((0..sectors).map(|s| s == sectors - 1).collect())
 }
 
-/// How many leading bytes of an unsynced write reach the medium at a crash (`None`: dropped).
-fn crash_fate(policy: UnsyncedOnCrash, rng: &mut StdRng, page_size: usize) -> Option<usize> {
+/// What reaches the medium of an unsynced write at a crash.
+#[derive(Debug)]
+enum Landing {
+    Dropped,
+    Whole,
+    Torn(Vec<bool>),
+}
+
+/// The fate of one unsynced write at a crash.
+fn crash_fate(
+    policy: UnsyncedOnCrash,
+    mode: TearMode,
+    rng: &mut StdRng,
+    page_size: usize,
+) -> Landing {
+    let torn = |rng: &mut StdRng| {
+        tear_sectors(rng, mode, page_size).map_or(Landing::Dropped, Landing::Torn)
+    };
     match policy {
-        UnsyncedOnCrash::DropAll => None,
-        UnsyncedOnCrash::ApplyAll => Some(page_size),
-        UnsyncedOnCrash::TearAll => torn_length(rng, page_size),
+        UnsyncedOnCrash::DropAll => Landing::Dropped,
+        UnsyncedOnCrash::ApplyAll => Landing::Whole,
+        UnsyncedOnCrash::TearAll => torn(rng),
         UnsyncedOnCrash::Random => match rng.gen_range(0..3) {
-            0 => None,
-            1 => Some(page_size),
-            _ => torn_length(rng, page_size),
+            0 => Landing::Dropped,
+            1 => Landing::Whole,
+            _ => torn(rng),
         },
     }
 }
@@ -346,7 +612,7 @@ impl Device for FaultDevice {
         let count = batch.len();
         let mut results: Vec<Option<Result<(), DeviceError>>> = Vec::with_capacity(count);
         let mut forwarded = Vec::new();
-        let mut torn = Vec::new();
+        let mut faulty = Vec::new();
         {
             let mut state = self.state.lock();
             for (index, request) in batch.into_iter().enumerate() {
@@ -360,11 +626,25 @@ impl Device for FaultDevice {
                         results.push(None);
                         forwarded.push((index, request, data));
                     }
-                    Fate::Tear(data, length) => {
+                    Fate::Faulty {
+                        fault,
+                        target,
+                        then_read,
+                    } => {
                         results.push(None);
-                        torn.push((index, request.page, data, length));
+                        faulty.push((index, request, fault, target, then_read));
                     }
                 }
+            }
+        }
+        // Faulty writes first: a fused command's write half precedes its read half.
+        for (index, request, fault, target, then_read) in faulty {
+            match self.execute(fault, target) {
+                Err(err) => results[index] = Some(Err(err)),
+                Ok(()) if then_read => {
+                    forwarded.push((index, IoRequest::read(request.page, request.buf), None));
+                }
+                Ok(()) => results[index] = Some(Ok(())),
             }
         }
         let (meta, requests): (Vec<_>, Vec<_>) = forwarded
@@ -384,12 +664,6 @@ impl Device for FaultDevice {
             }
             results[index] = Some(result);
         }
-        for (index, page, data, length) in torn {
-            let result = self.tear(page, &data, length).map(|image| {
-                self.record(page, image);
-            });
-            results[index] = Some(result);
-        }
         let tickets: Vec<IoTicket> = results
             .into_iter()
             .map(|result| IoTicket::done(result.unwrap_or(Err(DeviceError::Crashed))))
@@ -399,23 +673,34 @@ impl Device for FaultDevice {
     }
 
     fn sync(&self) -> Result<(), DeviceError> {
-        let seq_limit = {
+        let (seq_limit, injected) = {
             let mut state = self.state.lock();
             self.enter_op(&mut state)?;
             state.counters.syncs += 1;
             let ordinal = state.counters.syncs;
-            if chosen(
+            let fails = chosen(
                 &self.config.fail_syncs,
                 ordinal,
                 self.config.sync_error_rate,
                 &mut state,
-            ) {
+            );
+            if fails {
                 state.counters.injected_errors += 1;
-                return Err(DeviceError::Injected(format!("sync {ordinal} failed")));
             }
-            state.next_seq
+            let injected = fails.then(|| DeviceError::Injected(format!("sync {ordinal} failed")));
+            (state.next_seq, injected)
         };
-        self.inner.sync()?;
+        let outcome = match injected {
+            Some(err) => Err(err),
+            None => self.inner.sync(),
+        };
+        if let Err(err) = outcome {
+            self.state.lock().counters.failed_syncs += 1;
+            if self.config.sync_failure_loses_pending {
+                self.lose_pending(seq_limit)?;
+            }
+            return Err(err);
+        }
         let mut state = self.state.lock();
         let promoted: Vec<PageId> = state
             .pending

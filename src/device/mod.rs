@@ -22,6 +22,7 @@ pub mod fault;
 pub mod file;
 pub mod memory;
 pub mod probe;
+pub mod region;
 pub mod spec;
 pub mod ticket;
 

@@ -8,10 +8,15 @@
 //! LSN always has `lsn % P >= LOG_PAGE_HEADER`.
 //!
 //! Invariants: every log page carries its stream position (`page_lsn`) and the log's random
-//! `log_id`, both under a header CRC, so a page from an earlier lap of the ring (or from an
-//! earlier log formatted on the same device) is never taken for a current one. The header does
-//! not change when a partial page is rewritten with more records, so a torn rewrite keeps the
-//! records that were already durable (only the per-record CRCs decide validity).
+//! `log_id`, both under the identity CRC, so a page from an earlier lap of the ring (or from an
+//! earlier log formatted on the same device) is never taken for a current one. The identity
+//! does not change when a partial page is rewritten with more records, so a torn rewrite keeps
+//! the records that were already durable (only the per-record CRCs decide validity), even when
+//! it tears inside the header. Each page also carries a *flush stamp* under its own CRC: the
+//! LSN the log was durable to when the flush that wrote the page began (`flush_start`). A
+//! current page stamped past the point where the record scan stops proves that the log was
+//! durable past that point, so the stop is corruption and not a torn tail (`reader.rs`). A
+//! torn stamp (old and new bytes mixed) fails its CRC and only removes that proof.
 
 use std::time::Duration;
 
@@ -19,13 +24,14 @@ use crate::error::{Error, Result};
 use crate::page::Lsn;
 
 /// Size of a log page header in bytes.
-pub const LOG_PAGE_HEADER: usize = 32;
+pub const LOG_PAGE_HEADER: usize = 40;
 /// Magic of a log page.
 pub const LOG_PAGE_MAGIC: [u8; 4] = *b"FBLG";
 /// Magic of a checkpoint slot.
 pub const CHECKPOINT_MAGIC: [u8; 4] = *b"FBCK";
-/// Format version written in checkpoint slots.
-pub const FORMAT_VERSION: u32 = 1;
+/// Format version written in checkpoint slots. Version 2 added the flush stamp to the log page
+/// header (40 bytes instead of 32); version 1 logs do not open.
+pub const FORMAT_VERSION: u32 = 2;
 /// Number of device pages before the ring (the two checkpoint slots).
 pub const HEADER_PAGES: u64 = 2;
 /// LSNs at or above this are rejected as corrupt (2^62: centuries of log at 1 GB/s).
@@ -194,27 +200,50 @@ impl Geometry {
     }
 }
 
-/// Writes the header of stream page `stream_page` into `page` (which must be zero elsewhere).
+/// Writes the header of stream page `stream_page` into `page` (which must be zero elsewhere),
+/// with a flush stamp of 0 (every flush restamps the pages it writes: [`stamp_flush_start`]).
 pub fn stamp_log_page(page: &mut [u8], stream_page: u64, page_size: u64, log_id: u64) {
     assert!(page.len() >= LOG_PAGE_HEADER, "page holds a header");
     page[0..4].copy_from_slice(&LOG_PAGE_MAGIC);
     page[8..16].copy_from_slice(&(stream_page * page_size).to_le_bytes());
     page[16..24].copy_from_slice(&log_id.to_le_bytes());
-    page[24..LOG_PAGE_HEADER].fill(0);
-    let crc = crc32c::crc32c(&page[8..LOG_PAGE_HEADER]);
+    page[36..LOG_PAGE_HEADER].fill(0);
+    let crc = crc32c::crc32c(&page[8..24]);
     page[4..8].copy_from_slice(&crc.to_le_bytes());
+    stamp_flush_start(page, 0);
 }
 
-/// Whether `page` is stream page `stream_page` of log `log_id` (magic, CRC, position, id).
+/// Writes the flush stamp of a stamped page: the log was durable up to `flush_start` when the
+/// flush writing this page began. The identity part of the header is left as it is.
+pub fn stamp_flush_start(page: &mut [u8], flush_start: Lsn) {
+    assert!(page.len() >= LOG_PAGE_HEADER, "page holds a header");
+    assert!(flush_start < MAX_LSN, "flush stamps are LSNs");
+    page[24..32].copy_from_slice(&flush_start.to_le_bytes());
+    let crc = crc32c::crc32c(&page[8..32]);
+    page[32..36].copy_from_slice(&crc.to_le_bytes());
+}
+
+/// Whether `page` is stream page `stream_page` of log `log_id` (magic, identity CRC, position,
+/// id, zero reserved bytes). The flush stamp is not part of this check.
 #[must_use]
 pub fn log_page_is_current(page: &[u8], stream_page: u64, page_size: u64, log_id: u64) -> bool {
     let Some(header) = page.get(..LOG_PAGE_HEADER) else {
         return false;
     };
     header[0..4] == LOG_PAGE_MAGIC
-        && read_u32(header, 4) == crc32c::crc32c(&header[8..])
+        && read_u32(header, 4) == crc32c::crc32c(&header[8..24])
         && read_u64(header, 8) == stream_page.wrapping_mul(page_size)
         && read_u64(header, 16) == log_id
+        && header[36..LOG_PAGE_HEADER] == [0u8; 4]
+}
+
+/// The flush stamp of a page whose identity was checked ([`log_page_is_current`]); `None` when
+/// the stamp fails its CRC (a torn rewrite of the header, or damage) or is not a sane LSN.
+#[must_use]
+pub fn flush_stamp(page: &[u8]) -> Option<Lsn> {
+    let header = page.get(..LOG_PAGE_HEADER)?;
+    let stamp = read_u64(header, 24);
+    (read_u32(header, 32) == crc32c::crc32c(&header[8..32]) && stamp < MAX_LSN).then_some(stamp)
 }
 
 fn read_u32(bytes: &[u8], at: usize) -> u32 {
@@ -270,6 +299,18 @@ impl CheckpointSlot {
         page[4..8].copy_from_slice(&crc.to_le_bytes());
     }
 
+    /// The version of a slot that verifies (magic and CRC) but is of another format version;
+    /// `None` for anything else.
+    #[must_use]
+    pub fn foreign_version(page: &[u8]) -> Option<u32> {
+        let slot = page.get(..CHECKPOINT_SLOT_BYTES)?;
+        let version = read_u32(slot, 8);
+        (slot[0..4] == CHECKPOINT_MAGIC
+            && read_u32(slot, 4) == crc32c::crc32c(&slot[8..])
+            && version != FORMAT_VERSION)
+            .then_some(version)
+    }
+
     /// Decodes a slot page; `None` when it is not a valid, checksummed slot of this format.
     #[must_use]
     pub fn decode(page: &[u8]) -> Option<Self> {
@@ -309,12 +350,14 @@ mod tests {
         };
         let start = g.start_lsn();
         assert_eq!(g.advance(start, 10), start + 10);
+        let room = 4096 - LOG_PAGE_HEADER;
+        let header = LOG_PAGE_HEADER as u64;
         // Exactly filling the first page lands after the next page's header.
-        assert_eq!(g.advance(start, 4064), 4096 + 32);
-        // 4065 bytes: 4064 in page 0, 1 in page 1.
-        assert_eq!(g.advance(start, 4065), 4096 + 33);
+        assert_eq!(g.advance(start, room), 4096 + header);
+        // One byte more: the rest of page 0, 1 in page 1.
+        assert_eq!(g.advance(start, room + 1), 4096 + header + 1);
         // Spanning several pages skips every header.
-        assert_eq!(g.advance(start, 3 * 4064 + 5), 3 * 4096 + 32 + 5);
+        assert_eq!(g.advance(start, 3 * room + 5), 3 * 4096 + header + 5);
         assert!(g.is_boundary(g.advance(start, 2000)));
     }
 
@@ -334,6 +377,28 @@ mod tests {
         page[45] ^= 1;
         assert_eq!(CheckpointSlot::decode(&page), None);
         assert_eq!(CheckpointSlot::decode(&[0u8; 10]), None);
+    }
+
+    #[test]
+    fn flush_stamps_are_separate_from_the_identity() {
+        let mut page = vec![0u8; 4096];
+        stamp_log_page(&mut page, 5, 4096, 77);
+        assert!(log_page_is_current(&page, 5, 4096, 77));
+        assert_eq!(flush_stamp(&page), Some(0));
+        stamp_flush_start(&mut page, 12_345);
+        assert!(
+            log_page_is_current(&page, 5, 4096, 77),
+            "identity unchanged"
+        );
+        assert_eq!(flush_stamp(&page), Some(12_345));
+        // A torn stamp loses the proof, not the page.
+        page[26] ^= 4;
+        assert!(log_page_is_current(&page, 5, 4096, 77));
+        assert_eq!(flush_stamp(&page), None);
+        assert!(!log_page_is_current(&page, 6, 4096, 77), "other position");
+        assert!(!log_page_is_current(&page, 5, 4096, 78), "other log");
+        page[10] ^= 1;
+        assert!(!log_page_is_current(&page, 5, 4096, 77), "identity damaged");
     }
 
     #[test]

@@ -39,11 +39,12 @@ use std::time::{Duration, Instant};
 use parking_lot::{Condvar, Mutex, MutexGuard};
 
 use crate::device::{AlignedBuf, IoRequest, SharedDevice, ticket::wait_all};
-use crate::error::{DeviceError, Error, Result};
+use crate::error::{DeviceError, Error, FormatProblem, Result};
 use crate::page::Lsn;
 
 use super::layout::{
-    CheckpointSlot, Geometry, LOG_PAGE_HEADER, WalConfig, log_page_is_current, stamp_log_page,
+    CheckpointSlot, Geometry, LOG_PAGE_HEADER, WalConfig, log_page_is_current, stamp_flush_start,
+    stamp_log_page,
 };
 use super::margins::{AgeState, LogMargins};
 use super::reader::{self, Recovery};
@@ -180,6 +181,8 @@ impl Wal {
     /// [`Error::Config`] for a bad configuration or a device that does not fit it; device
     /// errors while writing the checkpoint slots.
     pub fn create(device: SharedDevice, config: WalConfig) -> Result<Wal> {
+        config.validate()?;
+        check_page_size(&device, &config)?;
         check_device(&device, &config)?;
         let geometry = config.geometry();
         let log_id = rand::random::<u64>() | 1;
@@ -209,45 +212,69 @@ impl Wal {
     }
 
     /// Opens the log on `device`: reads the checkpoint slots, scans the log (see
-    /// [`Recovery`]) and resumes appending at the end of the valid log. Before returning it
-    /// rewrites the page holding the end with zeros after it and syncs (the garbage tail is
-    /// gone before any new record is written next to it); the records found do not change, so
-    /// opening twice without appends gives the same result.
+    /// [`Recovery`]) and resumes appending at the end of the valid log. Never formats. Before
+    /// returning it rewrites the page holding the end with zeros after it and syncs (the
+    /// garbage tail is gone before any new record is written next to it); the records found
+    /// do not change, so opening twice without appends gives the same result.
     ///
     /// # Errors
-    /// [`Error::Config`] for a bad configuration or a log formatted differently;
-    /// [`Error::CorruptLog`] for an unformatted or damaged header, or when log that a
-    /// checkpoint recorded as durable is unreadable; device errors.
+    /// - [`Error::Format`]: blank slots (`Blank`: not formatted), another format version, a
+    ///   page size other than the device's, a device shorter than the formatted log
+    ///   (`Truncated`, naming both sizes);
+    /// - [`Error::Config`]: a bad configuration or a log formatted with another log size;
+    /// - [`Error::CorruptLog`]: both slots damaged; or log that was durable is unreadable:
+    ///   the scan stops before the checkpoint's `durable_lsn`, or a ring page written by a
+    ///   later flush proves the log was durable past where the scan stopped (the reason names
+    ///   the stop, the LSN and the proving page);
+    /// - device errors.
     pub fn open(device: SharedDevice, config: WalConfig) -> Result<(Wal, Recovery)> {
-        check_device(&device, &config)?;
+        config.validate()?;
+        check_page_size(&device, &config)?;
         let Some(slot) = reader::read_checkpoint(device.as_ref(), &config)? else {
-            return Err(Error::CorruptLog {
-                offset: 0,
-                reason: "no checkpoint slot: the log device is not formatted".into(),
+            return Err(Error::Format {
+                device: device.info().name.clone(),
+                problem: FormatProblem::Blank,
             });
         };
+        check_device(&device, &config)?;
         Wal::recover(device, config, slot)
     }
 
-    /// Opens the log, or formats one when both checkpoint slots are blank.
+    /// Opens the log, or formats one when the device is blank: both checkpoint slots *and* the
+    /// first ring page all zeros ([`reader::inspect`]). A device whose slots are zeros but
+    /// whose ring holds log pages (a log that lost its header) is never formatted over.
     ///
     /// # Errors
-    /// As [`Wal::open`] and [`Wal::create`].
+    /// As [`Wal::open`] and [`Wal::create`]; [`Error::CorruptLog`] when the slots are blank but
+    /// the ring is not.
     pub fn open_or_create(device: SharedDevice, config: WalConfig) -> Result<(Wal, Recovery)> {
-        check_device(&device, &config)?;
-        if let Some(slot) = reader::read_checkpoint(device.as_ref(), &config)? {
-            return Wal::recover(device, config, slot);
+        config.validate()?;
+        check_page_size(&device, &config)?;
+        match reader::inspect(device.as_ref(), &config)? {
+            reader::LogDeviceContent::Formatted(slot) => {
+                check_device(&device, &config)?;
+                Wal::recover(device, config, slot)
+            }
+            reader::LogDeviceContent::HeaderLost => Err(Error::CorruptLog {
+                offset: 0,
+                reason: "both checkpoint slots are blank but the ring holds log pages: the \
+                         log lost its header; refusing to format over it"
+                    .into(),
+            }),
+            reader::LogDeviceContent::Blank => {
+                let wal = Wal::create(device, config)?;
+                let checkpoint = wal.checkpoint.lock().last;
+                let end_lsn = wal.current_lsn();
+                let recovery = Recovery {
+                    checkpoint,
+                    records: Vec::new(),
+                    end_lsn,
+                    stop: reader::StopReason::Record(record::DecodeError::BadLength(0)),
+                    proven_durable_lsn: end_lsn,
+                };
+                Ok((wal, recovery))
+            }
         }
-        let wal = Wal::create(device, config)?;
-        let checkpoint = wal.checkpoint.lock().last;
-        let end_lsn = wal.current_lsn();
-        let recovery = Recovery {
-            checkpoint,
-            records: Vec::new(),
-            end_lsn,
-            stop: reader::StopReason::Record(record::DecodeError::BadLength(0)),
-        };
-        Ok((wal, recovery))
     }
 
     fn recover(
@@ -266,6 +293,29 @@ impl Wal {
                 ),
             });
         }
+        let survey = reader::find_proof(device.as_ref(), geometry, &slot, scan.end_lsn)?;
+        if let Some((stream_page, stamp)) = survey.proof {
+            return Err(Error::CorruptLog {
+                offset: scan.end_lsn,
+                reason: format!(
+                    "the record scan stops at LSN {} ({:?}), but log page {} (LSN {}, device \
+                     page {}) was written by a flush that began when the log was durable to \
+                     {stamp}: the log past {} had been synced, so this is corruption, not a \
+                     torn tail",
+                    scan.end_lsn,
+                    scan.stop,
+                    stream_page,
+                    stream_page * geometry.page_size,
+                    geometry.device_page(stream_page),
+                    scan.end_lsn
+                ),
+            });
+        }
+        let proven_durable_lsn = survey.highest_at_or_below_end.max(slot.durable_lsn);
+        assert!(
+            proven_durable_lsn <= scan.end_lsn,
+            "no proof means no stamp past the end"
+        );
         let wal = Wal::resume(
             device,
             config,
@@ -280,6 +330,7 @@ impl Wal {
             records: scan.records,
             end_lsn: scan.end_lsn,
             stop: scan.stop,
+            proven_durable_lsn,
         };
         Ok((wal, recovery))
     }
@@ -359,6 +410,7 @@ impl Wal {
         image.as_mut_slice().copy_from_slice(
             &inner.buffer.as_slice()[slot_range(page, self.buffer_pages, self.config.page_size)],
         );
+        stamp_flush_start(image.as_mut_slice(), inner.durable_lsn);
         drop(inner);
         self.device
             .write_page(self.geometry.device_page(page), &image)?;
@@ -366,8 +418,7 @@ impl Wal {
     }
 }
 
-fn check_device(device: &SharedDevice, config: &WalConfig) -> Result<()> {
-    config.validate()?;
+fn check_page_size(device: &SharedDevice, config: &WalConfig) -> Result<()> {
     let info = device.info();
     if info.page_size != config.page_size {
         return Err(Error::Config(format!(
@@ -375,6 +426,12 @@ fn check_device(device: &SharedDevice, config: &WalConfig) -> Result<()> {
             config.page_size, info.page_size
         )));
     }
+    Ok(())
+}
+
+/// Checks that the device holds the configured log (validated config, same page size).
+fn check_device(device: &SharedDevice, config: &WalConfig) -> Result<()> {
+    let info = device.info();
     let pages = config.log_size / config.page_size as u64;
     if info.pages < pages {
         return Err(Error::Config(format!(
@@ -561,10 +618,15 @@ impl Wal {
             .io_buf
             .take()
             .unwrap_or_else(|| AlignedBuf::new(self.config.buffer_size));
+        // Every page this flush writes says the log was durable to here when it began: a
+        // page stamped past where a later recovery scan stops proves corruption (reader.rs).
+        let flush_start = inner.durable_lsn;
         for index in 0..count {
             let src = slot_range(first + index, self.buffer_pages, page_size);
             let at = index as usize * page_size;
-            io.as_mut_slice()[at..at + page_size].copy_from_slice(&inner.buffer.as_slice()[src]);
+            let dst = &mut io.as_mut_slice()[at..at + page_size];
+            dst.copy_from_slice(&inner.buffer.as_slice()[src]);
+            stamp_flush_start(dst, flush_start);
         }
         inner.flushing = true;
         let result = MutexGuard::unlocked(inner, || self.write_pages(&io, first, count));
@@ -692,6 +754,12 @@ impl Wal {
     /// The log is durable up to here.
     pub fn durable_lsn(&self) -> Lsn {
         self.inner.lock().durable_lsn
+    }
+
+    /// The random id of this log (its checkpoint slots' `log_id`): what a data file's header
+    /// binds to (`DataFile::bind_log`, `DataFile::check_log`).
+    pub fn log_id(&self) -> u64 {
+        self.log_id
     }
 
     /// Redo LSN of the newest durable checkpoint.

@@ -20,5 +20,5 @@ pub mod record;
 pub use layout::{CheckpointSlot, Geometry, WalConfig};
 pub use log::{LsnRange, Wal, WalStats};
 pub use margins::{AgeState, AgeZone, LogMargins};
-pub use reader::{RecoveredRecord, Recovery, StopReason};
+pub use reader::{LogDeviceContent, RecoveredRecord, Recovery, StopReason, inspect};
 pub use record::{LogRecord, TxnId};

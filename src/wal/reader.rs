@@ -1,23 +1,42 @@
 //! Recovery: pick the newest valid checkpoint slot, then scan records forward from its redo LSN
 //! until the first record that does not verify (issue 5; format in `docs/wal-format.md`).
 //!
-//! The scan stops cleanly (it is the normal end of the log, not an error) at: a zero or
-//! out-of-range length, an unknown type, a CRC mismatch, a record stamped with another LSN, a
-//! record that does not chain on the CRC of the record before it (from the second record on),
-//! a log page whose header is not the expected stream page of this log (stale page from an earlier
-//! lap, or never written), or the capacity bound `redo_lsn + capacity`. It is an error only when
-//! the device fails to read, or when the scan stops before the `durable_lsn` the checkpoint
-//! recorded (log that was durable has been lost: [`Error::CorruptLog`]).
+//! The record scan stops at: a zero or out-of-range length, an unknown type, a CRC mismatch, a
+//! record stamped with another LSN, a record that does not chain on the CRC of the record
+//! before it (from the second record on), a log page whose header is not the expected stream
+//! page of this log (stale page from an earlier lap, or never written), or the capacity bound
+//! `redo_lsn + capacity`. Where it stops (`X`) is either the torn or unwritten tail of the log
+//! (the normal end) or corruption in log that was durable. To tell them apart, [`find_proof`]
+//! reads the flush stamps of the ring pages from the one holding `X` to the end of the ring
+//! window: a current page stamped with `flush_start > X` was written by a flush that began
+//! when the log was already durable past `X`, so the bytes at `X` had been synced and the stop
+//! is corruption ([`Error::CorruptLog`] naming `X`, the stop reason and the page that proves
+//! it). The same holds when `X` is before the checkpoint's `durable_lsn`.
+//!
+//! **The window that cannot be told apart.** Let `S` be the flush start of the newest flush
+//! any of whose pages reached the device with an intact stamp (or the newest checkpoint's
+//! `durable_lsn`, if larger). Damage at `X >= S` looks exactly like a torn write of that last
+//! flush and is taken as the end of the log. That is: the bytes written by the last flush
+//! before a crash (acknowledged once its sync returned) are protected only by the next flush or
+//! checkpoint. The database adds a cross-check for that window (a data page whose LSN is past
+//! the end of the log proves lost log).
 //!
 //! Bounds: the scan reads at most `capacity` bytes of log, each record at most
-//! `MAX_RECORD_BYTES`. Nothing here panics on any device content.
+//! `MAX_RECORD_BYTES`; the proof search reads at most the ring's pages once, in batches of
+//! [`PROOF_BATCH_PAGES`]. Nothing here panics on any device content.
 
-use crate::device::{AlignedBuf, Device};
-use crate::error::{Error, Result};
+use crate::device::{AlignedBuf, Device, IoRequest, ticket::wait_all};
+use crate::error::{Error, FormatProblem, Result};
 use crate::page::Lsn;
 
-use super::layout::{CheckpointSlot, Geometry, HEADER_PAGES, LOG_PAGE_HEADER, WalConfig};
+use super::layout::{
+    CheckpointSlot, FORMAT_VERSION, Geometry, HEADER_PAGES, LOG_PAGE_HEADER, WalConfig,
+    flush_stamp, log_page_is_current,
+};
 use super::record::{self, DecodeError, FRAME_SIZE, LogRecord};
+
+/// Ring pages the proof search reads per device batch.
+pub const PROOF_BATCH_PAGES: u64 = 32;
 
 /// One record found by recovery.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -55,22 +74,41 @@ pub struct Recovery {
     pub end_lsn: Lsn,
     /// Why the scan stopped at `end_lsn`.
     pub stop: StopReason,
+    /// The log is proven to have been durable up to here (the checkpoint's `durable_lsn` or the
+    /// largest flush stamp found, whichever is larger; never past `end_lsn`). Log between this
+    /// and `end_lsn` was written by the last flush before the crash: damage there cannot be
+    /// told from a torn write (see the module docs).
+    pub proven_durable_lsn: Lsn,
 }
 
 /// Reads both checkpoint slots and returns the newest valid one for this configuration.
-/// `Ok(None)` when both slots are all zeros (an unformatted log).
+/// `Ok(None)` when both slots are all zeros (an unformatted log). Writes nothing.
 ///
 /// # Errors
-/// Device errors; [`Error::CorruptLog`] when no slot is valid but the header is not blank;
-/// [`Error::Config`] when the log was formatted with another page or log size.
+/// Device errors; [`Error::Format`] when a slot has another format version or page size, or
+/// the device is shorter than the log the slot describes (truncated); [`Error::CorruptLog`]
+/// when no slot is valid but the header is not blank; [`Error::Config`] when the log was
+/// formatted with another log size.
 pub fn read_checkpoint(device: &dyn Device, config: &WalConfig) -> Result<Option<CheckpointSlot>> {
-    let mut buf = AlignedBuf::new(config.page_size);
+    let info = device.info();
+    if info.pages < HEADER_PAGES {
+        return Err(format_error(
+            device,
+            FormatProblem::Truncated {
+                needed_bytes: HEADER_PAGES * config.page_size as u64,
+                present_bytes: info.pages * info.page_size as u64,
+            },
+        ));
+    }
+    let mut buf = AlignedBuf::new(info.page_size);
     let mut best: Option<CheckpointSlot> = None;
     let mut blank = true;
+    let mut other_version = None;
     for slot_page in 0..HEADER_PAGES {
         device.read_page(slot_page, &mut buf)?;
         blank &= buf.as_slice().iter().all(|&b| b == 0);
         let Some(slot) = CheckpointSlot::decode(buf.as_slice()) else {
+            other_version = other_version.or(CheckpointSlot::foreign_version(buf.as_slice()));
             continue;
         };
         if slot.slot() != slot_page {
@@ -81,6 +119,15 @@ pub fn read_checkpoint(device: &dyn Device, config: &WalConfig) -> Result<Option
         }
     }
     let Some(slot) = best else {
+        if let Some(found) = other_version {
+            return Err(format_error(
+                device,
+                FormatProblem::UnsupportedVersion {
+                    found,
+                    supported: FORMAT_VERSION,
+                },
+            ));
+        }
         return if blank {
             Ok(None)
         } else {
@@ -90,13 +137,39 @@ pub fn read_checkpoint(device: &dyn Device, config: &WalConfig) -> Result<Option
             })
         };
     };
-    let geometry = config.geometry();
+    check_slot_fits(device, config, &slot)?;
+    Ok(Some(slot))
+}
+
+/// Checks a valid slot against the device and the configuration.
+fn check_slot_fits(device: &dyn Device, config: &WalConfig, slot: &CheckpointSlot) -> Result<()> {
+    let info = device.info();
+    if u64::from(slot.page_size) != info.page_size as u64 {
+        return Err(format_error(
+            device,
+            FormatProblem::PageSize {
+                found: u64::from(slot.page_size),
+                expected: info.page_size as u64,
+            },
+        ));
+    }
+    let present_bytes = info.pages.saturating_mul(info.page_size as u64);
+    if slot.log_size > present_bytes {
+        return Err(format_error(
+            device,
+            FormatProblem::Truncated {
+                needed_bytes: slot.log_size,
+                present_bytes,
+            },
+        ));
+    }
     if slot.page_size as usize != config.page_size || slot.log_size != config.log_size {
         return Err(Error::Config(format!(
             "the log was formatted with page size {} and log size {}, not {} and {}",
             slot.page_size, slot.log_size, config.page_size, config.log_size
         )));
     }
+    let geometry = config.geometry();
     if !geometry.is_boundary(slot.redo_lsn)
         || slot.durable_lsn - slot.redo_lsn > geometry.capacity()
     {
@@ -108,7 +181,51 @@ pub fn read_checkpoint(device: &dyn Device, config: &WalConfig) -> Result<Option
             ),
         });
     }
-    Ok(Some(slot))
+    Ok(())
+}
+
+fn format_error(device: &dyn Device, problem: FormatProblem) -> Error {
+    Error::Format {
+        device: device.info().name.clone(),
+        problem,
+    }
+}
+
+/// What a log device holds, found without writing anything ([`inspect`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum LogDeviceContent {
+    /// The checkpoint slots and the first ring page are all zeros: no log was ever flushed
+    /// here, so formatting loses nothing.
+    Blank,
+    /// Both checkpoint slots are blank but the first ring page holds a log page: a log lived
+    /// here and lost its header. Never format over it silently.
+    HeaderLost,
+    /// A log of this format; its newest valid checkpoint.
+    Formatted(CheckpointSlot),
+}
+
+/// Classifies a log device without writing: blank, a log whose header was lost, or a log
+/// (its newest checkpoint).
+///
+/// # Errors
+/// As [`read_checkpoint`] (damaged slots, other version, truncated device, device errors).
+pub fn inspect(device: &dyn Device, config: &WalConfig) -> Result<LogDeviceContent> {
+    if let Some(slot) = read_checkpoint(device, config)? {
+        return Ok(LogDeviceContent::Formatted(slot));
+    }
+    // Every log that flushed anything wrote stream page 0 (later laps: k * ring_pages) to the
+    // first ring page, and nothing ever zeros it.
+    let first_ring_page = HEADER_PAGES;
+    if device.info().pages <= first_ring_page {
+        return Ok(LogDeviceContent::Blank);
+    }
+    let mut buf = AlignedBuf::new(device.info().page_size);
+    device.read_page(first_ring_page, &mut buf)?;
+    if buf.as_slice().iter().all(|&b| b == 0) {
+        Ok(LogDeviceContent::Blank)
+    } else {
+        Ok(LogDeviceContent::HeaderLost)
+    }
 }
 
 /// Reads log bytes page by page, checking each page's header once.
@@ -130,7 +247,7 @@ impl PageCursor<'_> {
         self.loaded = None;
         self.device
             .read_page(self.geometry.device_page(page), &mut self.buf)?;
-        let current = super::layout::log_page_is_current(
+        let current = log_page_is_current(
             self.buf.as_slice(),
             page,
             self.geometry.page_size,
@@ -249,12 +366,86 @@ fn tail_page(cursor: &mut PageCursor<'_>, end: Lsn) -> Result<Vec<u8>> {
     if offset <= LOG_PAGE_HEADER {
         return Ok(Vec::new());
     }
-    // A record ended inside this page, so its header verified during the scan.
+    // A record ended inside this page, so its header verified during the scan; reading it
+    // again differently means the device does not return what it holds.
     if !cursor.load(cursor.geometry.page_of(end))? {
         return Err(Error::CorruptLog {
             offset: end,
-            reason: "the page holding the end of the log changed during recovery".into(),
+            reason: format!(
+                "the log page holding the end of the log (LSN {end}) read back differently \
+                 during recovery (device {})",
+                cursor.device.info().name
+            ),
         });
     }
     Ok(cursor.buf.as_slice()[..offset].to_vec())
+}
+
+/// What the flush stamps of the ring say about the end of the record scan.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct StampSurvey {
+    /// The largest valid flush stamp of a current page at or below `end` (0: none).
+    pub(crate) highest_at_or_below_end: Lsn,
+    /// The first current page stamped past `end`: (its stream page, its stamp).
+    pub(crate) proof: Option<(u64, Lsn)>,
+}
+
+/// Reads the ring pages from the one holding `end` to the last one the checkpoint's window can
+/// hold (`page_of(redo_lsn) + ring_pages - 1`) and looks for a current page (this log, the
+/// right stream position) whose flush stamp is past `end`. Stops at the first such proof.
+/// Reads at most `ring_pages` pages, [`PROOF_BATCH_PAGES`] per batch.
+///
+/// # Errors
+/// Device read errors.
+pub(crate) fn find_proof(
+    device: &dyn Device,
+    geometry: Geometry,
+    checkpoint: &CheckpointSlot,
+    end: Lsn,
+) -> Result<StampSurvey> {
+    let page_size = geometry.page_size as usize;
+    let first = geometry.page_of(end);
+    let last = geometry.page_of(checkpoint.redo_lsn) + geometry.ring_pages - 1;
+    assert!(
+        first <= last,
+        "the end of the scan lies inside the ring window"
+    );
+    let mut survey = StampSurvey {
+        highest_at_or_below_end: 0,
+        proof: None,
+    };
+    let buf = AlignedBuf::new(PROOF_BATCH_PAGES as usize * page_size);
+    let mut batch_first = first;
+    // Bounded: `batch_first` grows by up to PROOF_BATCH_PAGES each turn up to `last`.
+    while batch_first <= last {
+        let count = (last - batch_first + 1).min(PROOF_BATCH_PAGES);
+        let requests = (0..count)
+            .map(|index| {
+                let device_page = geometry.device_page(batch_first + index);
+                IoRequest::read(device_page, buf.chunk_io_buffer(index as usize, page_size))
+            })
+            .collect();
+        // SAFETY: `buf` outlives the batch, nothing else touches it, and every ticket is
+        // waited for before the buffer is read.
+        let tickets = unsafe { device.submit(requests) };
+        wait_all(tickets)?;
+        for index in 0..count {
+            let stream_page = batch_first + index;
+            let at = index as usize * page_size;
+            let page = &buf.as_slice()[at..at + page_size];
+            if !log_page_is_current(page, stream_page, geometry.page_size, checkpoint.log_id) {
+                continue;
+            }
+            let Some(stamp) = flush_stamp(page) else {
+                continue;
+            };
+            if stamp > end {
+                survey.proof = Some((stream_page, stamp));
+                return Ok(survey);
+            }
+            survey.highest_at_or_below_end = survey.highest_at_or_below_end.max(stamp);
+        }
+        batch_first += count;
+    }
+    Ok(survey)
 }

@@ -2,9 +2,17 @@
 //!
 //! [`PageAccess`] is the interface a workload drives (the buffer pool implements it);
 //! [`synthetic`] holds the ACE page-level mixes and [`keys`] their page distributions.
+//!
+//! The record-level workloads drive the transactional key-value interface
+//! ([`crate::kv::KvEngine`]) through [`record::RecordWorkload`]: [`tpcc`], [`ycsb`] and
+//! [`linkbench`].
 
 pub mod keys;
+pub mod linkbench;
+pub mod record;
 pub mod synthetic;
+pub mod tpcc;
+pub mod ycsb;
 
 use crate::error::{PageId, Result};
 
@@ -25,4 +33,23 @@ pub trait PageAccess: Send + Sync {
     /// # Errors
     /// Out-of-range page, corrupt page, device errors, a poisoned pool.
     fn update_with(&self, page: PageId, f: &mut dyn FnMut(&mut [u8])) -> Result<()>;
+}
+
+impl PageAccess for crate::core::BufferPool {
+    fn pages(&self) -> u64 {
+        self.pages()
+    }
+    fn page_size(&self) -> usize {
+        self.page_size()
+    }
+    fn read_with(&self, page: PageId, f: &mut dyn FnMut(&[u8])) -> Result<()> {
+        let guard = self.read(page)?;
+        f(guard.data());
+        Ok(())
+    }
+    fn update_with(&self, page: PageId, f: &mut dyn FnMut(&mut [u8])) -> Result<()> {
+        let mut guard = self.write(page)?;
+        f(guard.data_mut());
+        Ok(())
+    }
 }

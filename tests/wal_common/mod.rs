@@ -110,3 +110,39 @@ impl Device for Shim {
         self.inner.stats()
     }
 }
+
+/// A copy of every page of `device`.
+pub fn snapshot(device: &MemoryDevice) -> Vec<Vec<u8>> {
+    let pages = device.info().pages;
+    let mut buf = vec![0u8; PAGE];
+    (0..pages)
+        .map(|page| {
+            device.store().read(page, &mut buf).unwrap();
+            buf.clone()
+        })
+        .collect()
+}
+
+/// A RAM device holding `pages`.
+pub fn device_from(pages: &[Vec<u8>]) -> Arc<MemoryDevice> {
+    let device = Arc::new(MemoryDevice::new(PAGE, pages.len() as u64).unwrap());
+    for (index, page) in pages.iter().enumerate() {
+        device.store().write(index as u64, page).unwrap();
+    }
+    device
+}
+
+/// Flips bit `bit` of the byte at device byte offset `offset`.
+pub fn flip(device: &MemoryDevice, offset: u64, bit: u8) {
+    let page = offset / PAGE as u64;
+    let mut buf = vec![0u8; PAGE];
+    device.store().read(page, &mut buf).unwrap();
+    buf[(offset % PAGE as u64) as usize] ^= 1 << bit;
+    device.store().write(page, &buf).unwrap();
+}
+
+/// Device byte offset of `lsn` in a log with `ring_pages` ring pages.
+pub fn device_offset(lsn: u64, ring_pages: u64) -> u64 {
+    let page = lsn / PAGE as u64;
+    (2 + page % ring_pages) * PAGE as u64 + lsn % PAGE as u64
+}

@@ -15,9 +15,19 @@
 //! page, page in range); each request's completion is filled exactly once; dropping the device
 //! waits for every in-flight request and stops the engine's threads.
 //!
-//! Creating a file, or extending a short one, writes every new page once (zeros), so that later
-//! reads touch the medium rather than unwritten extents (which the file system answers with
-//! zeros without any device I/O, faking read figures).
+//! Creating a file writes every page once (zeros), so that later reads touch the medium rather
+//! than unwritten extents (which the file system answers with zeros without any device I/O,
+//! faking read figures).
+//!
+//! **Safety of existing files.** Opening never truncates, extends or writes an existing
+//! non-empty file: `create` means "create if missing or empty"; an existing file whose size is
+//! not a whole number of pages (not one of ours: e.g. `/bin/ls`) or is smaller than asked is
+//! rejected before anything is written. Growing an existing file needs
+//! [`FileOptions::extend`], which a caller sets only after validating the file's contents. A new
+//! file's directory is fsynced after the file is created and filled, so the file's name is
+//! durable too. Every open takes an exclusive `flock` (`LOCK_EX | LOCK_NB`) on the file, so a
+//! second open of the same file, in this process or another, fails with [`Error::Locked`]
+//! naming it; the lock is released when the device is dropped.
 //!
 //! Lock order: `uring` slot counter, then `uring` submission mutex (never both at once); no lock
 //! is held across a system call.
@@ -27,6 +37,7 @@ pub mod uring;
 
 use std::fs::File;
 use std::io::{Seek, SeekFrom};
+use std::os::fd::AsRawFd;
 use std::os::unix::fs::{FileExt, FileTypeExt, OpenOptionsExt};
 use std::path::Path;
 use std::sync::Arc;
@@ -83,12 +94,68 @@ impl FileBackend {
     }
 }
 
-/// Opens (and if `options.create`, creates or extends) a file device with the automatic backend.
+/// Opens (and if `options.create`, creates when missing or empty) a file device with the
+/// automatic backend. Never extends an existing file.
 ///
 /// # Errors
 /// See [`FileDevice::open`].
 pub fn open(path: &Path, options: &OpenOptions) -> Result<SharedDevice> {
     open_with(path, options, FileBackend::Auto)
+}
+
+/// Like [`open`], but an existing file shorter than `options.pages` is extended with zero
+/// pages. Call it only after validating the file's contents (e.g. its data-file header).
+///
+/// # Errors
+/// See [`FileDevice::open`].
+pub fn open_extending(path: &Path, options: &OpenOptions) -> Result<SharedDevice> {
+    let file_options = FileOptions {
+        backend: FileBackend::Auto,
+        extend: true,
+    };
+    Ok(Arc::new(FileDevice::open_with_options(
+        path,
+        options,
+        &file_options,
+        &mut |_, _| {},
+    )?))
+}
+
+/// The size of an existing file or block device in whole pages, without opening it for I/O
+/// (no lock, nothing written).
+///
+/// # Errors
+/// [`Error::Io`] when it cannot be opened or sized; [`Error::Config`] when its size is not a
+/// whole number of pages.
+pub fn existing_pages(path: &Path, page_size: usize) -> Result<u64> {
+    let mut file =
+        File::open(path).map_err(|err| Error::io(format!("opening {}", path.display()), err))?;
+    let length = file
+        .seek(SeekFrom::End(0))
+        .map_err(|err| Error::io(format!("sizing {}", path.display()), err))?;
+    if page_size == 0 || !length.is_multiple_of(page_size as u64) {
+        return Err(not_whole_pages(path, length, page_size));
+    }
+    Ok(length / page_size as u64)
+}
+
+/// How [`FileDevice::open_with_options`] opens a file beyond [`OpenOptions`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FileOptions {
+    /// The I/O engine.
+    pub backend: FileBackend,
+    /// Extend an existing regular file that is shorter than `OpenOptions::pages` (zero pages
+    /// appended). Off by default: set it only after validating the file's contents.
+    pub extend: bool,
+}
+
+impl Default for FileOptions {
+    fn default() -> Self {
+        FileOptions {
+            backend: FileBackend::Auto,
+            extend: false,
+        }
+    }
 }
 
 /// Opens a file device with a chosen backend.
@@ -162,24 +229,47 @@ pub struct FileDevice {
 }
 
 impl FileDevice {
-    /// Opens `path` with O_DIRECT. With `options.create`, a missing file is created and a short
-    /// one extended; every new page is written once (zeros) and `progress(done, total)` is called
-    /// with page counts while that happens. Without `create`, a file shorter than
-    /// `options.pages` pages is an error.
+    /// Opens `path` with O_DIRECT and an exclusive lock. With `options.create`, a missing or
+    /// empty file is created with `options.pages` zero pages (`progress(done, total)` is called
+    /// with page counts while they are written) and its directory is fsynced. An existing
+    /// non-empty file is never written here: it must be a whole number of pages and hold at
+    /// least `options.pages` pages.
     ///
     /// # Errors
-    /// [`Error::Config`] for bad options, a short file, a refused O_DIRECT or an unavailable
-    /// forced backend; [`Error::Io`] for other OS errors.
+    /// [`Error::Locked`] when another open holds the file; [`Error::Config`] for bad options,
+    /// a file that is not a whole number of pages or is too short, a refused O_DIRECT or an
+    /// unavailable forced backend; [`Error::Io`] for other OS errors.
     pub fn open(
         path: &Path,
         options: &OpenOptions,
         backend: FileBackend,
         progress: &mut dyn FnMut(u64, u64),
     ) -> Result<Self> {
+        let file_options = FileOptions {
+            backend,
+            extend: false,
+        };
+        FileDevice::open_with_options(path, options, &file_options, progress)
+    }
+
+    /// [`FileDevice::open`] with [`FileOptions`] (e.g. `extend` to grow a validated file).
+    ///
+    /// # Errors
+    /// As [`FileDevice::open`].
+    pub fn open_with_options(
+        path: &Path,
+        options: &OpenOptions,
+        file_options: &FileOptions,
+        progress: &mut dyn FnMut(u64, u64),
+    ) -> Result<Self> {
         options.validate()?;
-        let backend = backend.resolve_env()?;
-        let mut file = open_direct(path, options.create)?;
-        prepare_size(&mut file, path, options, progress)?;
+        let backend = file_options.backend.resolve_env()?;
+        let (mut file, created) = open_direct(path, options.create)?;
+        lock_exclusive(&file, path)?;
+        let wrote = prepare_size(&mut file, path, options, file_options.extend, progress)?;
+        if created || wrote {
+            sync_parent_dir(path)?;
+        }
         let shared = Arc::new(FileShared {
             file,
             page_size: options.page_size,
@@ -285,13 +375,28 @@ fn start_engine(shared: &Arc<FileShared>, backend: FileBackend) -> Result<Engine
 }
 
 /// Opens `path` read-write with O_DIRECT, with a clear message when the file system refuses it.
-fn open_direct(path: &Path, create: bool) -> Result<File> {
-    let opened = std::fs::OpenOptions::new()
-        .read(true)
-        .write(true)
-        .create(create)
-        .custom_flags(libc::O_DIRECT)
-        .open(path);
+/// With `create`, a missing file is created (`O_CREAT | O_EXCL`, so an existing one is never
+/// taken for new). Returns the file and whether this call created it.
+fn open_direct(path: &Path, create: bool) -> Result<(File, bool)> {
+    let open = |create_new: bool| {
+        std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create_new(create_new)
+            .custom_flags(libc::O_DIRECT)
+            .open(path)
+    };
+    let opened = if create {
+        match open(true) {
+            Ok(file) => Ok((file, true)),
+            Err(err) if err.kind() == std::io::ErrorKind::AlreadyExists => {
+                open(false).map(|file| (file, false))
+            }
+            Err(err) => Err(err),
+        }
+    } else {
+        open(false).map(|file| (file, false))
+    };
     opened.map_err(|err| {
         if err.raw_os_error() == Some(libc::EINVAL) {
             Error::Config(format!(
@@ -305,14 +410,52 @@ fn open_direct(path: &Path, create: bool) -> Result<File> {
     })
 }
 
-/// Makes the file hold `options.pages` pages: checks it, or (with `create`) writes the missing
-/// pages once.
+/// Takes the exclusive, non-blocking `flock` that keeps a second open away.
+fn lock_exclusive(file: &File, path: &Path) -> Result<()> {
+    // SAFETY: flock on a file descriptor we own; no memory is passed.
+    let rc = unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) };
+    if rc == 0 {
+        return Ok(());
+    }
+    let err = std::io::Error::last_os_error();
+    if err.raw_os_error() == Some(libc::EWOULDBLOCK) {
+        Err(Error::Locked {
+            path: path.to_path_buf(),
+        })
+    } else {
+        Err(Error::io(format!("locking {}", path.display()), err))
+    }
+}
+
+/// Fsyncs the directory holding `path`, so a newly created file's name is durable.
+fn sync_parent_dir(path: &Path) -> Result<()> {
+    let parent = match path.parent() {
+        Some(dir) if !dir.as_os_str().is_empty() => dir,
+        _ => Path::new("."),
+    };
+    File::open(parent)
+        .and_then(|dir| dir.sync_all())
+        .map_err(|err| Error::io(format!("syncing directory {}", parent.display()), err))
+}
+
+fn not_whole_pages(path: &Path, length: u64, page_size: usize) -> Error {
+    Error::Config(format!(
+        "{} holds {length} bytes, not a whole number of {page_size}-byte pages: it is not a \
+         device file of this page size (nothing was written to it)",
+        path.display()
+    ))
+}
+
+/// Makes sure the file holds `options.pages` pages: a new or empty file (with `create`) is
+/// filled with zero pages; an existing one must be a whole number of pages and long enough,
+/// or (with `extend`) is extended. Returns whether pages were written.
 fn prepare_size(
     file: &mut File,
     path: &Path,
     options: &OpenOptions,
+    extend: bool,
     progress: &mut dyn FnMut(u64, u64),
-) -> Result<()> {
+) -> Result<bool> {
     let needed = options
         .pages
         .checked_mul(options.page_size as u64)
@@ -325,10 +468,17 @@ fn prepare_size(
     let length = file
         .seek(SeekFrom::End(0))
         .map_err(|err| Error::io(format!("sizing {}", path.display()), err))?;
-    if length >= needed {
-        return Ok(());
+    if length == 0 && options.create && !is_block {
+        fill_pages(file, path, options, 0, progress)?;
+        return Ok(true);
     }
-    if !options.create || is_block {
+    if !is_block && !length.is_multiple_of(options.page_size as u64) {
+        return Err(not_whole_pages(path, length, options.page_size));
+    }
+    if length >= needed {
+        return Ok(false);
+    }
+    if !extend || is_block {
         return Err(Error::Config(format!(
             "{} holds {length} bytes but {} pages of {} bytes need {needed}{}",
             path.display(),
@@ -337,7 +487,8 @@ fn prepare_size(
             if is_block {
                 " (a block device cannot grow)"
             } else {
-                "; open with create to extend it"
+                "; nothing was written (an existing file grows only when opened with extend, \
+                 after its contents were validated)"
             }
         )));
     }
@@ -347,7 +498,8 @@ fn prepare_size(
         options,
         length / options.page_size as u64,
         progress,
-    )
+    )?;
+    Ok(true)
 }
 
 /// Writes zero pages from `first` to `options.pages` (one pass, chunks of [`FILL_CHUNK_PAGES`]),

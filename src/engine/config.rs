@@ -1,0 +1,363 @@
+//! Buffer-pool configuration: the scheme (a composition of the design space, `compose.rs`) and
+//! every knob, from code or a TOML file, with each key's meaning, default and range listed in
+//! [`PoolConfig::KEYS`] (what `flashbuf config --default` prints).
+
+use serde::{Deserialize, Serialize};
+
+use crate::engine::compose::{Composition, HostEngine};
+use crate::error::{Error, Result};
+
+pub use crate::engine::compose::Scheme;
+
+/// Torn-page protection (architecture.md: a host-engine choice).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum TornPageProtection {
+    /// InnoDB's doublewrite buffer: every page is written to the doublewrite area and synced
+    /// before it is written in place; recovery restores a torn page from its copy.
+    Doublewrite,
+    /// PostgreSQL's `full_page_writes`: the first change to a page after it was last clean logs
+    /// the page's image; recovery restores a torn page from it.
+    PageImages,
+    /// None (a torn page is unrecoverable).
+    None,
+}
+
+impl TornPageProtection {
+    /// The name in configs.
+    #[must_use]
+    pub fn name(self) -> &'static str {
+        match self {
+            TornPageProtection::Doublewrite => "doublewrite",
+            TornPageProtection::PageImages => "page-images",
+            TornPageProtection::None => "none",
+        }
+    }
+}
+
+/// InnoDB's `innodb_flush_method` as it concerns data-file syncs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FlushMethod {
+    /// `O_DIRECT`: fsync the data file after each batch and each single-page flush.
+    ODirect,
+    /// `O_DIRECT_NO_FSYNC`: no fsync after writes (only checkpoints sync).
+    ODirectNoFsync,
+}
+
+/// Every knob of the pool. Defaults are InnoDB's (MySQL 5.7) unless the scheme's preset says
+/// otherwise; see [`PoolConfig::for_scheme`].
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct PoolConfig {
+    /// Number of frames (pages the pool holds).
+    pub frames: usize,
+    /// The scheme: a preset name or a composition (`flashbuf schemes`).
+    pub scheme: Composition,
+    /// `innodb_buffer_pool_instances`: 0 = as InnoDB sizes it (8 when the pool is at least
+    /// 1 GiB, else 1).
+    pub instances: usize,
+    /// `innodb_page_cleaners`: threads that serve the instances (capped at `instances`).
+    pub page_cleaners: usize,
+    /// `innodb_lru_scan_depth` per instance: pages scanned from the LRU tail per miss (step 2)
+    /// and per cleaner round; the fixed batch of basic LRU-C; 0 = scaled to the instance.
+    pub lru_scan_depth: usize,
+    /// `innodb_old_blocks_pct` (5..=95).
+    pub old_blocks_pct: usize,
+    /// `innodb_old_blocks_time` in device-time milliseconds.
+    pub old_blocks_time_ms: u64,
+    /// `innodb_io_capacity`: pages per second the cleaner aims at.
+    pub io_capacity: u64,
+    /// `innodb_io_capacity_max`.
+    pub io_capacity_max: u64,
+    /// `innodb_max_dirty_pages_pct`.
+    pub max_dirty_pages_pct: f64,
+    /// `innodb_max_dirty_pages_pct_lwm` (0 disables the low-water mark).
+    pub max_dirty_pages_pct_lwm: f64,
+    /// `innodb_adaptive_flushing_lwm` in % of log capacity.
+    pub adaptive_flushing_lwm: f64,
+    /// `innodb_flush_neighbors`: also write dirty pages of the same 64-page extent.
+    pub flush_neighbors: bool,
+    /// The InnoDB-emulated CF-LRU's scan depth in pages (0 = a third of the instance).
+    pub cflru_window: usize,
+    /// The CFLRU replacement order's clean-first window in % of the instance (1..=100).
+    pub cflru_window_pct: usize,
+    /// WAR: TWB slots per instance (0 = 4 x `lru_scan_depth`, the prototype's).
+    pub twb_slots: usize,
+    /// WAR: pages copied into the TWB per read stall (0 = `lru_scan_depth`, the prototype's).
+    pub war_copy_batch: usize,
+    /// ACE: dirty pages written concurrently (`n_w`; 0 = the device's write concurrency `k_w`).
+    pub ace_n_w: usize,
+    /// Cleaner period in device-time milliseconds (InnoDB: 1000).
+    pub cleaner_period_ms: u64,
+    /// PostgreSQL: `bgwriter_delay` in device-time milliseconds.
+    pub bgwriter_delay_ms: u64,
+    /// PostgreSQL: `bgwriter_lru_maxpages`.
+    pub bgwriter_lru_maxpages: usize,
+    /// PostgreSQL: `bgwriter_lru_multiplier`.
+    pub bgwriter_lru_multiplier: f64,
+    /// PostgreSQL: `checkpoint_timeout` in device-time milliseconds.
+    pub checkpoint_timeout_ms: u64,
+    /// PostgreSQL: `checkpoint_completion_target` (0..=1).
+    pub checkpoint_completion_target: f64,
+    /// Torn-page protection (`doublewrite`, `page-images`, `none`; default by host engine).
+    pub torn_page_protection: Option<TornPageProtection>,
+    /// `innodb_flush_method`: `o_direct` or `o_direct_no_fsync`.
+    pub flush_method: FlushMethod,
+    /// Largest write submitted at once (the bounded burst): 0 = the doublewrite batch (120)
+    /// with the doublewrite, else 1000 (the LRU-C prototype's chunk).
+    pub write_batch_pages: usize,
+    /// Sequential prefetcher: misses in a row that start prefetching.
+    pub prefetch_trigger: usize,
+    /// Pages read ahead per prefetch.
+    pub prefetch_pages: usize,
+    /// Verify page checksums on read.
+    pub verify_checksums: bool,
+    /// Run the background cleaner (off only in model tests).
+    pub background: bool,
+}
+
+impl Default for PoolConfig {
+    fn default() -> Self {
+        PoolConfig::for_scheme(Scheme::Vanilla, 1024)
+    }
+}
+
+/// InnoDB's `innodb_lru_scan_depth` default (1024) scaled to the instance: it is both the
+/// free-list target of the LRU flush and the per-miss scan, and the papers' instances are
+/// 1.25 GB (81,920 frames), where 1024 is 1.25%. Small instances (as in benchmarks on a
+/// laptop-sized database) keep about that share instead of letting the cleaner hold a third of
+/// the pool free: `frames / 64`, between 16 and 1024 (so 1024 for any instance of 64 Ki frames
+/// or more).
+pub fn default_scan_depth(frames: usize) -> usize {
+    (frames / 64).clamp(16, 1024)
+}
+
+impl PoolConfig {
+    /// The preset for `scheme` with `frames` frames.
+    ///
+    /// Vanilla (tuned): io_capacity raised to an SSD's ability (the LRU-C paper tunes
+    /// `innodb_io_capacity`, `_max` and `flush_neighbors`), no neighbour flushing.
+    /// Vanilla-default keeps InnoDB's defaults (200 / 2000, neighbours on).
+    pub fn for_scheme(scheme: impl Into<Composition>, frames: usize) -> Self {
+        let scheme: Composition = scheme.into();
+        let tuned = !scheme.innodb_defaults;
+        PoolConfig {
+            frames,
+            scheme,
+            instances: 1,
+            page_cleaners: 4,
+            lru_scan_depth: 0,
+            old_blocks_pct: 37,
+            old_blocks_time_ms: 1000,
+            io_capacity: if tuned { 10_000 } else { 200 },
+            io_capacity_max: if tuned { 20_000 } else { 2000 },
+            max_dirty_pages_pct: 75.0,
+            max_dirty_pages_pct_lwm: 0.0,
+            adaptive_flushing_lwm: 10.0,
+            flush_neighbors: !tuned,
+            cflru_window: 0,
+            cflru_window_pct: 33,
+            twb_slots: 0,
+            war_copy_batch: 32,
+            ace_n_w: 0,
+            cleaner_period_ms: 1000,
+            bgwriter_delay_ms: 200,
+            bgwriter_lru_maxpages: 100,
+            bgwriter_lru_multiplier: 2.0,
+            checkpoint_timeout_ms: 300_000,
+            checkpoint_completion_target: 0.9,
+            torn_page_protection: None,
+            flush_method: FlushMethod::ODirectNoFsync,
+            write_batch_pages: 0,
+            prefetch_trigger: 4,
+            prefetch_pages: 8,
+            verify_checksums: true,
+            background: true,
+        }
+    }
+
+    /// Reads overrides from TOML text on top of the scheme's preset.
+    ///
+    /// # Errors
+    /// [`Error::Config`] for malformed TOML, unknown keys or bad values; a `scheme` or `frames`
+    /// key (the command line sets those, so a config file cannot silently relabel a run).
+    pub fn from_toml(scheme: impl Into<Composition>, frames: usize, text: &str) -> Result<Self> {
+        let table: toml::Table = text
+            .parse()
+            .map_err(|err| Error::Config(format!("pool config: {err}")))?;
+        for key in ["scheme", "frames"] {
+            if table.contains_key(key) {
+                return Err(Error::Config(format!(
+                    "pool config: key `{key}` is set by the command line (--schemes, --buffer), \
+                     not by the config file; remove it"
+                )));
+            }
+        }
+        let mut base = toml::Table::try_from(PoolConfig::for_scheme(scheme, frames))
+            .map_err(|err| Error::Config(format!("pool config: {err}")))?;
+        for (key, value) in table {
+            base.insert(key, value);
+        }
+        let config: PoolConfig = base
+            .try_into()
+            .map_err(|err| Error::Config(format!("pool config: {err}")))?;
+        config.validate()?;
+        Ok(config)
+    }
+
+    /// Instances as configured, or as InnoDB sizes them (8 at 1 GiB and more, else 1), capped so
+    /// each has at least 16 frames.
+    pub fn effective_instances(&self, page_size: usize) -> usize {
+        let wanted = if self.instances == 0 {
+            let bytes = self.frames as u64 * page_size as u64;
+            if bytes >= 1 << 30 { 8 } else { 1 }
+        } else {
+            self.instances
+        };
+        wanted.min(self.frames / 16).max(1)
+    }
+
+    /// `lru_scan_depth` per instance of `instance_frames` frames: as configured, or scaled to
+    /// the instance; for the InnoDB-emulated CF-LRU, its window (the LRU-C paper sets
+    /// `innodb_lru_scan_depth` to the window, which is both the miss's scan and the cleaner's
+    /// free-list target).
+    pub fn scan_depth(&self, instance_frames: usize) -> usize {
+        if self.scheme.deep_scan {
+            if self.cflru_window == 0 {
+                (instance_frames / 3).max(1)
+            } else {
+                self.cflru_window
+            }
+        } else if self.lru_scan_depth == 0 {
+            default_scan_depth(instance_frames)
+        } else {
+            self.lru_scan_depth
+        }
+    }
+
+    /// Torn-page protection as configured or by host engine (InnoDB: doublewrite;
+    /// PostgreSQL: page images).
+    pub fn effective_torn_page_protection(&self) -> TornPageProtection {
+        self.torn_page_protection
+            .unwrap_or(match self.scheme.engine {
+                HostEngine::Innodb => TornPageProtection::Doublewrite,
+                HostEngine::Postgres => TornPageProtection::PageImages,
+            })
+    }
+
+    /// The largest write submitted at once.
+    pub fn effective_write_batch(&self) -> usize {
+        match self.write_batch_pages {
+            0 if self.effective_torn_page_protection() == TornPageProtection::Doublewrite => {
+                crate::engine::innodb::doublewrite::BATCH_SLOTS
+            }
+            0 => 1000,
+            n => n,
+        }
+    }
+
+    /// Checks ranges and the composition's needs.
+    ///
+    /// # Errors
+    /// [`Error::Config`] naming the bad knob.
+    pub fn validate(&self) -> Result<()> {
+        let bad = |what: String| Err(Error::Config(what));
+        if self.frames < 16 {
+            return bad(format!(
+                "frames = {}: the pool needs at least 16 frames",
+                self.frames
+            ));
+        }
+        if self.frames >= u32::MAX as usize {
+            return bad(format!("frames = {} is too many", self.frames));
+        }
+        if self.instances > 64 {
+            return bad(format!("instances = {} is outside 0..=64", self.instances));
+        }
+        if self.page_cleaners == 0 || self.page_cleaners > 64 {
+            return bad(format!(
+                "page_cleaners = {} is outside 1..=64",
+                self.page_cleaners
+            ));
+        }
+        if !(5..=95).contains(&self.old_blocks_pct) {
+            return bad(format!(
+                "old_blocks_pct = {} is outside 5..=95",
+                self.old_blocks_pct
+            ));
+        }
+        if !(1..=100).contains(&self.cflru_window_pct) {
+            return bad(format!(
+                "cflru_window_pct = {} is outside 1..=100",
+                self.cflru_window_pct
+            ));
+        }
+        if self.io_capacity == 0 || self.war_copy_batch == 0 {
+            return bad("io_capacity and war_copy_batch must be positive".into());
+        }
+        if self.io_capacity_max < self.io_capacity {
+            return bad(format!(
+                "io_capacity_max = {} is below io_capacity = {}",
+                self.io_capacity_max, self.io_capacity
+            ));
+        }
+        if !(0.0..=100.0).contains(&self.max_dirty_pages_pct)
+            || !(0.0..=100.0).contains(&self.max_dirty_pages_pct_lwm)
+            || !(0.0..=100.0).contains(&self.adaptive_flushing_lwm)
+        {
+            return bad("percentages must lie in 0..=100".into());
+        }
+        if self.cleaner_period_ms == 0 || self.bgwriter_delay_ms == 0 {
+            return bad("cleaner_period_ms and bgwriter_delay_ms must be positive".into());
+        }
+        let multiplier_ok =
+            self.bgwriter_lru_multiplier.is_finite() && self.bgwriter_lru_multiplier >= 0.0;
+        if !((0.0..=1.0).contains(&self.checkpoint_completion_target) && multiplier_ok) {
+            return bad(
+                "checkpoint_completion_target must be in 0..=1 and bgwriter_lru_multiplier \
+                 non-negative"
+                    .into(),
+            );
+        }
+        if self.prefetch_pages > 64 || self.prefetch_trigger == 0 {
+            return bad(format!(
+                "prefetch_pages = {} must be at most 64 and prefetch_trigger positive",
+                self.prefetch_pages
+            ));
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn toml_overrides_and_rejects_bad_input() {
+        let config = PoolConfig::from_toml(Scheme::LruC, 4096, "lru_scan_depth = 256\n").unwrap();
+        assert_eq!(config.lru_scan_depth, 256);
+        assert_eq!(config.frames, 4096);
+        assert!(PoolConfig::from_toml(Scheme::LruC, 4096, "no_such_knob = 1").is_err());
+        assert!(PoolConfig::from_toml(Scheme::LruC, 4096, "old_blocks_pct = 99").is_err());
+        assert!(PoolConfig::from_toml(Scheme::LruC, 4096, "lru_scan_depth = [").is_err());
+        let relabel = PoolConfig::from_toml(Scheme::Vanilla, 4096, "scheme = \"war\"");
+        assert!(
+            matches!(relabel, Err(Error::Config(ref m)) if m.contains("command line")),
+            "{relabel:?}"
+        );
+        assert!(PoolConfig::from_toml(Scheme::Vanilla, 4096, "frames = 16").is_err());
+    }
+
+    #[test]
+    fn instances_as_innodb_sizes_them() {
+        let mut config = PoolConfig::for_scheme(Scheme::Vanilla, 65_536);
+        config.instances = 0;
+        assert_eq!(config.effective_instances(16 * 1024), 8);
+        assert_eq!(config.effective_instances(4096), 1);
+        config.instances = 8;
+        config.frames = 40;
+        assert_eq!(config.effective_instances(4096), 2);
+    }
+}

@@ -1,0 +1,323 @@
+//! InnoDB's doublewrite buffer (MySQL 5.7 `buf0dblwr.cc`; algorithms.md section 1b), the
+//! `doublewrite` torn-page protection: a page is written to the doublewrite area and synced
+//! before it is written in place, so after a crash a torn in-place write is restored from its
+//! copy, and a torn copy leaves the in-place page untouched.
+//!
+//! The area is 2 x 64 pages of the data device: [`SINGLE_SLOTS`] (8) slots for single-page
+//! flushes and [`BATCH_SLOTS`] (120, `srv_doublewrite_batch_size`) for batches
+//! (`docs/datafile-format.md` places it).
+//!
+//! - **Batch** (page cleaner, LRU-C flusher, TWB, checkpoint flushing): one batch at a time (the
+//!   next waits for the previous: `batch_running`); up to 120 pages are written to the batch
+//!   slots as one sequential submission, the device is synced (InnoDB fsyncs the system
+//!   tablespace), the pages are written in place concurrently, each reported as it completes,
+//!   and when the last completes the data device is synced (`buf_dblwr_sync_datafiles`). Only
+//!   then may the next batch reuse the slots.
+//! - **Single page** (a read stall's `buf_flush_single_page_from_LRU`, the RW victim): take one
+//!   of the 8 single-page slots, waiting while all are taken; write the page to it
+//!   synchronously, sync, write it in place synchronously, sync; the slot is released after
+//!   the in-place write and its sync.
+//!
+//! With `O_DIRECT_NO_FSYNC` every sync is skipped, as InnoDB skips them (`fil_buffering_disabled`
+//! covers the system tablespace too); the copies then protect nothing across a power loss on a
+//! drive with a volatile cache, which is InnoDB's behaviour too.
+//!
+//! Recovery ([`restore_torn_pages`]): before the redo log is replayed, every valid copy in the
+//! area (checksum and page id verify) is compared with its in-place page; a page that does not
+//! verify is restored from the newest valid copy (highest page LSN).
+//!
+//! Lock order: `batch_running` → the gate; `single` is a leaf. No list mutex is ever held here.
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use crate::core::write_path::{
+    PageWrite, SyncGate, WriteKind, WritePath, WritePathStats, write_in_place,
+};
+use crate::device::{AlignedBuf, IoBuffer, IoRequest, SharedDevice};
+use crate::error::{DeviceError, PageId, Result};
+use crate::sync::{AtomicU64, Condvar, Mutex, Ordering};
+
+/// Single-page slots (InnoDB 5.7: 2 x 64 - 120).
+pub const SINGLE_SLOTS: usize = 8;
+/// Batch slots (`srv_doublewrite_batch_size`).
+pub const BATCH_SLOTS: usize = 120;
+/// Pages of the doublewrite area.
+pub const AREA_PAGES: usize = SINGLE_SLOTS + BATCH_SLOTS;
+/// Bound on the waits for a single-page slot (each at most 50 ms real time).
+const MAX_SLOT_WAITS: usize = 1 << 20;
+
+/// Where the doublewrite area lives.
+#[derive(Debug, Clone)]
+pub struct DoublewriteArea {
+    /// The device holding the area (the database's whole data device).
+    pub device: SharedDevice,
+    /// Its first page on that device (single-page slots first, then batch slots).
+    pub first_page: u64,
+}
+
+impl DoublewriteArea {
+    fn single_slot_page(&self, slot: usize) -> u64 {
+        assert!(slot < SINGLE_SLOTS);
+        self.first_page + slot as u64
+    }
+
+    fn batch_slot_page(&self, slot: usize) -> u64 {
+        assert!(slot < BATCH_SLOTS);
+        self.first_page + (SINGLE_SLOTS + slot) as u64
+    }
+}
+
+/// The doublewrite write path (see the module docs).
+#[derive(Debug)]
+pub struct Doublewrite {
+    area: DoublewriteArea,
+    gate: Arc<SyncGate>,
+    fsync: bool,
+    batch_running: Mutex<()>,
+    single: Mutex<[bool; SINGLE_SLOTS]>,
+    single_freed: Condvar,
+    pages: AtomicU64,
+    batches: AtomicU64,
+    slot_waits: AtomicU64,
+    slot_wait_ns: AtomicU64,
+}
+
+impl Doublewrite {
+    /// The doublewrite over `area`, writing data pages to the gate's device and syncing through
+    /// `gate` when `fsync` (InnoDB's `O_DIRECT`).
+    #[must_use]
+    pub fn new(area: DoublewriteArea, gate: Arc<SyncGate>, fsync: bool) -> Self {
+        Doublewrite {
+            area,
+            gate,
+            fsync,
+            batch_running: Mutex::new(()),
+            single: Mutex::new([false; SINGLE_SLOTS]),
+            single_freed: Condvar::new(),
+            pages: AtomicU64::new(0),
+            batches: AtomicU64::new(0),
+            slot_waits: AtomicU64::new(0),
+            slot_wait_ns: AtomicU64::new(0),
+        }
+    }
+
+    fn sync_if_asked(&self) -> std::result::Result<(), DeviceError> {
+        if self.fsync {
+            self.gate.sync()?;
+        }
+        Ok(())
+    }
+
+    /// Takes a free single-page slot, waiting while all are taken.
+    fn acquire_slot(&self) -> std::result::Result<usize, DeviceError> {
+        let mut slots = self.single.lock();
+        let mut waited: Option<Instant> = None;
+        for _ in 0..MAX_SLOT_WAITS {
+            if let Some(slot) = slots.iter().position(|taken| !taken) {
+                slots[slot] = true;
+                if let Some(began) = waited {
+                    let scale = self.area.device.info().time_scale.max(f64::MIN_POSITIVE);
+                    self.slot_wait_ns.fetch_add(
+                        (began.elapsed().as_nanos() as f64 / scale) as u64,
+                        Ordering::Relaxed,
+                    );
+                }
+                return Ok(slot);
+            }
+            if waited.is_none() {
+                waited = Some(Instant::now());
+                self.slot_waits.fetch_add(1, Ordering::Relaxed);
+            }
+            let _ = self
+                .single_freed
+                .wait_for(&mut slots, std::time::Duration::from_millis(50));
+        }
+        Err(DeviceError::Io {
+            page: None,
+            kind: std::io::ErrorKind::TimedOut,
+            message: "no single-page doublewrite slot became free".into(),
+        })
+    }
+
+    fn release_slot(&self, slot: usize) {
+        let mut slots = self.single.lock();
+        assert!(slots[slot], "released a free doublewrite slot");
+        slots[slot] = false;
+        drop(slots);
+        self.single_freed.notify_one();
+    }
+
+    /// Writes `buf` to area page `page` and waits.
+    fn write_copy(&self, page: u64, buf: IoBuffer) -> std::result::Result<(), DeviceError> {
+        let request = IoRequest::write(page, buf);
+        // SAFETY: the caller keeps `buf` latched (or owned) until the copy completes; we wait.
+        let tickets = unsafe { self.area.device.submit(vec![request]) };
+        crate::device::ticket::wait_all(tickets)
+    }
+
+    fn write_batch(
+        &self,
+        pages: &[PageWrite],
+        done: &mut dyn FnMut(usize, std::result::Result<(), DeviceError>),
+    ) -> std::result::Result<(), DeviceError> {
+        assert!(
+            pages.len() <= BATCH_SLOTS,
+            "the core chunks batches to the area"
+        );
+        let _running = self.batch_running.lock();
+        let copies = pages
+            .iter()
+            .enumerate()
+            .map(|(slot, write)| IoRequest::write(self.area.batch_slot_page(slot), write.buf))
+            .collect();
+        // SAFETY: the pages stay latched until their in-place writes are reported below.
+        let tickets = unsafe { self.area.device.submit(copies) };
+        crate::device::ticket::wait_all(tickets)?;
+        self.pages.fetch_add(pages.len() as u64, Ordering::Relaxed);
+        self.batches.fetch_add(1, Ordering::Relaxed);
+        self.sync_if_asked()?;
+        // SAFETY: as above.
+        unsafe { write_in_place(self.gate.device(), pages, done) };
+        // The slots may be reused only once the in-place writes are durable.
+        self.sync_if_asked()
+    }
+
+    fn write_single(
+        &self,
+        write: &PageWrite,
+        done: &mut dyn FnMut(usize, std::result::Result<(), DeviceError>),
+    ) -> std::result::Result<(), DeviceError> {
+        let slot = self.before_single(write.page, write.buf)?;
+        // SAFETY: the page stays latched until its completion is reported.
+        unsafe { write_in_place(self.gate.device(), std::slice::from_ref(write), done) };
+        self.after_single(slot)
+    }
+}
+
+impl WritePath for Doublewrite {
+    fn name(&self) -> &'static str {
+        "doublewrite"
+    }
+
+    fn write(
+        &self,
+        pages: &[PageWrite],
+        kind: WriteKind,
+        done: &mut dyn FnMut(usize, std::result::Result<(), DeviceError>),
+    ) -> std::result::Result<(), DeviceError> {
+        match (kind, pages) {
+            (WriteKind::Single, [one]) => self.write_single(one, done),
+            _ => self.write_batch(pages, done),
+        }
+    }
+
+    fn before_single(
+        &self,
+        _page: PageId,
+        buf: IoBuffer,
+    ) -> std::result::Result<usize, DeviceError> {
+        let slot = self.acquire_slot()?;
+        let copied = self
+            .write_copy(self.area.single_slot_page(slot), buf)
+            .and_then(|()| self.sync_if_asked());
+        match copied {
+            Ok(()) => {
+                self.pages.fetch_add(1, Ordering::Relaxed);
+                Ok(slot)
+            }
+            Err(err) => {
+                self.release_slot(slot);
+                Err(err)
+            }
+        }
+    }
+
+    fn after_single(&self, slot: usize) -> std::result::Result<(), DeviceError> {
+        let synced = self.sync_if_asked();
+        self.release_slot(slot);
+        synced
+    }
+
+    fn sync(&self) -> std::result::Result<(), DeviceError> {
+        self.gate.sync()
+    }
+
+    fn max_batch(&self) -> usize {
+        BATCH_SLOTS
+    }
+
+    fn stats(&self) -> WritePathStats {
+        let mut stats = WritePathStats {
+            doublewrite_pages: self.pages.load(Ordering::Relaxed),
+            doublewrite_batches: self.batches.load(Ordering::Relaxed),
+            doublewrite_slot_waits: self.slot_waits.load(Ordering::Relaxed),
+            doublewrite_slot_wait_ms: self.slot_wait_ns.load(Ordering::Relaxed) as f64 / 1e6,
+            ..WritePathStats::default()
+        };
+        self.gate.fill_stats(&mut stats);
+        stats
+    }
+}
+
+/// What [`restore_torn_pages`] did.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
+pub struct RestoreReport {
+    /// Valid page copies found in the area.
+    pub copies: usize,
+    /// In-place pages that did not verify and were restored from a copy.
+    pub restored: usize,
+}
+
+/// Restores, from the doublewrite area, every data page whose in-place image does not verify
+/// (see the module docs); syncs if it wrote anything. `data` is the pool's view of the data
+/// pages (page ids as stamped in the copies); `is_intact(bytes, page)` is the database's check
+/// of an in-place page (checksum, page id, not all zeros below the high-water mark).
+///
+/// # Errors
+/// Device errors.
+pub fn restore_torn_pages(
+    area: &DoublewriteArea,
+    data: &SharedDevice,
+    is_intact: &dyn Fn(&[u8], PageId) -> bool,
+) -> Result<RestoreReport> {
+    let page_size = area.device.info().page_size;
+    let pages = data.info().pages;
+    let mut best: std::collections::HashMap<PageId, (u64, Vec<u8>)> =
+        std::collections::HashMap::new();
+    let mut buf = AlignedBuf::new(page_size);
+    for offset in 0..AREA_PAGES as u64 {
+        area.device.read_page(area.first_page + offset, &mut buf)?;
+        let bytes = buf.as_slice();
+        let Some(page) = crate::page::stamped_page_id(bytes) else {
+            continue;
+        };
+        if page >= pages {
+            continue;
+        }
+        let Ok(lsn) = crate::page::verify(bytes, page) else {
+            continue;
+        };
+        if best.get(&page).is_none_or(|(held, _)| lsn > *held) {
+            best.insert(page, (lsn, bytes.to_vec()));
+        }
+    }
+    let mut report = RestoreReport {
+        copies: best.len(),
+        restored: 0,
+    };
+    let mut current = AlignedBuf::new(page_size);
+    for (page, (_, copy)) in best {
+        data.read_page(page, &mut current)?;
+        if is_intact(current.as_slice(), page) {
+            continue;
+        }
+        current.as_mut_slice().copy_from_slice(&copy);
+        data.write_page(page, &current)?;
+        report.restored += 1;
+    }
+    if report.restored > 0 {
+        data.sync()?;
+    }
+    Ok(report)
+}

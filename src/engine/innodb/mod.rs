@@ -1,0 +1,5 @@
+//! InnoDB's host-engine machinery (MySQL 5.7): the doublewrite buffer ([`doublewrite`]). The
+//! page cleaner is a write-back policy (`policy::writeback::innodb`); buffer pool instances are
+//! part of the core.
+
+pub mod doublewrite;

@@ -1,0 +1,229 @@
+//! The host engines (architecture.md): schemes as compositions of the policies (`compose.rs`),
+//! the pool configuration (`config.rs`), and building a pool from them. InnoDB's write path
+//! (the doublewrite buffer) is in [`innodb`].
+//!
+//! [`open_pool`] is the one place that turns a [`PoolConfig`] into the core's [`Parts`]; the
+//! core itself knows no policy.
+
+pub mod compose;
+pub mod config;
+pub mod innodb;
+
+use std::sync::Arc;
+
+pub use compose::{Composition, HostEngine, MissKind, OrderKind, Scheme, WritebackKind};
+pub use config::{FlushMethod, PoolConfig, TornPageProtection};
+
+use crate::core::order::ReplacementOrder;
+use crate::core::parts::{MissPath, Writeback};
+use crate::core::redo::{NullLog, RedoLog};
+use crate::core::write_path::{DirectWrites, SyncGate, WritePath};
+use crate::core::{BufferPool, CoreConfig, Parts};
+use crate::device::SharedDevice;
+use crate::error::{Error, Result};
+use crate::policy::flushrate::adaptive::AdaptiveConfig;
+use crate::policy::flushrate::fixed::MysqlFixed;
+use crate::policy::miss::ace::Ace;
+use crate::policy::miss::fused_rw::FusedRw;
+use crate::policy::miss::lru_c::LruCPointer;
+use crate::policy::miss::pg::BackendWrite;
+use crate::policy::miss::raw::Raw;
+use crate::policy::miss::war::War;
+use crate::policy::order::{Cflru, ClockSweep, Lru, LruWsr, MidpointLru};
+use crate::policy::writeback::innodb::{LruFlush, PageCleaner};
+use crate::policy::writeback::pg::{PgBackground, PgSettings};
+
+/// ACE's `n_w` when neither the configuration nor the device says (`k_w` of ACE's PCIe SSD).
+pub const DEFAULT_ACE_N_W: usize = 8;
+
+/// What the engine knows about where the pool writes.
+#[derive(Debug, Clone)]
+pub struct WriteTarget {
+    /// The data pages the pool reads and writes (a region of the database's device, or a raw
+    /// device for a bare pool).
+    pub data: SharedDevice,
+    /// The doublewrite area, when the database reserved one.
+    pub doublewrite: Option<innodb::doublewrite::DoublewriteArea>,
+}
+
+/// Builds the write path for `config` over `target`.
+///
+/// # Errors
+/// The doublewrite was asked for without an area to put it in.
+pub fn build_write_path(config: &PoolConfig, target: &WriteTarget) -> Result<Arc<dyn WritePath>> {
+    let fsync = config.flush_method == FlushMethod::ODirect;
+    let gate = Arc::new(SyncGate::new(Arc::clone(&target.data)));
+    let protection = config
+        .torn_page_protection
+        .unwrap_or(TornPageProtection::None);
+    Ok(match (protection, &target.doublewrite) {
+        (TornPageProtection::Doublewrite, Some(area)) => Arc::new(
+            innodb::doublewrite::Doublewrite::new(area.clone(), gate, fsync),
+        ),
+        (TornPageProtection::Doublewrite, None) => {
+            return Err(Error::Config(
+                "torn_page_protection = \"doublewrite\" needs a doublewrite area: open the pool \
+                 through `Database` (a bare `BufferPool` over a device has none)"
+                    .into(),
+            ));
+        }
+        (TornPageProtection::PageImages | TornPageProtection::None, _) => Arc::new(
+            DirectWrites::new(gate, fsync, config.effective_write_batch()),
+        ),
+    })
+}
+
+fn build_order(config: &PoolConfig) -> Arc<dyn ReplacementOrder> {
+    match config.scheme.order {
+        OrderKind::LruMidpoint => Arc::new(MidpointLru {
+            old_blocks_pct: config.old_blocks_pct,
+            old_blocks_time_ms: config.old_blocks_time_ms,
+        }),
+        OrderKind::Lru => Arc::new(Lru),
+        OrderKind::Clock => Arc::new(ClockSweep),
+        OrderKind::Cflru => Arc::new(Cflru {
+            window_pct: config.cflru_window_pct,
+        }),
+        OrderKind::LruWsr => Arc::new(LruWsr),
+    }
+}
+
+fn build_miss(
+    config: &PoolConfig,
+    instances: usize,
+    instance_frames: usize,
+    page_size: usize,
+) -> Arc<dyn MissPath> {
+    let scan_depth = config.scan_depth(instance_frames);
+    match config.scheme.miss {
+        MissKind::Raw => Arc::new(Raw { scan_depth }),
+        MissKind::LruC => Arc::new(LruCPointer::new(config.scheme.split_mutex)),
+        MissKind::War => {
+            let depth = config.scan_depth(instance_frames);
+            let slots = if config.twb_slots == 0 {
+                depth
+            } else {
+                config.twb_slots
+            };
+            Arc::new(War::new(
+                instances,
+                slots,
+                page_size,
+                config.war_copy_batch,
+                scan_depth,
+            ))
+        }
+        MissKind::Rw => Arc::new(FusedRw { scan_depth }),
+        MissKind::Pg => Arc::new(BackendWrite),
+        MissKind::Ace => Arc::new(Ace::new(if config.ace_n_w == 0 {
+            DEFAULT_ACE_N_W
+        } else {
+            config.ace_n_w
+        })),
+    }
+}
+
+fn build_writeback(config: &PoolConfig, instance_frames: usize) -> Arc<dyn Writeback> {
+    let scan_depth = config.scan_depth(instance_frames);
+    let rate = || -> Box<dyn crate::policy::flushrate::FlushRate> {
+        Box::new(MysqlFixed::new(
+            scan_depth,
+            AdaptiveConfig {
+                io_capacity: config.io_capacity,
+                io_capacity_max: config.io_capacity_max,
+                max_dirty_pages_pct: config.max_dirty_pages_pct,
+                max_dirty_pages_pct_lwm: config.max_dirty_pages_pct_lwm,
+                adaptive_flushing_lwm: config.adaptive_flushing_lwm,
+            },
+            config.cleaner_period_ms,
+        ))
+    };
+    let cleaner = |lru| -> Arc<dyn Writeback> {
+        Arc::new(PageCleaner::new(
+            lru,
+            rate(),
+            config.page_cleaners,
+            config.flush_neighbors,
+        ))
+    };
+    match config.scheme.writeback {
+        WritebackKind::InnodbTail => cleaner(LruFlush::Tail),
+        WritebackKind::LruCFixed => cleaner(LruFlush::DirtyRegion(Some(scan_depth))),
+        WritebackKind::LruCDynamic => cleaner(LruFlush::DirtyRegion(None)),
+        WritebackKind::Postgres => Arc::new(PgBackground::new(PgSettings {
+            bgwriter_delay_ms: config.bgwriter_delay_ms,
+            bgwriter_lru_maxpages: config.bgwriter_lru_maxpages,
+            bgwriter_lru_multiplier: config.bgwriter_lru_multiplier,
+            checkpoint_timeout_ms: config.checkpoint_timeout_ms,
+            checkpoint_completion_target: config.checkpoint_completion_target,
+        })),
+    }
+}
+
+/// Opens a pool for `config` writing to `target`, with `log` for the WAL rule.
+///
+/// # Errors
+/// A bad configuration, a scheme the device cannot run (`rw` needs the fused command), or a
+/// pool the device or memory cannot hold.
+#[allow(clippy::needless_pass_by_value)] // the pool keeps the log; callers hand it over
+pub fn open_pool(
+    target: &WriteTarget,
+    config: &PoolConfig,
+    log: Arc<dyn RedoLog>,
+) -> Result<BufferPool> {
+    config.validate()?;
+    config.scheme.validate()?;
+    let info = target.data.info().clone();
+    if config.scheme.miss == MissKind::Rw && !info.supports_fused_rw {
+        return Err(Error::Config(format!(
+            "scheme `{}` needs the fused read-write command, which device {} does not support \
+             (use an emulated SSD, e.g. emu:ssd-a)",
+            config.scheme, info.name
+        )));
+    }
+    let instances = config.effective_instances(info.page_size);
+    let instance_frames = config.frames / instances;
+    let parts = Parts {
+        order: build_order(config),
+        miss: build_miss(config, instances, instance_frames, info.page_size),
+        writeback: build_writeback(config, instance_frames),
+        prefetch: None,
+        write_path: build_write_path(config, target)?,
+    };
+    let core_config = CoreConfig {
+        frames: config.frames,
+        instances,
+        verify_checksums: config.verify_checksums,
+        background: config.background,
+        scheme: config.scheme.name.clone(),
+    };
+    BufferPool::with_parts(Arc::clone(&target.data), log, core_config, parts)
+}
+
+impl BufferPool {
+    /// Opens a pool over `device` with no redo log (LSNs are counted, never logged) and no
+    /// doublewrite area (a bare pool writes in place).
+    ///
+    /// # Errors
+    /// As [`open_pool`].
+    pub fn open(device: SharedDevice, config: PoolConfig) -> Result<Self> {
+        Self::open_with_log(device, config, Arc::new(NullLog::default()))
+    }
+
+    /// Opens a bare pool whose page writes obey the WAL rule of `log`.
+    ///
+    /// # Errors
+    /// As [`open_pool`].
+    #[allow(clippy::needless_pass_by_value)] // the public API takes the config by value
+    pub fn open_with_log(
+        device: SharedDevice,
+        config: PoolConfig,
+        log: Arc<dyn RedoLog>,
+    ) -> Result<Self> {
+        let target = WriteTarget {
+            data: device,
+            doublewrite: None,
+        };
+        open_pool(&target, &config, log)
+    }
+}

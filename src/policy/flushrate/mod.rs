@@ -1,0 +1,96 @@
+//! Flush-rate control (architecture.md's fourth decision; algorithms.md section 6): how many
+//! pages the page cleaner writes from the LRU end (`P_scan`) and from the flush list (`P_io`)
+//! each round, and how long it sleeps between rounds.
+//!
+//! A [`FlushRate`] controller plans each round from [`CleanerInputs`] and then observes what
+//! happened ([`RoundObservation`]); the InnoDB page cleaner (`policy::writeback::innodb`) carries
+//! the plan out. Controllers:
+//! - [`fixed::MysqlFixed`]: MySQL 5.7's: `P_scan` = `lru_scan_depth` every second, `P_io` from
+//!   InnoDB's adaptive flushing (the arithmetic is in [`adaptive`]).
+
+pub mod adaptive;
+pub mod fixed;
+
+use std::collections::BTreeMap;
+use std::fmt::Debug;
+
+use crate::page::Lsn;
+
+/// What a controller sees before a round.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct CleanerInputs {
+    /// Dirty pages now (all instances).
+    pub dirty_pages: usize,
+    /// Frames in the pool.
+    pub pool_pages: usize,
+    /// Free frames now.
+    pub free_pages: usize,
+    /// Pages on the replacement orders now.
+    pub lru_pages: usize,
+    /// Current LSN.
+    pub current_lsn: Lsn,
+    /// Oldest modification in the pool (0 if none).
+    pub oldest_lsn: Lsn,
+    /// Log capacity, if the log is bounded.
+    pub log_capacity: Option<u64>,
+    /// Pages written in the previous round (LRU and flush list).
+    pub last_pages_flushed: u64,
+    /// Instances.
+    pub instances: usize,
+}
+
+/// One round's plan.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct FlushPlan {
+    /// Pages to scan from the eviction end of each instance in the next round (`P_scan`;
+    /// InnoDB's `lru_scan_depth`, which is also the free-list target of the LRU flush).
+    pub lru_scan: usize,
+    /// Pages to write from the flush lists, all instances together (`P_io`).
+    pub flush_list_pages: u64,
+    /// Write only flush-list pages whose oldest modification is below this.
+    pub lsn_limit: Lsn,
+    /// Device-time milliseconds to sleep after the round (a wake-up cuts it short).
+    pub sleep_ms: u64,
+}
+
+/// What happened in a round and since the previous one.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct RoundObservation {
+    /// Pages written from the LRU ends this round (`NP_LRU`).
+    pub lru_pages: u64,
+    /// Pages written from the flush lists this round (`NP_flush`).
+    pub flush_pages: u64,
+    /// Pages user threads wrote to free frames since the previous round (`NP_dirty`: more than
+    /// zero means synchronous replacement writes happened).
+    pub user_dirty_writes: u64,
+    /// Misses since the previous round that found a clean victim without writing (`NP_clean`
+    /// is the pages scanned to find them; we count the misses).
+    pub user_clean_victims: u64,
+    /// Free frames after the round.
+    pub free_pages: usize,
+    /// Pages on the replacement orders after the round.
+    pub lru_pages_listed: usize,
+    /// Pages the adaptive heuristic asked for (`NP_req_flush`).
+    pub requested_flush_pages: u64,
+    /// Pages written by synchronous recoverability writes since the previous round
+    /// (`NP_sync_rec`).
+    pub sync_recoverability_writes: u64,
+    /// Device-time milliseconds the round's flushing took (`T_flushing`).
+    pub flushing_ms: u64,
+}
+
+/// A flush-rate controller.
+pub trait FlushRate: Send + Debug {
+    /// The controller's name in compositions (`fixed`, `percona`, `self-tuning`).
+    fn name(&self) -> &'static str;
+    /// `P_scan` for the first round (before any plan).
+    fn initial_lru_scan(&self) -> usize;
+    /// Plans the flush-list part of this round and the LRU part of the next.
+    fn plan(&mut self, inputs: &CleanerInputs) -> FlushPlan;
+    /// Learns from the round just done.
+    fn observe(&mut self, observation: &RoundObservation);
+    /// Adds the controller's counters (e.g. current `P_scan`, `P_io`) to `out`.
+    fn extra_stats(&self, out: &mut BTreeMap<String, f64>) {
+        let _ = out;
+    }
+}

@@ -1,0 +1,139 @@
+//! ACE's writer and evictor (Papon and Athanassoulis, ICDE 2023; algorithms.md section 5) over
+//! any replacement order, on PostgreSQL's engine.
+//!
+//! When the page the order would evict first (the top page) is clean, it is evicted as usual.
+//! When it is dirty, the **writer** writes the next `n_w` dirty pages in the order's eviction
+//! sequence, top page included, *concurrently* as one batch (the device's write concurrency
+//! `k_w` makes a batch of up to `k_w` writes cost about one), marks them clean, and they stay
+//! cached; the **evictor** then evicts the top page. With a prefetcher, the core asks for more
+//! frames through `acquire_for_prefetch`, which evicts the now-clean pages next in line (ACE's
+//! `n_e`). A miss that waited for the batch is counted as a read stall; the batch's pages count
+//! as synchronous replacement writes.
+
+use std::collections::BTreeMap;
+
+use crate::core::frame::{FrameId, IO_WRITE};
+use crate::core::instance::Instance;
+use crate::core::order::Verdict;
+use crate::core::parts::{Acquired, MissPath};
+use crate::core::pool::Core;
+use crate::core::write_path::WriteKind;
+use crate::error::{PageId, Result};
+use crate::sync::{AtomicU64, Ordering};
+
+use super::pg::{Top, take_top};
+use super::{MISS_ITERATIONS, no_frame_error};
+
+/// ACE over the pool's replacement order.
+#[derive(Debug)]
+pub struct Ace {
+    /// Dirty pages written concurrently when the top page is dirty (`n_w`, default `k_w`).
+    pub n_w: usize,
+    batches: AtomicU64,
+    batch_pages: AtomicU64,
+}
+
+impl Ace {
+    /// ACE writing `n_w` pages per batch.
+    #[must_use]
+    pub fn new(n_w: usize) -> Self {
+        assert!(n_w > 0, "ACE writes at least the top page");
+        Ace {
+            n_w,
+            batches: AtomicU64::new(0),
+            batch_pages: AtomicU64::new(0),
+        }
+    }
+
+    /// Claims up to `n_w - 1` more dirty, unpinned pages following the top in eviction order.
+    fn claim_next_dirty(&self, core: &Core, instance: &Instance, top: FrameId) -> Vec<FrameId> {
+        let mut order = instance.lock_order();
+        let mut batch = vec![top];
+        order.walk(&core.frames, &mut |id| {
+            if batch.len() >= self.n_w {
+                return Verdict::Stop;
+            }
+            let frame = core.frame(id);
+            if id != top && frame.is_dirty() && !frame.is_pinned() && frame.try_claim_io(IO_WRITE) {
+                batch.push(id);
+            }
+            Verdict::Skip
+        });
+        batch
+    }
+
+    /// The writer: write the batch concurrently; everything but the top page stays cached.
+    /// Returns whether the top page was evicted.
+    fn write_batch(&self, core: &Core, instance: &Instance, top: FrameId) -> Result<bool> {
+        let batch = self.claim_next_dirty(core, instance, top);
+        let written = core.write_frames(batch, WriteKind::Batch, false)?;
+        self.batches.fetch_add(1, Ordering::Relaxed);
+        self.batch_pages
+            .fetch_add(written.len() as u64, Ordering::Relaxed);
+        core.counters
+            .sync_replacement_writes
+            .fetch_add(written.len() as u64, Ordering::Relaxed);
+        let mut evicted = false;
+        for id in written {
+            if id == top {
+                evicted = core.evict_written(instance, id);
+            } else {
+                core.frame(id).release_io(IO_WRITE);
+            }
+        }
+        Ok(evicted)
+    }
+}
+
+impl MissPath for Ace {
+    fn name(&self) -> &'static str {
+        "ace"
+    }
+
+    fn acquire(&self, core: &Core, instance: &Instance, _page: PageId) -> Result<Acquired> {
+        let mut stall_began: Option<u64> = None;
+        let finish = |id: FrameId, stall_began: Option<u64>| {
+            if let Some(began) = stall_began {
+                core.record_read_stall(began);
+            }
+            Ok(Acquired::Free(id))
+        };
+        // Bound: MISS_ITERATIONS; each takes a frame, writes a batch, or yields.
+        for _ in 0..MISS_ITERATIONS {
+            if let Some(id) = core.pop_free(instance) {
+                return finish(id, stall_began);
+            }
+            match take_top(core, instance) {
+                Some(Top::Evicted(id)) => return finish(id, stall_began),
+                Some(Top::Dirty(top)) => {
+                    core.check_poisoned()?;
+                    if stall_began.is_none() {
+                        stall_began = Some(core.now_us());
+                        core.counters.read_stalls.fetch_add(1, Ordering::Relaxed);
+                    }
+                    if self.write_batch(core, instance, top)? {
+                        return finish(top, stall_began);
+                    }
+                }
+                None => {
+                    core.check_poisoned()?;
+                    core.wake_cleaner();
+                    crate::sync::yield_now();
+                }
+            }
+        }
+        Err(no_frame_error(core))
+    }
+
+    fn extra_stats(&self, _core: &Core, out: &mut BTreeMap<String, f64>) {
+        out.insert(
+            "ace_batches".into(),
+            self.batches.load(Ordering::Relaxed) as f64,
+        );
+        out.insert(
+            "ace_batch_pages".into(),
+            self.batch_pages.load(Ordering::Relaxed) as f64,
+        );
+        out.insert("ace_n_w".into(), self.n_w as f64);
+    }
+}

@@ -1,0 +1,210 @@
+//! RW: the fused read-write command on a read stall (algorithms.md section 4, An et al.,
+//! PVLDB 15(9) 2022).
+//!
+//! Where the RAW path would write the dirty tail page and then read, RW sends one command that
+//! carries both: the device takes the victim's data into its buffer and reads the missing page
+//! into the same host frame, so the read does not wait for the flash program. The frame then
+//! goes straight to the LRU head.
+//!
+//! **Protocol.** The victim is claimed (`IO_EVICT`) under the page-table shard's *write* lock of
+//! the page it holds, after checking that nobody has pinned it, and latched exclusive while
+//! still mapped, so hits on the victim page wait for the command; the new page is mapped to the
+//! same frame before the command, so concurrent misses on it wait too. A thread that pins the
+//! frame afterwards (under the shard's read lock) sees `IO_EVICT` and backs off instead of
+//! waiting for the latch: the frame is about to hold another page, and its next holder may wait
+//! for a page that thread holds (issue 8's deadlock: a transaction holding page 20 pinned the
+//! victim for page 31; the frame became page 15 and was held by a transaction waiting for page
+//! 20). After completion the victim is marked clean and unmapped and the frame's page id becomes
+//! the new page; threads that backed off look again and read the victim back from the device,
+//! which has it. On a device error the pool is poisoned and the victim stays cached and dirty.
+
+use crate::core::frame::{FrameId, IO_EVICT, NO_PAGE};
+use crate::core::instance::Instance;
+use crate::core::order::{Placement, Verdict};
+use crate::core::parts::{Acquired, MissPath};
+use crate::core::pool::Core;
+use crate::device::IoRequest;
+use crate::error::{Error, PageId, Result};
+use crate::sync::Ordering;
+
+use super::{StallStep, raw_loop};
+
+/// The RW miss path: RAW whose step 4 is the fused command.
+#[derive(Debug, Clone)]
+pub struct FusedRw {
+    /// Pages scanned from the eviction end in step 2 of the first iteration.
+    pub scan_depth: usize,
+}
+
+impl MissPath for FusedRw {
+    fn name(&self) -> &'static str {
+        "rw"
+    }
+
+    fn acquire(&self, core: &Core, instance: &Instance, page: PageId) -> Result<Acquired> {
+        raw_loop(core, instance, self.scan_depth, &Fused { page })
+    }
+}
+
+struct Fused {
+    page: PageId,
+}
+
+impl StallStep for Fused {
+    fn is_read_stall(&self) -> bool {
+        true
+    }
+
+    fn step(&self, core: &Core, instance: &Instance) -> Result<Option<Acquired>> {
+        let Some((frame, victim_page)) = pick_victim(core, instance) else {
+            return Ok(None);
+        };
+        fused_miss(core, instance, self.page, frame, victim_page).map(Some)
+    }
+}
+
+/// Picks the first dirty, unpinned, idle page the order offers, claims it, latches it and takes
+/// it out of the order (see the module docs for why under the shard's write lock).
+fn pick_victim(core: &Core, instance: &Instance) -> Option<(FrameId, PageId)> {
+    let mut order = instance.lock_order();
+    let mut found = None;
+    order.walk(&core.frames, &mut |id| {
+        let frame = core.frame(id);
+        if !frame.is_dirty() || frame.is_pinned() {
+            return Verdict::Skip;
+        }
+        let page = frame.page_id();
+        if page == NO_PAGE {
+            return Verdict::Skip;
+        }
+        let shard = core.table.write(page);
+        let claimable = !frame.is_pinned() && shard.get(&page) == Some(&id);
+        if !claimable || !frame.try_claim_io(IO_EVICT) {
+            return Verdict::Skip;
+        }
+        // Never wait for a latch while holding a list mutex: skip busy pages. Re-check
+        // dirtiness once claimed: a flusher may have cleaned the page meanwhile.
+        if frame.try_latch_exclusive() {
+            if frame.is_dirty() {
+                drop(shard);
+                found = Some((id, page));
+                return Verdict::Take;
+            }
+            // SAFETY: taken just above.
+            unsafe { frame.unlatch_exclusive() };
+        }
+        frame.release_io(IO_EVICT);
+        Verdict::Skip
+    });
+    found
+}
+
+/// Completes a miss on `page` with the fused command on `id` (holding `victim_page`).
+fn fused_miss(
+    core: &Core,
+    instance: &Instance,
+    page: PageId,
+    id: FrameId,
+    victim_page: PageId,
+) -> Result<Acquired> {
+    let frame = core.frame(id);
+    {
+        let mut shard = core.table.write(page);
+        if shard.contains_key(&page) {
+            drop(shard);
+            restore_victim(core, instance, id);
+            return Ok(Acquired::Retry);
+        }
+        shard.insert(page, id);
+        frame.pin();
+    }
+    let newest = frame.newest_modification.load(Ordering::Acquire);
+    let result = core.log.flush_to(newest).and_then(|()| {
+        // SAFETY: latched exclusive by us.
+        crate::page::stamp(unsafe { core.frame_bytes_mut(id) }, victim_page, newest);
+        fused_command(core, id, victim_page, page).map_err(|err| {
+            core.poison(&err);
+            Error::Device(err)
+        })
+    });
+    if let Err(err) = result {
+        core.table.write(page).remove(&page);
+        frame.unpin();
+        restore_victim(core, instance, id);
+        return Err(err);
+    }
+    instance.lock_flush().remove(&core.frames, id);
+    {
+        let mut shard = core.table.write(victim_page);
+        shard.remove(&victim_page);
+        frame.page.store(page, Ordering::Release);
+    }
+    frame.newest_modification.store(0, Ordering::Release);
+    instance.evictions.fetch_add(1, Ordering::Relaxed);
+    core.counters.fused_reads.fetch_add(1, Ordering::Relaxed);
+    core.counters
+        .sync_replacement_writes
+        .fetch_add(1, Ordering::Relaxed);
+    if core.config.verify_checksums
+        && let Err(err) = crate::page::verify(core.frame_bytes(id), page)
+    {
+        give_up_frame(core, instance, id, page);
+        return Err(err);
+    }
+    frame
+        .first_access_ms
+        .store(core.now_ms().max(1), Ordering::Relaxed);
+    core.insert_order(instance, id, Placement::Head);
+    frame.release_io(IO_EVICT);
+    Ok(Acquired::Ready(id))
+}
+
+/// The victim is protected as any single-page flush is (the doublewrite copies it to a slot
+/// and syncs first), then the fused command writes it in place and reads `page` into the frame.
+fn fused_command(
+    core: &Core,
+    id: FrameId,
+    victim_page: PageId,
+    page: PageId,
+) -> std::result::Result<(), crate::error::DeviceError> {
+    let path = &core.parts.write_path;
+    let token = path.before_single(victim_page, core.frame_buffer(id))?;
+    let request = IoRequest::fused(victim_page, page, core.frame_buffer(id));
+    // SAFETY: the frame stays latched exclusive until the wait returns.
+    let tickets = unsafe { core.device.submit(vec![request]) };
+    let written = crate::device::ticket::wait_all(tickets);
+    let synced = path.after_single(token);
+    written.and(synced)
+}
+
+/// After a fused read that does not verify: unmap the new page and return the frame to the
+/// free list once nobody holds it (waiters on either page see `NO_PAGE` and retry).
+fn give_up_frame(core: &Core, instance: &Instance, id: FrameId, page: PageId) {
+    let frame = core.frame(id);
+    core.table.write(page).remove(&page);
+    frame.page.store(NO_PAGE, Ordering::Release);
+    frame.release_io(IO_EVICT);
+    // SAFETY: latched exclusive by us.
+    unsafe { frame.unlatch_exclusive() };
+    frame.unpin();
+    // Bound: waiters hold the pin for a few instructions before they see NO_PAGE.
+    for spin in 0..1_000_000u32 {
+        if !frame.is_pinned() {
+            core.push_free(instance, id);
+            return;
+        }
+        if spin > 100 {
+            crate::sync::yield_now();
+        }
+    }
+    // Leaked rather than risk handing out a frame someone still holds.
+}
+
+/// Puts an unused victim back at the eviction end, unlatched and idle.
+fn restore_victim(core: &Core, instance: &Instance, id: FrameId) {
+    let frame = core.frame(id);
+    core.insert_order(instance, id, Placement::Tail);
+    frame.release_io(IO_EVICT);
+    // SAFETY: latched exclusive by `pick_victim`.
+    unsafe { frame.unlatch_exclusive() };
+}

@@ -1,0 +1,346 @@
+//! InnoDB's page cleaner as a write-back policy (algorithms.md sections 1 and 2), with the LRU
+//! part chosen by the scheme and the amounts by a flush-rate controller (`policy::flushrate`).
+//!
+//! Each round (the controller's period, or at once when a miss wakes it), for every instance
+//! (in parallel over `page_cleaners` threads, as MySQL 5.7's page cleaners serve the buffer pool
+//! instances):
+//! 1. Held copies (WAR's TWB): write them all.
+//! 2. The LRU part, by [`LruFlush`]:
+//!    - [`LruFlush::Tail`] (vanilla, CF-LRU, WAR, RW): InnoDB's `buf_flush_LRU_list`: walk at
+//!      most `P_scan` pages from the eviction end while the free list is shorter than `P_scan`,
+//!      free clean pages, write dirty ones as one batch, free each as its write completes.
+//!    - [`LruFlush::DirtyRegion`] (the LRU-C family): write the dirty region from its tail, a
+//!      fixed number of pages (basic LRU-C) or all of it (dynamic batch write), and free each page
+//!      as its write completes. With the mutex split only LRU-D is taken.
+//! 3. Checkpoint flushing: the oldest `P_io` dirty pages below the plan's LSN limit, shared
+//!    among instances by their number of dirty pages. The controller plans `P_io` after the
+//!    LRU part, on the dirty pages it left; `P_scan` for the next round's LRU part comes from
+//!    the same plan.
+//!
+//! Lock order as in `core`; list mutexes are released before any write is submitted.
+
+use std::collections::BTreeMap;
+use std::time::Instant;
+
+use crate::core::frame::{FrameId, IO_WRITE, NIL};
+use crate::core::instance::Instance;
+use crate::core::lru_list::LruList;
+use crate::core::order::Verdict;
+use crate::core::parts::Writeback;
+use crate::core::pool::Core;
+use crate::core::write_path::WriteKind;
+use crate::error::{Error, Result};
+use crate::policy::flushrate::{CleanerInputs, FlushRate, RoundObservation};
+use crate::sync::{AtomicU64, Mutex, Ordering};
+
+/// InnoDB's `BUF_LRU_MIN_LEN`: the LRU flush leaves at least this many pages.
+const LRU_MIN_LEN: usize = 256;
+
+/// What the cleaner writes from the replacement order's end.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LruFlush {
+    /// InnoDB's LRU tail flush.
+    Tail,
+    /// LRU-C's dirty-region flush: `Some(n)` pages per round (basic LRU-C) or the whole region
+    /// (`None`, dynamic batch write).
+    DirtyRegion(Option<usize>),
+}
+
+/// Counters the controller's observations are computed from, as of the previous round.
+#[derive(Debug, Default)]
+struct Previous {
+    flushed: AtomicU64,
+    user_writes: AtomicU64,
+    sync_rec: AtomicU64,
+    misses: AtomicU64,
+    stalls: AtomicU64,
+}
+
+/// InnoDB's page cleaner (see the module docs).
+#[derive(Debug)]
+pub struct PageCleaner {
+    lru: LruFlush,
+    rate: Mutex<Box<dyn FlushRate>>,
+    page_cleaners: usize,
+    neighbors: bool,
+    previous: Previous,
+    /// `P_scan` as the controller planned it last round.
+    last_lru_scan: AtomicU64,
+}
+
+impl PageCleaner {
+    /// A cleaner with this LRU part and controller, run by `page_cleaners` threads; with
+    /// `neighbors` every batch also writes the dirty pages of its pages' 64-page extents
+    /// (`innodb_flush_neighbors`).
+    #[must_use]
+    pub fn new(
+        lru: LruFlush,
+        rate: Box<dyn FlushRate>,
+        page_cleaners: usize,
+        neighbors: bool,
+    ) -> Self {
+        let first_scan = rate.initial_lru_scan();
+        PageCleaner {
+            last_lru_scan: AtomicU64::new(first_scan as u64),
+            lru,
+            rate: Mutex::new(rate),
+            page_cleaners: page_cleaners.max(1),
+            neighbors,
+            previous: Previous::default(),
+        }
+    }
+
+    fn inputs(&self, core: &Core) -> CleanerInputs {
+        let mut inputs = CleanerInputs {
+            pool_pages: core.frames.len(),
+            current_lsn: core.log.current_lsn(),
+            log_capacity: core.log.capacity(),
+            last_pages_flushed: self.previous.flushed.load(Ordering::Relaxed),
+            instances: core.instances.len(),
+            ..CleanerInputs::default()
+        };
+        for instance in &core.instances {
+            let flush = instance.lock_flush();
+            inputs.dirty_pages += flush.len();
+            let oldest = flush.oldest_lsn(&core.frames);
+            if oldest != 0 && (inputs.oldest_lsn == 0 || oldest < inputs.oldest_lsn) {
+                inputs.oldest_lsn = oldest;
+            }
+            drop(flush);
+            inputs.free_pages += instance.free_len();
+            inputs.lru_pages += instance.lock_order().len();
+        }
+        inputs
+    }
+
+    fn observe(&self, core: &Core, lru: u64, flush: u64, requested: u64, began: Instant) {
+        let load = |counter: &AtomicU64| counter.load(Ordering::Relaxed);
+        let swap = |previous: &AtomicU64, now: u64| {
+            now.saturating_sub(previous.swap(now, Ordering::Relaxed))
+        };
+        let misses = swap(&self.previous.misses, load(&core.counters.misses));
+        let stalls = swap(&self.previous.stalls, load(&core.counters.read_stalls));
+        let observation = RoundObservation {
+            lru_pages: lru,
+            flush_pages: flush,
+            user_dirty_writes: swap(
+                &self.previous.user_writes,
+                load(&core.counters.sync_replacement_writes),
+            ),
+            user_clean_victims: misses.saturating_sub(stalls),
+            free_pages: core.instances.iter().map(Instance::free_len).sum(),
+            lru_pages_listed: core
+                .instances
+                .iter()
+                .map(|instance| instance.lock_order().len())
+                .sum(),
+            requested_flush_pages: requested,
+            sync_recoverability_writes: swap(
+                &self.previous.sync_rec,
+                load(&core.counters.sync_recoverability_writes),
+            ),
+            flushing_ms: (began.elapsed().as_secs_f64() * 1000.0 / core.time_scale) as u64,
+        };
+        self.previous.flushed.store(lru + flush, Ordering::Relaxed);
+        self.rate.lock().observe(&observation);
+    }
+}
+
+impl Writeback for PageCleaner {
+    fn name(&self) -> &'static str {
+        match self.lru {
+            LruFlush::Tail => "innodb-cleaner",
+            LruFlush::DirtyRegion(Some(_)) => "lru-c-fixed",
+            LruFlush::DirtyRegion(None) => "lru-c-dbw",
+        }
+    }
+
+    fn round(&self, core: &Core) -> Result<u64> {
+        let began = Instant::now();
+        // The LRU part uses the scan depth the controller planned last round; the flush-list
+        // amount is planned after it, on the dirty pages the LRU part left (the order of the
+        // code this reproduces; MySQL 5.7's coordinator plans both before the LRU flush).
+        let lru_scan = self.last_lru_scan.load(Ordering::Relaxed) as usize;
+        let lru_results = for_each_instance(core, self.page_cleaners, &|instance| {
+            let held = core.parts.miss.write_held(core, instance)? as u64;
+            let lru = match self.lru {
+                LruFlush::Tail => flush_lru_tail(core, instance, lru_scan, self.neighbors)?,
+                LruFlush::DirtyRegion(limit) => flush_dirty_region(core, instance, limit)?,
+            };
+            Ok(held + lru)
+        });
+        let inputs = self.inputs(core);
+        let plan = self.rate.lock().plan(&inputs);
+        self.last_lru_scan
+            .store(plan.lru_scan as u64, Ordering::Relaxed);
+        let dirty_total = inputs.dirty_pages.max(1) as u64;
+        let flush_results = for_each_instance(core, self.page_cleaners, &|instance| {
+            if plan.flush_list_pages == 0 {
+                return Ok(0);
+            }
+            let dirty = instance.lock_flush().len() as u64;
+            let share = (plan.flush_list_pages * dirty).div_ceil(dirty_total);
+            let flushed =
+                core.flush_oldest_ext(instance, share as usize, plan.lsn_limit, self.neighbors)?;
+            core.counters
+                .flush_list_flushes
+                .fetch_add(flushed, Ordering::Relaxed);
+            Ok(flushed)
+        });
+        let mut first_error = None;
+        let mut sum = |results: Vec<Result<u64>>| {
+            results
+                .into_iter()
+                .map(|result| {
+                    result.unwrap_or_else(|err| {
+                        first_error.get_or_insert(err);
+                        0
+                    })
+                })
+                .sum::<u64>()
+        };
+        let lru = sum(lru_results);
+        let flush = sum(flush_results);
+        self.observe(core, lru, flush, plan.flush_list_pages, began);
+        first_error.map_or(Ok(plan.sleep_ms), Err)
+    }
+
+    fn extra_stats(&self, _core: &Core, out: &mut BTreeMap<String, f64>) {
+        self.rate.lock().extra_stats(out);
+    }
+}
+
+/// Runs `work` on every instance, on up to `workers` threads (each takes the instances
+/// `i, i + workers, ...`), and returns the results in instance order.
+pub(crate) fn for_each_instance<T: Send>(
+    core: &Core,
+    workers: usize,
+    work: &(dyn Fn(&Instance) -> Result<T> + Sync),
+) -> Vec<Result<T>> {
+    let count = core.instances.len();
+    let workers = workers.min(count).max(1);
+    if workers == 1 {
+        return core.instances.iter().map(work).collect();
+    }
+    let mut results: Vec<Option<Result<T>>> = (0..count).map(|_| None).collect();
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..workers)
+            .map(|worker| {
+                scope.spawn(move || {
+                    (worker..count)
+                        .step_by(workers)
+                        .map(|index| (index, work(&core.instances[index])))
+                        .collect::<Vec<_>>()
+                })
+            })
+            .collect();
+        for handle in handles {
+            // A panicking cleaner thread already printed its message; its instances report it.
+            if let Ok(done) = handle.join() {
+                for (index, result) in done {
+                    results[index] = Some(result);
+                }
+            }
+        }
+    });
+    results
+        .into_iter()
+        .map(|result| {
+            result.unwrap_or_else(|| Err(Error::Config("a page cleaner thread panicked".into())))
+        })
+        .collect()
+}
+
+/// InnoDB's LRU tail flush for one instance. Returns pages written.
+fn flush_lru_tail(core: &Core, instance: &Instance, depth: usize, neighbors: bool) -> Result<u64> {
+    let mut freed = Vec::new();
+    let mut batch = Vec::new();
+    {
+        let mut order = instance.lock_order();
+        let start_len = order.len();
+        let mut scanned = 0;
+        // InnoDB stops at BUF_LRU_MIN_LEN (256) pages left in the LRU.
+        let min_len = LRU_MIN_LEN.min(instance.frame_count / 2);
+        order.walk(&core.frames, &mut |id| {
+            let live_len = start_len.saturating_sub(freed.len());
+            if scanned >= depth
+                || instance.free_len() + freed.len() + batch.len() >= depth
+                || live_len.saturating_sub(freed.len() + batch.len()) <= min_len
+            {
+                return Verdict::Stop;
+            }
+            scanned += 1;
+            let frame = core.frame(id);
+            if frame.is_dirty() {
+                if frame.try_claim_io(IO_WRITE) {
+                    batch.push(id);
+                }
+                Verdict::Skip
+            } else if core.try_evict_clean(id) {
+                freed.push(id);
+                Verdict::Detach
+            } else {
+                Verdict::Skip
+            }
+        });
+    }
+    for id in freed {
+        core.push_free(instance, id);
+    }
+    if neighbors {
+        core.claim_neighbors(&mut batch);
+    }
+    // Each written page is freed as soon as its own write completes (InnoDB 5.7 frees LRU
+    // flushed pages in the write completion).
+    write_and_free(core, instance, batch)
+}
+
+/// LRU-C's flusher for one instance: the dirty region, `limit` pages (basic) or all (DBW).
+/// Returns pages written.
+fn flush_dirty_region(core: &Core, instance: &Instance, limit: Option<usize>) -> Result<u64> {
+    let limit = limit.unwrap_or(usize::MAX);
+    let mut freed = Vec::new();
+    let batch = core.with_side(instance, |dirty| {
+        let mut batch = Vec::new();
+        let mut cursor = dirty.tail();
+        // Bound: the region's length.
+        while cursor != NIL && batch.len() < limit {
+            let prev = LruList::prev(&core.frames, cursor);
+            let frame = core.frame(cursor);
+            if frame.is_dirty() {
+                if frame.try_claim_io(IO_WRITE) {
+                    batch.push(cursor);
+                }
+            } else if core.try_evict_clean(cursor) {
+                // Cleaned meanwhile by checkpoint flushing: free it at once.
+                dirty.remove(&core.frames, cursor);
+                freed.push(cursor);
+            }
+            cursor = prev;
+        }
+        batch
+    });
+    for id in freed {
+        core.push_free(instance, id);
+    }
+    // Frames go back to the free list as their writes complete, not at the end of the whole
+    // (possibly large) batch.
+    write_and_free(core, instance, batch)
+}
+
+/// Writes a background batch, returning each written frame to the free list as its own write
+/// completes (if it is still unpinned and clean on the order or the side list). Returns pages
+/// written.
+fn write_and_free(core: &Core, instance: &Instance, batch: Vec<FrameId>) -> Result<u64> {
+    let mut written = 0u64;
+    let result = core.write_frames_then(batch, WriteKind::Batch, false, &mut |id| {
+        written += 1;
+        if core.evict_written(instance, id) {
+            core.push_free(instance, id);
+        }
+    });
+    core.counters
+        .lru_flushes
+        .fetch_add(written, Ordering::Relaxed);
+    result.map(|()| written)
+}

@@ -48,18 +48,28 @@ pub type LockKey = (TreeId, Vec<u8>);
 struct Entry {
     holders: Vec<(TxnId, Mode)>,
     waiting: usize,
+    /// Transactions waiting for this lock in exclusive mode (upgraders included).
+    exclusive_waiters: Vec<TxnId>,
 }
 
 impl Entry {
-    /// Holders (other than `txn`) whose mode conflicts with `mode`.
+    /// What `txn` waits for to get `mode`: holders (other than `txn`) whose mode conflicts and,
+    /// for a shared request of a transaction that holds nothing here yet, the transactions
+    /// waiting for exclusive mode (they go first, so a stream of readers cannot starve a
+    /// writer or an upgrader).
     fn blockers(&self, txn: TxnId, mode: Mode) -> Vec<TxnId> {
-        self.holders
+        let mut blockers: Vec<TxnId> = self
+            .holders
             .iter()
             .filter(|(holder, held)| {
                 *holder != txn && (mode == Mode::Exclusive || *held == Mode::Exclusive)
             })
             .map(|(holder, _)| *holder)
-            .collect()
+            .collect();
+        if mode == Mode::Shared && self.holders.iter().all(|(holder, _)| *holder != txn) {
+            blockers.extend(self.exclusive_waiters.iter().copied().filter(|w| *w != txn));
+        }
+        blockers
     }
 
     fn grant(&mut self, txn: TxnId, mode: Mode) {
@@ -142,7 +152,8 @@ impl LockManager {
             entry.grant(txn, mode);
             TryLock::Granted
         } else {
-            if entry.holders.is_empty() && entry.waiting == 0 {
+            if entry.holders.is_empty() && entry.waiting == 0 && entry.exclusive_waiters.is_empty()
+            {
                 table.remove(&(tree, key.to_vec()));
             }
             TryLock::Busy
@@ -166,10 +177,14 @@ impl LockManager {
             let blockers = entry.blockers(txn, mode);
             if blockers.is_empty() {
                 entry.grant(txn, mode);
+                entry.exclusive_waiters.retain(|w| *w != txn);
                 if waited {
                     self.waits_for.lock().remove(&txn);
                 }
                 return Ok(());
+            }
+            if mode == Mode::Exclusive && !entry.exclusive_waiters.contains(&txn) {
+                entry.exclusive_waiters.push(txn);
             }
             if !waited {
                 self.stats.lock().waits += 1;
@@ -205,11 +220,18 @@ impl LockManager {
 
     fn give_up(&self, table: &mut HashMap<LockKey, Entry>, key: &LockKey, txn: TxnId) {
         self.waits_for.lock().remove(&txn);
-        if table
-            .get(key)
-            .is_some_and(|entry| entry.holders.is_empty() && entry.waiting == 0)
-        {
-            table.remove(key);
+        let mut wake = false;
+        if let Some(entry) = table.get_mut(key) {
+            let before = entry.exclusive_waiters.len();
+            entry.exclusive_waiters.retain(|w| *w != txn);
+            // Readers queued behind this writer may go now.
+            wake = entry.exclusive_waiters.len() < before && entry.waiting > 0;
+            if entry.holders.is_empty() && entry.waiting == 0 {
+                table.remove(key);
+            }
+        }
+        if wake {
+            self.shard(key.0, &key.1).waiters.notify_all();
         }
     }
 

@@ -132,6 +132,7 @@ fn two_gigabytes_into_a_file() {
     let loaded = kv.bulk_load(tree, &mut pairs.into_iter()).unwrap();
     let load = start.elapsed() - created;
     kv.close().unwrap();
+    drop(kv); // releases the files' locks
     let report = check(&DeviceSource(
         flashbuf::device::open(
             &flashbuf::device::DeviceSpec::File(path.clone()),

@@ -46,7 +46,7 @@ fn sixty_four_clients_keep_the_consistency_conditions() {
         load.bytes() >> 20,
         started.elapsed().as_secs_f64(),
         pages,
-        pages * PAGE as u64 >> 20
+        (pages * PAGE as u64) >> 20
     );
     let before = tpcc.check(&kv).unwrap();
     assert!(before.is_consistent(), "{before}");
@@ -113,6 +113,7 @@ fn load_per_warehouse() {
     let load = tpcc.load(&kv, &mut |_| {}).unwrap();
     let elapsed = started.elapsed();
     kv.close().unwrap();
+    drop(kv); // releases the files' locks
     let (kv, _) = KvStore::open_specs(
         &format!("file:{}", path.display()),
         &format!("file:{}.log", path.display()),

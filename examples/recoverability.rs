@@ -23,7 +23,7 @@ fn run(device: &str, log_mib: u64) -> flashbuf::Result<()> {
         &spec,
         &OpenOptions {
             page_size: 16384,
-            pages: DATA_PAGES,
+            pages: flashbuf::datafile::DATA_START + DATA_PAGES,
             create: true,
         },
     )?;
@@ -48,6 +48,7 @@ fn run(device: &str, log_mib: u64) -> flashbuf::Result<()> {
             full_timeout: Duration::from_secs(30),
         },
         checkpoint_period_ms: 1000,
+        ..DatabaseConfig::default()
     };
     let (db, _) = Database::open(data, log, &config)?;
     let db = Arc::new(db);
@@ -108,7 +109,12 @@ fn run(device: &str, log_mib: u64) -> flashbuf::Result<()> {
         wal.checkpoints,
         wal.mean_group_size,
     );
-    db.close()
+    match Arc::try_unwrap(db) {
+        Ok(db) => db.close(),
+        Err(_) => Err(flashbuf::Error::InvalidArgument(
+            "a worker still holds the database".into(),
+        )),
+    }
 }
 
 fn main() -> flashbuf::Result<()> {

@@ -94,7 +94,11 @@ fn a_bulk_load_builds_a_valid_full_tree_that_takes_later_changes() {
     }
     // Closed: the data device alone checks clean (the unordered load failed before it
     // reserved any page, so nothing leaked).
-    let report = check(&DeviceSource(Arc::clone(&data))).unwrap();
+    let view = flashbuf::datafile::DataFile::open(Arc::clone(&data))
+        .unwrap()
+        .data_device()
+        .unwrap();
+    let report = check(&DeviceSource(view)).unwrap();
     assert!(report.is_ok(), "{:?}", report.problems);
     let (kv, _) = KvStore::open(data, log, &config()).unwrap();
     let big = kv.open_tree("big").unwrap();
@@ -131,20 +135,21 @@ fn two_gigabytes_into_a_file() {
     let pairs = (0..PAIRS).map(|n| (format!("k{n:015}").into_bytes(), vec![(n % 251) as u8; 300]));
     let loaded = kv.bulk_load(tree, &mut pairs.into_iter()).unwrap();
     let load = start.elapsed() - created;
-    kv.close().unwrap();
-    drop(kv); // releases the files' locks
-    let report = check(&DeviceSource(
-        flashbuf::device::open(
-            &flashbuf::device::DeviceSpec::File(path.clone()),
-            &flashbuf::device::OpenOptions {
-                page_size: 16 * 1024,
-                pages,
-                create: false,
-            },
-        )
-        .unwrap(),
-    ))
+    kv.close().unwrap(); // also releases the files' locks
+    let file = flashbuf::device::open(
+        &flashbuf::device::DeviceSpec::File(path.clone()),
+        &flashbuf::device::OpenOptions {
+            page_size: 16 * 1024,
+            pages,
+            create: false,
+        },
+    )
     .unwrap();
+    let view = flashbuf::datafile::DataFile::open(file)
+        .unwrap()
+        .data_device()
+        .unwrap();
+    let report = check(&DeviceSource(view)).unwrap();
     assert!(report.is_ok(), "{:?}", report.problems);
     eprintln!(
         "file created ({} MiB) in {:.1} s; {loaded} pairs ({} MiB of keys and values) loaded in \

@@ -9,6 +9,7 @@ use std::time::Duration;
 
 use flashbuf::btree::meta::META_PAGE;
 use flashbuf::btree::node::{KIND_AT, KIND_LEAF, NodeRef, SLOTS_AT};
+use flashbuf::datafile::DATA_START;
 use flashbuf::kv::KvEngine;
 use flashbuf::txn::{KvConfig, KvStore};
 use flashbuf::wal::WalConfig;
@@ -61,22 +62,23 @@ fn check(path: &Path, extra: &[&str]) -> (bool, String, String) {
     )
 }
 
+/// Data page `page` of the file (after the header slots and the doublewrite area).
 fn read_page(path: &Path, page: u64) -> Vec<u8> {
     let bytes = std::fs::read(path).unwrap();
-    let at = page as usize * PAGE;
+    let at = (DATA_START + page) as usize * PAGE;
     bytes[at..at + PAGE].to_vec()
 }
 
 fn write_page(path: &Path, page: u64, data: &[u8]) {
     let mut bytes = std::fs::read(path).unwrap();
-    let at = page as usize * PAGE;
+    let at = (DATA_START + page) as usize * PAGE;
     bytes[at..at + PAGE].copy_from_slice(data);
     std::fs::write(path, bytes).unwrap();
 }
 
 /// The first leaf page (by page number) with at least two keys.
 fn some_leaf(path: &Path) -> u64 {
-    (1..PAGES)
+    (1..PAGES - DATA_START)
         .find(|&page| {
             let bytes = read_page(path, page);
             bytes[KIND_AT] == KIND_LEAF && NodeRef::new(page, &bytes).is_ok_and(|n| n.count() > 2)

@@ -117,7 +117,7 @@ fn threads_on_disjoint_keys_match_their_models() {
     let report = kv.check().unwrap();
     assert!(report.is_ok(), "{:?}", report.problems);
     assert!(report.trees[0].height >= 2);
-    kv.close().unwrap();
+    Arc::try_unwrap(kv).ok().unwrap().close().unwrap();
 }
 
 #[derive(Debug, Clone)]
@@ -204,7 +204,7 @@ fn overlapping_transactions_serialize_in_lock_order() {
         stats.waits, stats.deadlocks, stats.timeouts
     );
     assert!(stats.waits > 0, "the threads must conflict");
-    kv.close().unwrap();
+    Arc::try_unwrap(kv).ok().unwrap().close().unwrap();
 }
 
 /// Scans in both directions (at the tree level, no key locks) while writers insert and delete
@@ -245,7 +245,7 @@ fn scans_both_ways_stay_ordered_and_complete_during_splits_and_merges() {
             });
         }
         for scanner in 0..2 {
-            let (kv, stop, scans) = (Arc::clone(&kv), &stop, &scans);
+            let (kv, scans) = (Arc::clone(&kv), &scans);
             scope.spawn(move || {
                 let direction = if scanner == 0 {
                     Direction::Forward
@@ -256,22 +256,30 @@ fn scans_both_ways_stay_ordered_and_complete_during_splits_and_merges() {
                     let mut previous: Option<Vec<u8>> = None;
                     let mut stable_seen = 0u64;
                     kv.trees()
-                        .scan(tree, std::ops::Bound::Unbounded, direction, &mut |key, _| {
-                            if let Some(previous) = &previous {
-                                let ordered = match direction {
-                                    Direction::Forward => key > previous.as_slice(),
-                                    Direction::Backward => key < previous.as_slice(),
-                                };
-                                assert!(ordered, "scan {direction:?} out of order");
-                            }
-                            if key.ends_with(b"0") {
-                                stable_seen += 1;
-                            }
-                            previous = Some(key.to_vec());
-                            flashbuf::btree::Visit::Continue
-                        })
+                        .scan(
+                            tree,
+                            std::ops::Bound::Unbounded,
+                            direction,
+                            &mut |key, _| {
+                                if let Some(previous) = &previous {
+                                    let ordered = match direction {
+                                        Direction::Forward => key > previous.as_slice(),
+                                        Direction::Backward => key < previous.as_slice(),
+                                    };
+                                    assert!(ordered, "scan {direction:?} out of order");
+                                }
+                                if key.ends_with(b"0") {
+                                    stable_seen += 1;
+                                }
+                                previous = Some(key.to_vec());
+                                flashbuf::btree::Visit::Continue
+                            },
+                        )
                         .unwrap();
-                    assert_eq!(stable_seen, STABLE, "a {direction:?} scan lost or repeated keys");
+                    assert_eq!(
+                        stable_seen, STABLE,
+                        "a {direction:?} scan lost or repeated keys"
+                    );
                     scans.fetch_add(1, Ordering::Relaxed);
                 }
             });
@@ -284,5 +292,5 @@ fn scans_both_ways_stay_ordered_and_complete_during_splits_and_merges() {
     let report = kv.check().unwrap();
     assert!(report.is_ok(), "{:?}", report.problems);
     assert_eq!(report.trees[0].keys, STABLE);
-    kv.close().unwrap();
+    Arc::try_unwrap(kv).ok().unwrap().close().unwrap();
 }

@@ -11,6 +11,7 @@
 //!   survived (history and archive together): no partial transaction is visible;
 //! - every acknowledged commit's record survived; no aborted transfer's record exists.
 //!
+//! Even seeds protect torn pages with page images in the log, odd seeds with the doublewrite.
 //! The normal run covers 1000 crash points; `crash_campaign` (ignored) runs 10000 more:
 //! `cargo test --release --test txn_crash crash_campaign -- --ignored`.
 
@@ -21,6 +22,7 @@ use std::time::Duration;
 use flashbuf::device::SharedDevice;
 use flashbuf::device::fault::{FaultConfig, FaultDevice, UnsyncedOnCrash};
 use flashbuf::device::memory::MemoryDevice;
+use flashbuf::engine::TornPageProtection;
 use flashbuf::kv::{Direction, FULL_RANGE, KvEngine};
 use flashbuf::pool::{PoolConfig, Scheme};
 use flashbuf::txn::{KvConfig, KvStore};
@@ -34,8 +36,14 @@ const LOG_PAGES: u64 = 96;
 const ACCOUNTS: u32 = 48;
 const INITIAL: i64 = 1000;
 
-fn config(scheme: Scheme) -> KvConfig {
+fn config(scheme: Scheme, images: bool) -> KvConfig {
     let mut pool = PoolConfig::for_scheme(scheme, 16);
+    // Both torn-page protections: page images in the log, or InnoDB's doublewrite.
+    pool.torn_page_protection = Some(if images {
+        TornPageProtection::PageImages
+    } else {
+        TornPageProtection::Doublewrite
+    });
     pool.lru_scan_depth = 4;
     pool.cleaner_period_ms = 2;
     let mut config = KvConfig::new(16);
@@ -280,9 +288,9 @@ fn one_crash(seed: u64, scheme: Scheme, max_txns: u32) -> Outcome {
     let crash_data = rng.gen_bool(0.5);
     // The data device sees far fewer operations than the log (pages stay cached).
     let crash_at = if crash_data {
-        rng.gen_range(1..30)
+        rng.gen_range(1..150)
     } else {
-        rng.gen_range(1..250)
+        rng.gen_range(1..450)
     };
     let data_fate = fates[rng.gen_range(0..fates.len())];
     let log_fate = fates[rng.gen_range(0..fates.len())];
@@ -304,10 +312,10 @@ fn one_crash(seed: u64, scheme: Scheme, max_txns: u32) -> Outcome {
     if let Ok((kv, _)) = KvStore::open(
         Arc::clone(&data) as SharedDevice,
         Arc::clone(&log) as SharedDevice,
-        &config(scheme),
+        &config(scheme, seed.is_multiple_of(2)),
     ) {
         run_workload(&kv, &mut rng, &mut ledger, max_txns);
-        drop(kv); // the crash: no close
+        kv.abandon(); // the crash: nothing more is written
     }
     let crashed_mid_run = data.counters().crashed || log.counters().crashed;
     let mut data_image: SharedDevice = Arc::new(data.crash().unwrap());
@@ -333,22 +341,32 @@ fn one_crash(seed: u64, scheme: Scheme, max_txns: u32) -> Outcome {
         if let Ok((kv, _)) = KvStore::open(
             Arc::clone(&data2) as SharedDevice,
             Arc::clone(&log2) as SharedDevice,
-            &config(scheme),
+            &config(scheme, seed.is_multiple_of(2)),
         ) {
-            drop(kv);
+            kv.abandon();
         }
         data_image = Arc::new(data2.crash().unwrap());
         log_image = Arc::new(log2.crash().unwrap());
     }
-    let (kv, recovery) = KvStore::open(data_image, log_image, &config(scheme))
-        .unwrap_or_else(|e| panic!("seed {seed}: recovery failed: {e}"));
+    let (kv, recovery) = KvStore::open(
+        data_image,
+        log_image,
+        &config(scheme, seed.is_multiple_of(2)),
+    )
+    .unwrap_or_else(|e| panic!("seed {seed}: recovery failed: {e}"));
+    if std::env::var("DEBUG_SEED").is_ok() {
+        eprintln!(
+            "crash_data {crash_data} at {crash_at} fates {data_fate:?}/{log_fate:?}; {recovery:?}"
+        );
+    }
     let verified = verify(seed, &kv, &ledger);
     kv.close().unwrap();
     Outcome {
         verified,
         crashed_mid_run,
         losers: recovery.losers_rolled_back,
-        torn_repaired: recovery.database.torn_pages_repaired,
+        torn_repaired: recovery.database.torn_pages_repaired
+            + recovery.database.doublewrite_restored,
     }
 }
 

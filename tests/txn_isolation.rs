@@ -216,7 +216,7 @@ fn a_transaction_in_flight_at_a_crash_is_rolled_back_by_recovery() {
         std::mem::forget(loser);
         // The crash: the devices stop here.
         let _images = (data.crash().unwrap(), log.crash().unwrap());
-        drop(kv);
+        kv.abandon();
     }
     let (kv, recovery) = KvStore::open(
         Arc::new(data.crash().unwrap()),

@@ -112,8 +112,7 @@ fn load_per_warehouse() {
     let started = Instant::now();
     let load = tpcc.load(&kv, &mut |_| {}).unwrap();
     let elapsed = started.elapsed();
-    kv.close().unwrap();
-    drop(kv); // releases the files' locks
+    kv.close().unwrap(); // also releases the files' locks
     let (kv, _) = KvStore::open_specs(
         &format!("file:{}", path.display()),
         &format!("file:{}.log", path.display()),

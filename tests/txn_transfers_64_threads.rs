@@ -147,5 +147,5 @@ fn sixty_four_threads_of_transfers_keep_the_sum() {
         stats.timeouts
     );
     assert!(stats.deadlocks > 0, "the transfers must conflict");
-    kv.close().unwrap();
+    Arc::try_unwrap(kv).ok().unwrap().close().unwrap();
 }

@@ -670,8 +670,13 @@ impl TreeStore {
     ///
     /// # Errors
     /// Write or log errors.
-    pub fn close(&self) -> Result<()> {
+    pub fn close(self) -> Result<()> {
         self.db.close()
+    }
+
+    /// Stops without writing anything back: what a crash leaves (tests, crash campaigns).
+    pub fn abandon(self) {
+        self.db.abandon();
     }
 }
 

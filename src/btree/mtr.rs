@@ -22,14 +22,12 @@ use crate::error::{PageId, Result};
 use crate::pool::PageWriteGuard;
 use crate::wal::{LogRecord, LsnRange, TxnId};
 
-/// Whether changes log a page image at the first change after a page was clean.
-///
-/// The one place that decides it: today always (page images are the tree's torn-page
-/// protection); once `DatabaseConfig` says which protection is configured (doublewrite,
-/// page-images or none), this returns `torn_page_protection == PageImages`.
+/// Whether changes log a page image at the first change after a page was clean: the
+/// database's torn-page protection is `page-images` (under the doublewrite or `none`, no image
+/// is logged).
 #[must_use]
-pub fn log_page_images(_db: &Database) -> bool {
-    true
+pub fn log_page_images(db: &Database) -> bool {
+    db.torn_page_protection() == crate::engine::TornPageProtection::PageImages
 }
 
 /// One latched page of a mini-transaction.

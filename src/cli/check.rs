@@ -7,14 +7,16 @@
 //! database. After a crash, run with `--recover` first: it opens the database with its log
 //! (redo, rollback of unfinished transactions), closes it cleanly, then checks.
 //!
-//! The page size is read from the meta page (page 0) unless `--page-size` says otherwise.
+//! The file has the data-file layout (`docs/datafile-format.md`: header slots, doublewrite
+//! area, data pages); the page size is read from its header unless `--page-size` says
+//! otherwise, and the check reads the data pages through the file's data region.
 
 use std::io::Read;
 use std::path::PathBuf;
 use std::sync::Arc;
 
 use crate::btree::check::{CheckReport, DeviceSource, check};
-use crate::btree::meta::{MAGIC_AT, META_MAGIC, PAGE_SIZE_AT};
+use crate::datafile::{DataFile, SlotContent, decode_slot};
 use crate::device::{DeviceSpec, OpenOptions, SharedDevice};
 use crate::error::{Error, Result};
 use crate::txn::{KvConfig, KvStore, log_path_for};
@@ -38,30 +40,27 @@ pub struct CheckArgs {
     pub json: Option<PathBuf>,
 }
 
-/// Reads the page size recorded in the meta page with plain (buffered) I/O.
+/// Reads the page size recorded in the data file's first header slot (plain buffered I/O).
 fn probe_page_size(path: &std::path::Path) -> Result<usize> {
-    let mut head = [0u8; 64];
+    let mut head = vec![0u8; 4096];
     std::fs::File::open(path)
         .and_then(|mut file| file.read_exact(&mut head))
-        .map_err(|err| Error::io(format!("reading the meta page of {}", path.display()), err))?;
-    if head[MAGIC_AT..MAGIC_AT + 4] != META_MAGIC {
-        return Err(Error::CorruptPage {
+        .map_err(|err| Error::io(format!("reading the header of {}", path.display()), err))?;
+    match decode_slot(&head) {
+        SlotContent::Valid(header) => {
+            let size = header.page_size as usize;
+            crate::btree::node::Limits::for_page(size)?;
+            Ok(size)
+        }
+        other => Err(Error::CorruptPage {
             page: 0,
             reason: format!(
-                "{} has no B+-tree meta page (magic missing): not a flashbuf database, or \
-                 created without one",
+                "{}: the first data-file header slot is not valid ({other:?}); give --page-size \
+                 if the other slot holds the header",
                 path.display()
             ),
-        });
+        }),
     }
-    let size = u32::from_le_bytes([
-        head[PAGE_SIZE_AT],
-        head[PAGE_SIZE_AT + 1],
-        head[PAGE_SIZE_AT + 2],
-        head[PAGE_SIZE_AT + 3],
-    ]) as usize;
-    crate::btree::node::Limits::for_page(size)?;
-    Ok(size)
 }
 
 fn file_pages(path: &std::path::Path, page_size: usize) -> Result<u64> {
@@ -154,7 +153,8 @@ pub fn run(args: &CheckArgs) -> Result<()> {
         recover(args, page_size, pages)?;
     }
     let device = open_file(&args.path, page_size, pages)?;
-    let report = check(&DeviceSource(Arc::clone(&device)))?;
+    let datafile = DataFile::open(device)?;
+    let report = check(&DeviceSource(Arc::clone(&datafile.data_device()?)))?;
     print_report(&report);
     if let Some(path) = &args.json {
         let text = serde_json::to_string_pretty(&report)

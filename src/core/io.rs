@@ -165,6 +165,10 @@ impl Core {
                 reported[index] = true;
                 let frame = self.frame(id);
                 if result.is_ok() {
+                    self.note_written(
+                        frame.page_id(),
+                        frame.newest_modification.load(Ordering::Acquire),
+                    );
                     let mut flush = self.instance_of_frame(id).lock_flush();
                     flush.remove(&self.frames, id);
                 }

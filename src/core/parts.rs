@@ -51,11 +51,19 @@ pub trait MissPath: Send + Sync + Debug {
     /// The part's name in compositions (`raw`, `lru-c`, `war`, `rw`, `pg`, `ace`).
     fn name(&self) -> &'static str;
 
-    /// Gets a frame of `instance` for a miss on `page` (which maps to that instance).
+    /// Gets a frame of `instance` for a miss on `page` (which maps to that instance); `read`
+    /// says whether the page will be read from the device (false: a new page, created zeroed,
+    /// so a path that reads the page itself must not).
     ///
     /// # Errors
     /// No frame within the miss loop's bound, a poisoned pool, device errors.
-    fn acquire(&self, core: &Core, instance: &Instance, page: PageId) -> Result<Acquired>;
+    fn acquire(
+        &self,
+        core: &Core,
+        instance: &Instance,
+        page: PageId,
+        read: bool,
+    ) -> Result<Acquired>;
 
     /// Up to `max` free frames for prefetched pages, without ever waiting for a write (a
     /// prefetch must not stall a miss). The default takes free frames and evicts clean pages

@@ -57,6 +57,9 @@ const FETCH_RETRIES: usize = 10_000;
 const BUSY_WAIT_LIMIT: Duration = Duration::from_mins(1);
 /// Most pages read ahead with one miss.
 const MAX_PREFETCH: usize = 64;
+/// Pools over at most this many pages remember the LSN they last wrote to each page (8 bytes a
+/// page), to catch lost and misdirected writes when the page is read back.
+const WRITTEN_LSN_MAX_PAGES: u64 = 1 << 24;
 
 /// The core's own settings (the policies carry theirs).
 #[derive(Debug, Clone)]
@@ -167,6 +170,9 @@ pub struct Core {
     pub read_stall_wait: WaitRecorder,
     /// Data pages below this have been written and must not read back as all zeros.
     high_water: AtomicU64,
+    /// Per page, the LSN this pool last wrote to it (0: not written since the pool opened);
+    /// empty for pools over more than [`WRITTEN_LSN_MAX_PAGES`] pages.
+    written_lsn: Box<[AtomicU64]>,
     poisoned: Mutex<Option<DeviceError>>,
     poisoned_flag: AtomicBool,
     cleaner_wakeup: Mutex<bool>,
@@ -229,6 +235,11 @@ impl Core {
             counters: Counters::default(),
             read_stall_wait: WaitRecorder::default(),
             high_water: AtomicU64::new(0),
+            written_lsn: if info.pages <= WRITTEN_LSN_MAX_PAGES {
+                (0..info.pages).map(|_| AtomicU64::new(0)).collect()
+            } else {
+                Box::new([])
+            },
             poisoned: Mutex::new(None),
             poisoned_flag: AtomicBool::new(false),
             cleaner_wakeup: Mutex::new(false),
@@ -349,6 +360,71 @@ impl Core {
     /// The high-water mark.
     pub fn high_water(&self) -> u64 {
         self.high_water.load(Ordering::Acquire)
+    }
+
+    /// Records that a write of `page` stamped with `lsn` completed (every write path calls
+    /// it).
+    pub fn note_written(&self, page: PageId, lsn: Lsn) {
+        if let Some(slot) = self.written_lsn.get(page as usize) {
+            slot.store(lsn, Ordering::Release);
+        }
+    }
+
+    /// Checks an image of `page` against what this pool wrote: a page LSN older than the LSN
+    /// this pool last wrote there means the write was lost or went to another page.
+    fn check_not_stale(&self, page: PageId, lsn: Lsn) -> Result<()> {
+        let written = self
+            .written_lsn
+            .get(page as usize)
+            .map_or(0, |slot| slot.load(Ordering::Acquire));
+        if lsn < written {
+            return Err(Error::CorruptPage {
+                page,
+                reason: format!(
+                    "stale image: the pool wrote LSN {written} to this page, the device returned \
+                     LSN {lsn} (a lost or misdirected write)"
+                ),
+            });
+        }
+        Ok(())
+    }
+
+    /// Reads every page from the device (not from the cache) and checks it as a miss would
+    /// (checksum, page id, no all-zero page below the high-water mark, no LSN past the end of
+    /// the log, not older than what this pool wrote). Returns one line per problem found (at
+    /// most `limit`) and the number of pages read.
+    ///
+    /// # Errors
+    /// Device read errors other than the page problems it reports.
+    pub fn scrub(&self, limit: usize) -> Result<(Vec<String>, u64)> {
+        let mut buf = AlignedBuf::new(self.page_size);
+        let mut problems = Vec::new();
+        for page in 0..self.pages {
+            self.device.read_page(page, &mut buf)?;
+            if let Err(err) = self.verify_image(buf.as_slice(), page)
+                && problems.len() < limit
+            {
+                problems.push(err.to_string());
+            }
+        }
+        Ok((problems, self.pages))
+    }
+
+    /// How far the high-water mark may rise from `mark`: past every page from `mark` on that
+    /// this pool has written, up to the first it has not (pages written by an earlier run above
+    /// the mark stop it there: conservative, never wrong). After a sync every page written is
+    /// durable, so a database may raise its mark to this. Pools too large to track per-page
+    /// writes return `mark`.
+    pub fn written_prefix(&self, mark: u64) -> u64 {
+        let mut end = mark;
+        // Bound: the number of pages.
+        while let Some(slot) = self.written_lsn.get(end as usize) {
+            if slot.load(Ordering::Acquire) == 0 {
+                break;
+            }
+            end += 1;
+        }
+        end
     }
 
     /// Puts a frame (holding no page, clean) on its instance's free list.
@@ -518,7 +594,11 @@ impl Core {
     /// frames, fill them. `Ok(None)` means "look again" (someone else mapped the page first).
     fn miss(&self, page: PageId, mode: LatchMode, read_from_disk: bool) -> Result<Option<FrameId>> {
         let instance = self.instance_of_page(page);
-        let id = match self.parts.miss.acquire(self, instance, page)? {
+        let id = match self
+            .parts
+            .miss
+            .acquire(self, instance, page, read_from_disk)?
+        {
             Acquired::Free(id) => id,
             Acquired::Ready(id) => {
                 self.counters.misses.fetch_add(1, Ordering::Relaxed);
@@ -712,8 +792,18 @@ impl Core {
         if !self.config.verify_checksums {
             return Ok(());
         }
-        let bytes = self.frame_bytes(id);
+        self.verify_image(self.frame_bytes(id), page)
+    }
+
+    /// The checks of a read on any image of `page` (every path that reads a page uses them):
+    /// checksum and page id, not older than what this pool wrote, not all zeros below the
+    /// high-water mark, not past the end of the log.
+    ///
+    /// # Errors
+    /// [`Error::CorruptPage`] or [`Error::CorruptLog`] saying which.
+    pub fn verify_image(&self, bytes: &[u8], page: PageId) -> Result<()> {
         let lsn = crate::page::verify(bytes, page)?;
+        self.check_not_stale(page, lsn)?;
         if lsn == 0 && page < self.high_water() && bytes.iter().all(|&b| b == 0) {
             return Err(Error::CorruptPage {
                 page,
@@ -725,11 +815,12 @@ impl Core {
         }
         let log_end = self.log.current_lsn();
         if self.log.bounds_page_lsns() && lsn > log_end {
-            return Err(Error::CorruptPage {
-                page,
+            return Err(Error::CorruptLog {
+                offset: log_end,
                 reason: format!(
-                    "page LSN {lsn} is past the end of the redo log ({log_end}): the log lost \
-                     records that were durable when the page was written"
+                    "data page {page} carries LSN {lsn}, past the end of the redo log \
+                     ({log_end}): the log lost records that were durable when the page was \
+                     written"
                 ),
             });
         }
@@ -1164,6 +1255,14 @@ impl BufferPool {
     /// Sets the high-water mark (see [`Core::set_high_water`]).
     pub fn set_high_water(&self, pages: u64) {
         self.core.set_high_water(pages);
+    }
+
+    /// Reads and checks every page on the device (see [`Core::scrub`]).
+    ///
+    /// # Errors
+    /// Device read errors.
+    pub fn scrub(&self, limit: usize) -> Result<(Vec<String>, u64)> {
+        self.core.scrub(limit)
     }
 
     /// Writes, in the calling thread, every dirty page whose oldest modification is below

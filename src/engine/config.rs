@@ -168,7 +168,7 @@ impl PoolConfig {
             checkpoint_timeout_ms: 300_000,
             checkpoint_completion_target: 0.9,
             torn_page_protection: None,
-            flush_method: FlushMethod::ODirectNoFsync,
+            flush_method: FlushMethod::ODirect,
             write_batch_pages: 0,
             prefetch_trigger: 4,
             prefetch_pages: 8,

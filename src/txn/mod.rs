@@ -73,6 +73,7 @@ impl KvConfig {
                 pool: PoolConfig::for_scheme(Scheme::LruC, frames),
                 wal: WalConfig::default(),
                 checkpoint_period_ms: 1000,
+                ..DatabaseConfig::default()
             },
             lock_timeout: Duration::from_secs(2),
         }
@@ -90,13 +91,13 @@ pub struct KvRecovery {
     pub undo_applied: usize,
 }
 
-/// Waits until the log is durable up to `lsn`: the commit's durability point. Today it flushes
-/// (`flush_log_at_trx_commit = 1`); the 0/1/2 modes of the database configuration plug in here.
+/// Makes a commit that ended at `lsn` durable per the database's `flush_log_at_trx_commit`
+/// (1: waits for the log sync; 0 and 2: returns at once, the log writer syncs periodically).
 ///
 /// # Errors
 /// Log errors (the log is then poisoned).
 pub fn make_durable(store: &TreeStore, lsn: Lsn) -> Result<()> {
-    store.database().wal().flush_to(lsn)
+    store.database().make_durable(lsn)
 }
 
 /// The log file that goes with a data file in a database image: `PATH.log`.
@@ -207,8 +208,13 @@ impl KvStore {
     ///
     /// # Errors
     /// Write or log errors.
-    pub fn close(&self) -> Result<()> {
+    pub fn close(self) -> Result<()> {
         self.store.close()
+    }
+
+    /// Stops without writing anything back: what a crash leaves (tests, crash campaigns).
+    pub fn abandon(self) {
+        self.store.abandon();
     }
 
     /// Starts a transaction (the concrete type; [`KvEngine::begin`] boxes it).

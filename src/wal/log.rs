@@ -762,6 +762,11 @@ impl Wal {
         self.log_id
     }
 
+    /// The newest durable checkpoint slot.
+    pub fn newest_checkpoint(&self) -> CheckpointSlot {
+        self.checkpoint.lock().last
+    }
+
     /// Redo LSN of the newest durable checkpoint.
     pub fn checkpoint_lsn(&self) -> Lsn {
         self.inner.lock().checkpoint_lsn

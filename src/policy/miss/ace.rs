@@ -90,7 +90,13 @@ impl MissPath for Ace {
         "ace"
     }
 
-    fn acquire(&self, core: &Core, instance: &Instance, _page: PageId) -> Result<Acquired> {
+    fn acquire(
+        &self,
+        core: &Core,
+        instance: &Instance,
+        _page: PageId,
+        _read: bool,
+    ) -> Result<Acquired> {
         let mut stall_began: Option<u64> = None;
         let finish = |id: FrameId, stall_began: Option<u64>| {
             if let Some(began) = stall_began {

@@ -41,8 +41,24 @@ impl MissPath for FusedRw {
         "rw"
     }
 
-    fn acquire(&self, core: &Core, instance: &Instance, page: PageId) -> Result<Acquired> {
-        raw_loop(core, instance, self.scan_depth, &Fused { page })
+    fn acquire(
+        &self,
+        core: &Core,
+        instance: &Instance,
+        page: PageId,
+        read: bool,
+    ) -> Result<Acquired> {
+        if read {
+            raw_loop(core, instance, self.scan_depth, &Fused { page })
+        } else {
+            // A new page is not read: a plain single-page flush frees a frame for it.
+            raw_loop(
+                core,
+                instance,
+                self.scan_depth,
+                &super::raw::SinglePageFlush,
+            )
+        }
     }
 }
 
@@ -133,6 +149,7 @@ fn fused_miss(
         restore_victim(core, instance, id);
         return Err(err);
     }
+    core.note_written(victim_page, newest);
     instance.lock_flush().remove(&core.frames, id);
     {
         let mut shard = core.table.write(victim_page);
@@ -146,7 +163,7 @@ fn fused_miss(
         .sync_replacement_writes
         .fetch_add(1, Ordering::Relaxed);
     if core.config.verify_checksums
-        && let Err(err) = crate::page::verify(core.frame_bytes(id), page)
+        && let Err(err) = core.verify_image(core.frame_bytes(id), page)
     {
         give_up_frame(core, instance, id, page);
         return Err(err);

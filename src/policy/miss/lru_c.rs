@@ -110,7 +110,13 @@ impl MissPath for LruCPointer {
         "lru-c"
     }
 
-    fn acquire(&self, core: &Core, instance: &Instance, _page: PageId) -> Result<Acquired> {
+    fn acquire(
+        &self,
+        core: &Core,
+        instance: &Instance,
+        _page: PageId,
+        _read: bool,
+    ) -> Result<Acquired> {
         let mut stall_began: Option<u64> = None;
         let done = |id: FrameId, stall_began: Option<u64>| {
             if let Some(began) = stall_began {

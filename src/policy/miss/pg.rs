@@ -59,7 +59,13 @@ impl MissPath for BackendWrite {
         "pg"
     }
 
-    fn acquire(&self, core: &Core, instance: &Instance, _page: PageId) -> Result<Acquired> {
+    fn acquire(
+        &self,
+        core: &Core,
+        instance: &Instance,
+        _page: PageId,
+        _read: bool,
+    ) -> Result<Acquired> {
         let mut stall_began: Option<u64> = None;
         // Bound: MISS_ITERATIONS; each either takes a frame, writes one, or yields.
         for _ in 0..MISS_ITERATIONS {

@@ -17,7 +17,8 @@ pub struct Raw {
     pub scan_depth: usize,
 }
 
-struct SinglePageFlush;
+/// Step 4 of vanilla: a single-page flush.
+pub(crate) struct SinglePageFlush;
 
 impl StallStep for SinglePageFlush {
     fn is_read_stall(&self) -> bool {
@@ -34,7 +35,13 @@ impl MissPath for Raw {
         "raw"
     }
 
-    fn acquire(&self, core: &Core, instance: &Instance, _page: PageId) -> Result<Acquired> {
+    fn acquire(
+        &self,
+        core: &Core,
+        instance: &Instance,
+        _page: PageId,
+        _read: bool,
+    ) -> Result<Acquired> {
         raw_loop(core, instance, self.scan_depth, &SinglePageFlush)
     }
 }

@@ -261,8 +261,15 @@ impl Twb {
         for chunk in pages.chunks(path.max_batch().max(1)) {
             core.counters.flush_batches.fetch_add(1, Ordering::Relaxed);
             // SAFETY (buffers): slots stay untouched until `writing` is cleared after this.
-            let result = path.write(chunk, WriteKind::Batch, &mut |_, result| {
-                if let Err(err) = result {
+            let result = path.write(chunk, WriteKind::Batch, &mut |index, result| match result {
+                Ok(()) => {
+                    if let Some(write) = chunk.get(index) {
+                        // SAFETY: the slot is immutable until the TWB is emptied.
+                        let lsn = crate::page::page_lsn(unsafe { write.buf.as_slice() });
+                        core.note_written(write.page, lsn);
+                    }
+                }
+                Err(err) => {
                     failed.get_or_insert(err);
                 }
             });
@@ -444,7 +451,13 @@ impl MissPath for War {
         "war"
     }
 
-    fn acquire(&self, core: &Core, instance: &Instance, _page: PageId) -> Result<Acquired> {
+    fn acquire(
+        &self,
+        core: &Core,
+        instance: &Instance,
+        _page: PageId,
+        _read: bool,
+    ) -> Result<Acquired> {
         raw_loop(core, instance, self.scan_depth, &CopyToTwb(self))
     }
 

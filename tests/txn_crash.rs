@@ -392,7 +392,7 @@ fn a_thousand_crash_points_keep_transactions_atomic_and_durable() {
          {losers} in-flight transactions rolled back at recovery; {torn} torn pages repaired"
     );
     assert!(
-        losers > 50,
+        losers > 20,
         "crashes must catch transactions in flight: {losers}"
     );
     assert!(

@@ -101,6 +101,8 @@ struct Ledger {
     setup_acknowledged: bool,
     acknowledged: BTreeSet<u32>,
     aborted: BTreeSet<u32>,
+    /// The log's end right after each acknowledged commit (for diagnostics).
+    commit_lsn: BTreeMap<u32, u64>,
 }
 
 fn setup(kv: &KvStore) -> flashbuf::Result<(u32, u32, u32)> {
@@ -167,6 +169,9 @@ fn run_workload(kv: &KvStore, rng: &mut SmallRng, ledger: &mut Ledger, max_txns:
                 ledger.aborted.insert(seq);
             } else if result.is_ok() {
                 ledger.acknowledged.insert(seq);
+                ledger
+                    .commit_lsn
+                    .insert(seq, kv.trees().database().wal().current_lsn());
             }
             result
         };
@@ -232,6 +237,34 @@ fn verify(seed: u64, kv: &KvStore, ledger: &Ledger) -> usize {
         *expected.get_mut(&account(from)).unwrap() -= amount;
         *expected.get_mut(&account(to)).unwrap() += amount;
     }
+    let diffs: Vec<(String, i64)> = balances
+        .iter()
+        .filter(|(key, value)| balance_of(value) != expected[*key])
+        .map(|(key, value)| {
+            (
+                String::from_utf8_lossy(key).into_owned(),
+                balance_of(value) - expected[key],
+            )
+        })
+        .collect();
+    if !diffs.is_empty() {
+        eprintln!("seed {seed}: balance differences (actual - expected): {diffs:?}");
+        let present: BTreeSet<u32> = records
+            .keys()
+            .map(|k| std::str::from_utf8(&k[1..]).unwrap().parse().unwrap())
+            .collect();
+        let missing: Vec<(u32, u64)> = ledger
+            .acknowledged
+            .difference(&present)
+            .map(|s| (*s, ledger.commit_lsn[s]))
+            .collect();
+        eprintln!(
+            "seed {seed}: {} history records, {} acknowledged; missing (seq, commit end LSN): \
+             {missing:?}",
+            records.len(),
+            ledger.acknowledged.len(),
+        );
+    }
     for (key, value) in &balances {
         assert_eq!(
             balance_of(value),
@@ -286,7 +319,12 @@ fn one_crash(seed: u64, scheme: Scheme, max_txns: u32) -> Outcome {
         UnsyncedOnCrash::TearAll,
     ];
     let crash_data = rng.gen_bool(0.5);
-    // The data device sees far fewer operations than the log (pages stay cached).
+    // The data device sees far fewer operations than the log (pages stay cached). Known issue:
+    // with wider ranges (data 1..400, log 1..900, so that many runs crash late or not at all)
+    // about one run in 6000 with the doublewrite (odd seeds: 231, 767, 805, 833, 945 seen)
+    // loses an acknowledged commit's history insert whose commit lies before the recovered
+    // redo point while its balance updates survive; `CRASH_LOG=1` prints each run's recovery
+    // summary and a failing run prints the missing records. Not seen with page images.
     let crash_at = if crash_data {
         rng.gen_range(1..150)
     } else {
@@ -354,9 +392,18 @@ fn one_crash(seed: u64, scheme: Scheme, max_txns: u32) -> Outcome {
         &config(scheme, seed.is_multiple_of(2)),
     )
     .unwrap_or_else(|e| panic!("seed {seed}: recovery failed: {e}"));
-    if std::env::var("DEBUG_SEED").is_ok() {
+    if std::env::var("DEBUG_SEED").is_ok() || std::env::var("CRASH_LOG").is_ok() {
+        let db = &recovery.database;
         eprintln!(
-            "crash_data {crash_data} at {crash_at} fates {data_fate:?}/{log_fate:?}; {recovery:?}"
+            "seed {seed}: crash_data {crash_data} at {crash_at} fates {data_fate:?}/{log_fate:?}; \
+             redo from {} to {}, {} batches, dw copies {} restored {}, torn {}, losers {}",
+            db.redo_lsn,
+            db.end_lsn,
+            db.mtr_batches,
+            db.doublewrite_copies,
+            db.doublewrite_restored,
+            db.torn_pages_repaired,
+            recovery.losers_rolled_back
         );
     }
     let verified = verify(seed, &kv, &ledger);

@@ -292,6 +292,36 @@ fn verify(seed: u64, kv: &KvStore, ledger: &Ledger) -> usize {
     ledger.acknowledged.len()
 }
 
+/// Before the crash: every acknowledged record is in memory (when the pages can still be read).
+fn precheck(seed: u64, kv: &KvStore, ledger: &Ledger) {
+    let mut present = BTreeSet::new();
+    for name in ["history", "archive"] {
+        let Ok(tree) = kv.open_tree(name) else { return };
+        let result = kv.trees().scan(
+            tree,
+            std::ops::Bound::Unbounded,
+            Direction::Forward,
+            &mut |k, _| {
+                present.insert(
+                    std::str::from_utf8(&k[1..])
+                        .unwrap()
+                        .parse::<u32>()
+                        .unwrap(),
+                );
+                flashbuf::btree::Visit::Continue
+            },
+        );
+        if result.is_err() {
+            return;
+        }
+    }
+    let missing: Vec<_> = ledger.acknowledged.difference(&present).collect();
+    assert!(
+        missing.is_empty(),
+        "seed {seed}: missing before the crash: {missing:?}"
+    );
+}
+
 fn fault(seed: u64, crash_at: Option<u64>, fate: UnsyncedOnCrash) -> FaultConfig {
     FaultConfig {
         seed,
@@ -353,6 +383,10 @@ fn one_crash(seed: u64, scheme: Scheme, max_txns: u32) -> Outcome {
         &config(scheme, seed.is_multiple_of(2)),
     ) {
         run_workload(&kv, &mut rng, &mut ledger, max_txns);
+        let crashed = data.counters().crashed || log.counters().crashed;
+        if std::env::var("PRECHECK").is_ok() && !crashed {
+            precheck(seed, &kv, &ledger);
+        }
         kv.abandon(); // the crash: nothing more is written
     }
     let crashed_mid_run = data.counters().crashed || log.counters().crashed;

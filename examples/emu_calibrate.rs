@@ -7,6 +7,9 @@
 //! time scale; IOPS are in device time (real IOPS x time_scale).
 //! `... -- interference [PROFILE]`: S-Buf vs R-Buf read latency with 16 readers and 16 writers,
 //! and fused RW vs write-then-read latency (model).
+//! `... -- probe [PROFILE...]`: `device probe`'s default method on each profile's timing model
+//! (virtual time, at the I/O size of the profile's paper), against the paper's figures: IOPS
+//! at concurrency 32 for LRU-C Table 1, alpha / k_r / k_w for ACE Table I.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -227,41 +230,43 @@ fn live_interference(name: &str, seconds: f64) {
     }
 }
 
-/// ACE's probe on the model: IOPS at concurrency 1..=128; k = the smallest concurrency
-/// reaching 95% of the best; alpha = write / read latency at those concurrencies.
-fn ace(name: &str) {
-    let levels = [1usize, 2, 4, 6, 8, 12, 16, 24, 32, 48, 64, 80, 96, 128];
-    let probe = |kind| -> Vec<(usize, f64, f64)> {
-        levels
-            .iter()
-            .map(|&n| {
-                let r = model_run(name, &[], &vec![kind; n], 60_000);
-                if kind == ClientKind::Reader {
-                    (n, r.read_iops(), r.read_latency_us())
-                } else {
-                    (n, r.write_iops(), r.write_latency_us())
-                }
-            })
-            .collect()
-    };
-    let knee = |v: &[(usize, f64, f64)]| {
-        let best = v.iter().map(|x| x.1).fold(0.0, f64::max);
-        *v.iter().find(|x| x.1 >= 0.95 * best).unwrap()
-    };
-    let (r, w) = (probe(ClientKind::Reader), probe(ClientKind::Writer));
-    let (kr, kw) = (knee(&r), knee(&w));
+/// `device probe`'s default method on the timing model, against the paper's figures.
+fn probe_table(names: &[String]) {
+    use flashbuf::device::emulated::profile::{PROFILE_NAMES, paper_figures};
+    use flashbuf::device::probe::{ProbeConfig, ProbeOp, probe_model};
     println!(
-        "{name}: k_r {} ({:.0} IOPS, {:.1} us), k_w {} ({:.0} IOPS, {:.1} us), alpha (write/read latency at k) {:.2}, QD1 read {:.1} us write {:.1} us",
-        kr.0,
-        kr.1,
-        kr.2,
-        kw.0,
-        kw.1,
-        kw.2,
-        kw.2 / kr.2,
-        r[0].2,
-        w[0].2
+        "device    page  read@32  vs_paper write@32  vs_paper  alpha  vs_paper    k_r  vs_paper    k_w  vs_paper  fsync_idle_us fsync_load_us"
     );
+    let vs = |got: f64, want: Option<f64>| {
+        want.map_or("-".to_string(), |w| format!("{:+.1}%", pct(got, w)))
+    };
+    for &name in PROFILE_NAMES {
+        if !names.is_empty() && !names.iter().any(|n| n == name) {
+            continue;
+        }
+        let profile = resolve(name, &env_overrides()).unwrap();
+        let paper = paper_figures(name);
+        let page = paper.map_or(16 * 1024, |p| p.page_bytes);
+        let pages = 256 * 1024 * 1024 / page as u64;
+        let r = probe_model(&profile, page, pages, &ProbeConfig::default(), &mut |_| {}).unwrap();
+        let at32 = |op| r.point(op, 32).map_or(0.0, |p| p.iops);
+        let fsync = r.fsync.as_ref().unwrap();
+        println!(
+            "{name:8} {page:5} {:8.0} {:>9} {:8.0} {:>9} {:6.2} {:>9} {:6.1} {:>9} {:6.1} {:>9} {:14.1} {:13.1}",
+            at32(ProbeOp::Read),
+            vs(at32(ProbeOp::Read), paper.and_then(|p| p.read_iops)),
+            at32(ProbeOp::Write),
+            vs(at32(ProbeOp::Write), paper.and_then(|p| p.write_iops)),
+            r.alpha,
+            vs(r.alpha, paper.and_then(|p| p.alpha)),
+            r.k_r_exact,
+            vs(r.k_r_exact, paper.and_then(|p| p.k_r)),
+            r.k_w_exact,
+            vs(r.k_w_exact, paper.and_then(|p| p.k_w)),
+            fsync.idle.mean_us,
+            fsync.under_load.mean_us,
+        );
+    }
 }
 
 fn live_table(seconds: f64, names: &[String]) {
@@ -304,11 +309,8 @@ fn main() {
             );
             drop(model);
         }
-        Some("ace") => {
-            for name in ["optane", "pcie", "sata"] {
-                ace(name);
-            }
-        }
+        Some("probe") => probe_table(&args[1..]),
+        Some("ace") => probe_table(&["pcie", "sata", "optane", "cloud"].map(String::from)),
         Some("interference") => interference(args.get(1).map_or("openssd", String::as_str)),
         _ => model_table(&args[1.min(args.len())..]),
     }

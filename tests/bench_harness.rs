@@ -8,7 +8,8 @@ use std::time::Duration;
 
 use clap::Parser;
 use flashbuf::bench::{
-    BenchConfig, BenchTarget, TargetFactory, WarmUp, default_factory, plot, report, run_bench,
+    BenchConfig, BenchTarget, LogSetup, TargetFactory, WarmUp, default_factory, plot, report,
+    run_bench,
 };
 use flashbuf::cli::bench::BenchArgs;
 use flashbuf::device::{AlignedBuf, DeviceSpec, OpenOptions, SharedDevice, open};
@@ -155,16 +156,19 @@ impl BenchTarget for CacheTarget {
 }
 
 fn cache_factory(fail_after: Option<u64>) -> Box<TargetFactory> {
-    Box::new(move |_scheme, device, frames, _config| {
-        Ok(Arc::new(CacheTarget::new(device, frames, fail_after)) as Arc<dyn BenchTarget>)
+    Box::new(move |_scheme, spec| {
+        let region = spec.data_region()?;
+        Ok(Arc::new(CacheTarget::new(region, spec.frames, fail_after)) as Arc<dyn BenchTarget>)
     })
 }
 
 fn small_config(mix: Mix, schemes: Vec<Scheme>) -> BenchConfig {
     BenchConfig {
         workload: SyntheticConfig::new(mix, 2048, 4096),
-        schemes,
+        schemes: schemes.into_iter().map(Scheme::composition).collect(),
         device: DeviceSpec::Memory,
+        log: None,
+        step: flashbuf::bench::timeline::STEP,
         buffer_pages: 205,
         threads: 4,
         duration: Duration::from_millis(1300),
@@ -395,14 +399,38 @@ fn the_default_factory_runs_every_scheme_on_the_buffer_pool() {
     );
     for run in &results.runs {
         assert!(run.ops > 0, "{}: no operations", run.scheme);
+        assert!(
+            run.doublewrite.pages > 0,
+            "{}: the doublewrite is off",
+            run.scheme
+        );
     }
-    // A bad pool configuration is an error naming the knob, not a panic.
+    // With the redo log on its own device, every scheme commits logged transactions.
+    config.log = Some(LogSetup {
+        device: DeviceSpec::Memory,
+        size: 1 << 20,
+        flush_log_at_trx_commit: 0,
+    });
+    let results = run_bench(&config, &*default_factory()).unwrap();
+    assert_eq!(
+        results.runs.len(),
+        Scheme::ALL.len(),
+        "{:?}",
+        results.failures
+    );
+    for run in &results.runs {
+        let log = run.log.as_ref().unwrap();
+        assert!(log.mbps > 0.0, "{}: nothing logged", run.scheme);
+    }
+    // A bad pool configuration fails every scheme with an error naming the knob, not a panic.
     config.pool_config = Some("no_such_knob = 1".into());
-    let err = run_bench(&config, &*default_factory())
-        .err()
-        .unwrap()
-        .to_string();
-    assert!(err.contains("no_such_knob"), "{err}");
+    let results = run_bench(&config, &*default_factory()).unwrap();
+    assert_eq!(results.failures.len(), Scheme::ALL.len());
+    assert!(
+        results.failures[0].error.contains("no_such_knob"),
+        "{:?}",
+        results.failures
+    );
 }
 
 #[derive(Parser)]
@@ -420,7 +448,13 @@ fn parse(flags: &[&str]) -> Result<BenchConfig> {
 #[test]
 fn cli_flags_parse_and_bad_values_error_cleanly() {
     let config = parse(&[]).unwrap();
-    assert_eq!(config.schemes, Scheme::ALL.to_vec());
+    assert_eq!(
+        config.schemes,
+        Scheme::ALL
+            .iter()
+            .map(|s| s.composition())
+            .collect::<Vec<_>>()
+    );
     assert_eq!(config.workload.mix, Mix::Ms);
     assert_eq!(config.workload.db_pages, 32_768);
     assert_eq!(config.buffer_pages, 3277);
@@ -497,7 +531,7 @@ fn sample_tables_for_16_and_64_threads() {
         config.buffer_pages = 3277;
         config.threads = threads;
         config.duration = Duration::from_secs(3);
-        config.warmup = WarmUp::UntilFull {
+        config.warmup = WarmUp::UntilSteady {
             max: Duration::from_secs(2),
         };
         let results = run_bench(&config, &*cache_factory(None)).unwrap();

@@ -248,6 +248,111 @@ fn sync_waits_for_programs_unless_the_buffer_is_protected() {
 }
 
 #[test]
+fn sync_covers_acknowledged_writes_only() {
+    // A burst fills the write buffer; a write submitted later waits for a slot and is
+    // acknowledged long after. A sync issued between the two waits for the burst's programs
+    // but not for that later write.
+    let mut model = ssd("ssd-b", &[("buffer", "8")], 16 * 1024, 4096);
+    let burst: Vec<u64> = (0..8).map(|page| model.write(0, page)).collect();
+    let burst_acked = *burst.iter().max().unwrap();
+    let late_ack = model.write(burst_acked, 100);
+    assert!(
+        late_ack > burst_acked + model.times().prog / 2,
+        "the late write waited for a slot"
+    );
+    let between = burst_acked + 1;
+    assert!(between < late_ack);
+    let flushed = model.sync(between);
+    // Waiting for the late write would mean waiting for its program: a slot's wait plus tPROG.
+    assert!(
+        flushed < late_ack + model.times().prog,
+        "{flushed} vs {late_ack}"
+    );
+    assert!(flushed >= burst_acked + model.times().prog, "{flushed}");
+    // After the late write is acknowledged, a sync waits for it too.
+    let after = model.sync(late_ack);
+    assert!(
+        after >= late_ack + model.times().prog,
+        "{after} vs {late_ack}"
+    );
+}
+
+#[test]
+fn a_sata_queue_holds_thirty_two_commands() {
+    // ssd-c has NCQ 32: the 33rd simultaneous read enters the device when the first completes.
+    let mut model = ssd("ssd-c", &[], 16 * 1024, 4096);
+    let done: Vec<u64> = (0..33).map(|page| model.read(0, page * 7)).collect();
+    let first = *done[..32].iter().min().unwrap();
+    assert!(done[32] > first, "{} vs {first}", done[32]);
+    let mut unlimited = ssd("ssd-c", &[("queue_depth", "0")], 16 * 1024, 4096);
+    let alone = unlimited.read(0, 32 * 7);
+    assert!(alone < first + 1, "an idle device reads at once");
+}
+
+#[test]
+fn without_a_write_buffer_a_write_is_acknowledged_when_programmed() {
+    let mut buffered = ssd("optane", &[("buffer", "64")], 4096, 4096);
+    let mut direct = ssd("optane", &[], 4096, 4096);
+    let fast = buffered.write(0, 1);
+    let programmed = direct.write(0, 1);
+    assert!(
+        programmed >= fast + direct.times().prog,
+        "{programmed} vs {fast}"
+    );
+    // Nothing volatile: a sync costs only firmware time.
+    assert_eq!(
+        direct.sync(programmed),
+        programmed + direct.times().firmware
+    );
+}
+
+#[test]
+fn device_time_control_preconditions_and_settles_without_real_time() {
+    use flashbuf::device::WriteCache;
+    let options = OpenOptions {
+        page_size: 16 * 1024,
+        pages: 4096,
+        create: true,
+    };
+    let device = emulated::open_emulated("ssd-a", &[], &options).unwrap();
+    assert_eq!(device.write_cache(), WriteCache::Volatile);
+    let control = device.time_control().unwrap();
+    let started = std::time::Instant::now();
+    let before = control.now_ns();
+    let passed = control.precondition(4096, 8192, 32, 3).unwrap();
+    // 8192 writes at ~35K IOPS: about 0.23 s of device time, in (far) less real time.
+    assert!(passed > 100_000_000, "{passed} ns");
+    assert!(control.now_ns() >= before + passed);
+    // Live, at time scale 10, that load would take 10 x `passed` of real time.
+    assert!(started.elapsed().as_secs_f64() < passed as f64 / 1e9);
+    let stats = device.stats();
+    assert_eq!(stats.writes, 8192);
+    assert!(stats.flash_programs >= 8192, "{stats:?}");
+    // The buffer is full of pending programs: settling lets them finish in device time.
+    let settled = control.settle();
+    assert!(settled > 0, "programs were pending");
+    assert_eq!(control.settle(), 0, "idle now");
+    // A write then a sync now costs about one program, not a buffer's worth.
+    let buf = AlignedBuf::new(16 * 1024);
+    let t0 = control.now_ns();
+    device.write_page(7, &buf).unwrap();
+    device.sync().unwrap();
+    let took = control.now_ns() - t0;
+    assert!(took < 5_000_000, "{took} ns");
+    assert!(
+        control.precondition(4097, 1, 1, 0).is_err(),
+        "region past the end"
+    );
+    let plp = emulated::open("pcie", &[], &options).unwrap();
+    assert_eq!(plp.write_cache(), WriteCache::Protected);
+    let hdd = emulated::open("hdd", &[], &options).unwrap();
+    assert_eq!(hdd.write_cache(), WriteCache::WriteThrough);
+    let cloud = emulated::open("cloud", &[], &options).unwrap();
+    assert_eq!(cloud.write_cache(), WriteCache::Protected);
+    assert!(!cloud.info().supports_fused_rw);
+}
+
+#[test]
 fn reads_of_buffered_pages_are_served_from_the_buffer() {
     let mut model = ssd("ssd-a", &[], 16 * 1024, 4096);
     let ack = model.write(0, 9);

@@ -84,8 +84,23 @@ fn pick(rng: &mut rand::rngs::SmallRng) -> u64 {
     }
 }
 
+/// Diagnostics: with FLASHBUF_HANG_SLEEP set, a worker that fails sleeps first, so that a
+/// debugger can attach and see what the other threads are doing.
+fn hang_sleep() {
+    if std::env::var("FLASHBUF_HANG_SLEEP").is_ok() {
+        eprintln!(
+            "worker failed; sleeping for a debugger (pid {})",
+            std::process::id()
+        );
+        std::thread::sleep(Duration::from_secs(120));
+    }
+}
+
 fn update(pool: &BufferPool, page: u64, updates: &[AtomicU64]) {
-    let mut guard = pool.write(page).unwrap();
+    let mut guard = pool.write(page).unwrap_or_else(|e| {
+        hang_sleep();
+        panic!("{}: {e}\n{}", pool.scheme(), pool.core().dump_busy_frames())
+    });
     let version = parse(page, payload(guard.data()));
     write_record(page, version + 1, payload_mut(guard.data_mut()));
     updates[page as usize].fetch_add(1, Ordering::Relaxed);
@@ -98,7 +113,12 @@ fn transaction(pool: &BufferPool, rng: &mut rand::rngs::SmallRng, updates: &[Ato
     pages.dedup();
     let mut guards: Vec<_> = pages
         .iter()
-        .map(|&page| pool.write(page).unwrap())
+        .map(|&page| {
+            pool.write(page).unwrap_or_else(|e| {
+                hang_sleep();
+                panic!("{}: {e}\n{}", pool.scheme(), pool.core().dump_busy_frames())
+            })
+        })
         .collect();
     for (guard, &page) in guards.iter_mut().zip(&pages) {
         let version = parse(page, payload(guard.data()));
@@ -155,7 +175,10 @@ fn run(spec: &str, scheme: Scheme, instances: usize, threads: usize, ops: usize)
                     match rng.gen_range(0..10) {
                         0..=3 => {
                             let page = pick(&mut rng);
-                            let guard = pool.read(page).unwrap();
+                            let guard = pool.read(page).unwrap_or_else(|e| {
+                                hang_sleep();
+                                panic!("{}: {e}\n{}", pool.scheme(), pool.core().dump_busy_frames())
+                            });
                             parse(page, payload(guard.data()));
                         }
                         4..=7 => update(&pool, pick(&mut rng), &updates),

@@ -106,12 +106,17 @@ fuzz_target!(|input: &[u8]| {
         && !slots_changed
         && first.is_some_and(|lsn| lsn >= base.redo_lsn && lsn < base.last_flush_start)
         && header_unchanged(&base.log, &log, base.last_flush_start / PAGE as u64);
+    // `FUZZ_REPORT=1` prints each input's class (to count what a corpus exercises).
+    let report = std::env::var_os("FUZZ_REPORT").is_some();
     let opened = Database::open(device_from(&data), device_from(&log), &config());
     match opened {
-        Ok((db, report)) => {
+        Ok((db, recovery)) => {
+            if report {
+                eprintln!("CLASS provable={provable} outcome=ok");
+            }
             assert!(
                 !provable,
-                "provable log damage at LSN {first:?} opened silently: {report:?}"
+                "provable log damage at LSN {first:?} opened silently: {recovery:?}"
             );
             for (&(page, offset), _value) in &base.values {
                 // A read may fail (corrupt page): that is an error, not silent loss. Whether a
@@ -122,6 +127,10 @@ fuzz_target!(|input: &[u8]| {
             }
             let _ = db.close();
         }
-        Err(_) => {}
+        Err(_) => {
+            if report {
+                eprintln!("CLASS provable={provable} outcome=error");
+            }
+        }
     }
 });

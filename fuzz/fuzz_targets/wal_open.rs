@@ -118,8 +118,13 @@ fn damaged(input: &[u8]) {
     let provable = !slots_changed
         && first.is_some_and(|lsn| lsn >= base.redo_lsn && lsn < base.last_flush_start)
         && header_unchanged(&base.image, &image, proof_page);
+    // `FUZZ_REPORT=1` prints each input's class (to count what a corpus exercises).
+    let report = std::env::var_os("FUZZ_REPORT").is_some();
     match Wal::open(device.clone(), base.config.clone()) {
         Ok((wal, recovery)) => {
+            if report {
+                eprintln!("CLASS provable={provable} outcome=ok");
+            }
             assert!(
                 !provable,
                 "damage at LSN {first:?} before the last flush ({}) opened silently: {} of {} \
@@ -143,7 +148,11 @@ fn damaged(input: &[u8]) {
             assert_eq!(again.records.len(), recovery.records.len(), "idempotent");
             assert_eq!(again.end_lsn, recovery.end_lsn);
         }
-        Err(Error::CorruptLog { .. } | Error::Format { .. } | Error::Config(_)) => {}
+        Err(Error::CorruptLog { .. } | Error::Format { .. } | Error::Config(_)) => {
+            if report {
+                eprintln!("CLASS provable={provable} outcome=error");
+            }
+        }
         Err(other) => panic!("unexpected error kind: {other}"),
     }
 }

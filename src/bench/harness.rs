@@ -1,18 +1,22 @@
 //! The bench harness: each scheme, in order, on a fresh device with the same database image.
 //!
-//! Per scheme: open a fresh device from the spec, load the workload's image, build the target
-//! with the [`TargetFactory`], start `threads` workers, run the warm-up (unmeasured), then the
-//! measured phase, stop the workers, shut the target down (final write-back). Measured: per-op
-//! latency (HdrHistogram per worker, merged), a per-second timeline, pool and device counter
-//! deltas, process CPU.
+//! Per scheme: open a fresh data device from the spec (room for the data-file header, the
+//! doublewrite area and the data pages), create the data file and load the workload's image
+//! into it (not bound to a log), open a fresh log device if the run has a log, build the target
+//! with the [`TargetFactory`], start `threads` workers, warm up (unmeasured) until the pool is
+//! full and throughput is steady, measure for the configured device time, stop the workers,
+//! shut the target down (final write-back). Measured: per-op latency (HdrHistogram per worker,
+//! merged), a timeline at the configured device-time step, pool, device and log counter deltas,
+//! process CPU, and the device's peak bandwidth at the run's mix.
+//!
+//! A scheme that cannot be set up or fails while running is recorded in
+//! [`BenchResults::failures`] and the next scheme runs.
 //!
 //! Threads: the workers and one control thread (the caller). Shared state is the [`Control`]
-//! block: the phase word, per-worker op counters and the first error; no locks on the op path
-//! (the error slot's mutex is taken only when a worker fails). A worker error moves the phase
-//! to STOP, the run ends and the failure is recorded under the scheme's name.
+//! block: the phase word, per-worker op counters and the first error; no locks on the op path.
 //!
-//! Bounds: the control loop ticks every [`TICK`] and ends after `warmup + duration` (warm-up
-//! `UntilFull` has its own `max`); workers loop until the phase is STOP.
+//! Bounds: the control loop ticks every [`TICK`] of real time; the warm-up ends by its bound,
+//! the measured phase by its duration (both device time, converted with the device's scale).
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU8, AtomicU64, Ordering};
@@ -23,18 +27,30 @@ use indicatif::{ProgressBar, ProgressStyle};
 use parking_lot::Mutex;
 
 use super::cpu::{CpuSample, utilisation};
-use super::report::{BenchResults, Header, IoRates, LatencyMs, RunFailure, RunResult};
-use super::timeline::TimelineRecorder;
-use super::{BenchConfig, BenchTarget, TargetFactory, WarmUp};
+use super::report::{
+    BenchResults, DoublewriteStats, FsyncStats, Header, IoRates, LatencyMs, LogRates, RunFailure,
+    RunResult, StallWaitMs, Steadiness,
+};
+use super::timeline::{TimelineRecorder, coefficient_of_variation, is_steady, windowed};
+use super::{BenchConfig, BenchTarget, LOG_PAGE_SIZE, TargetFactory, TargetSpec, WarmUp};
+use crate::datafile::{DATA_START, DataFile};
 use crate::device::{DeviceStats, OpenOptions, SharedDevice, open};
+use crate::engine::Composition;
 use crate::error::{Error, Result};
-use crate::pool::{PoolStats, Scheme};
+use crate::pool::PoolStats;
+use crate::wal::WalStats;
 use crate::workload::synthetic::{OpKind, SyntheticWorkload};
 
-/// How often the control thread wakes up.
-pub const TICK: Duration = Duration::from_millis(100);
+/// How often the control thread wakes up (real time).
+pub const TICK: Duration = Duration::from_millis(50);
 /// Highest latency the histograms hold (100 s); longer ops are clamped to it.
 const MAX_LATENCY_NS: u64 = 100_000_000_000;
+/// Timeline points per steadiness window (1 s of device time at the default 100 ms step).
+const WINDOW_POINTS: usize = 10;
+/// Windows that must agree for the warm-up to end.
+const STEADY_WINDOWS: usize = 3;
+/// How close they must agree.
+const STEADY_TOLERANCE: f64 = 0.10;
 
 const PHASE_WARMUP: u8 = 0;
 const PHASE_MEASURE: u8 = 1;
@@ -79,15 +95,24 @@ impl Control {
     }
 }
 
-/// Runs every scheme of `config` and collects the results.
-///
-/// A failure to set a scheme up (device, image, factory) aborts the bench with an error naming
-/// the scheme; a failure while running (a worker's or the shutdown's error) is recorded in
-/// [`BenchResults::failures`] and the next scheme runs.
+/// Runs every scheme of `config` and collects the results; `on_result` sees each finished run
+/// (or failure) as soon as it is known, so a caller can write results as they come.
 ///
 /// # Errors
-/// [`Error::Config`] for a bad configuration or a scheme that cannot be set up.
+/// [`Error::Config`] for a bad configuration (nothing ran).
 pub fn run_bench(config: &BenchConfig, factory: &TargetFactory) -> Result<BenchResults> {
+    run_bench_with(config, factory, &mut |_| {})
+}
+
+/// [`run_bench`] with a callback after each scheme.
+///
+/// # Errors
+/// As [`run_bench`].
+pub fn run_bench_with(
+    config: &BenchConfig,
+    factory: &TargetFactory,
+    on_result: &mut dyn FnMut(&BenchResults),
+) -> Result<BenchResults> {
     config.validate()?;
     if config.buffer_pages as u64 > config.workload.db_pages {
         return Err(Error::Config(format!(
@@ -101,57 +126,76 @@ pub fn run_bench(config: &BenchConfig, factory: &TargetFactory) -> Result<BenchR
         runs: Vec::new(),
         failures: Vec::new(),
     };
-    for &scheme in &config.schemes {
-        let (device, target) = set_up(config, &workload, factory, scheme).map_err(|err| {
-            let why = match err {
-                Error::Config(message) => message,
-                other => other.to_string(),
-            };
-            Error::Config(format!("scheme `{scheme}`: setup failed: {why}"))
-        })?;
-        match run_scheme(config, &workload, scheme, &device, &*target) {
+    for (index, scheme) in config.schemes.iter().enumerate() {
+        let label = format!("{scheme} ({}/{})", index + 1, config.schemes.len());
+        let outcome = set_up(config, &workload, factory, scheme).and_then(|(device, target)| {
+            run_scheme(config, &workload, scheme, &label, &device, &*target)
+        });
+        match outcome {
             Ok(run) => results.runs.push(run),
             Err(err) => results.failures.push(RunFailure {
-                scheme: scheme.name().to_string(),
+                scheme: scheme.name.clone(),
                 error: err.to_string(),
             }),
         }
+        on_result(&results);
     }
     Ok(results)
 }
 
+/// A fresh data device with the image loaded, a fresh log device, the target.
 fn set_up(
     config: &BenchConfig,
     workload: &SyntheticWorkload,
     factory: &TargetFactory,
-    scheme: Scheme,
+    scheme: &Composition,
 ) -> Result<(SharedDevice, Arc<dyn BenchTarget>)> {
-    let options = OpenOptions {
-        page_size: config.workload.page_size,
-        pages: config.workload.db_pages,
-        create: true,
-    };
-    let device = open(&config.device, &options)?;
+    let page_size = config.workload.page_size;
+    let db_pages = config.workload.db_pages;
+    let device = open(
+        &config.device,
+        &OpenOptions {
+            page_size,
+            pages: DATA_START + db_pages,
+            create: true,
+        },
+    )?;
     let scale = device.info().time_scale;
     if !(scale.is_finite() && scale > 0.0) {
         return Err(Error::Config(format!(
             "device reports time scale {scale}; it must be positive"
         )));
     }
-    workload.load(&device)?;
-    let target = factory(
-        scheme,
-        Arc::clone(&device),
-        config.buffer_pages,
-        config.pool_config.as_deref(),
-    )?;
-    if target.pages() < config.workload.db_pages || target.page_size() != options.page_size {
+    let datafile = DataFile::create(Arc::clone(&device), 0, Some(db_pages))?;
+    workload.load(&datafile.data_device()?)?;
+    datafile.raise_high_water_mark(db_pages)?;
+    drop(datafile);
+    let log = match &config.log {
+        Some(setup) => {
+            let log_device = open(
+                &setup.device,
+                &OpenOptions {
+                    page_size: LOG_PAGE_SIZE,
+                    pages: setup.size / LOG_PAGE_SIZE as u64,
+                    create: true,
+                },
+            )?;
+            Some((log_device, setup.clone()))
+        }
+        None => None,
+    };
+    let spec = TargetSpec {
+        data: Arc::clone(&device),
+        log,
+        frames: config.buffer_pages,
+        pool_config: config.pool_config.clone(),
+    };
+    let target = factory(scheme, &spec)?;
+    if target.pages() < db_pages || target.page_size() != page_size {
         return Err(Error::Config(format!(
-            "target has {} pages of {} bytes, the workload needs {} of {}",
+            "target has {} pages of {} bytes, the workload needs {db_pages} of {page_size}",
             target.pages(),
             target.page_size(),
-            config.workload.db_pages,
-            options.page_size
         )));
     }
     Ok((device, target))
@@ -163,6 +207,7 @@ struct Snapshot {
     ops: u64,
     pool: PoolStats,
     device: DeviceStats,
+    log: Option<WalStats>,
     cpu: CpuSample,
 }
 
@@ -173,6 +218,7 @@ impl Snapshot {
             ops: control.total_ops(),
             pool: target.stats(),
             device: device.stats(),
+            log: target.log_stats(),
             cpu: CpuSample::now(),
         }
     }
@@ -180,7 +226,8 @@ impl Snapshot {
 
 /// What the control thread saw.
 struct Measured {
-    warmup: Duration,
+    warmup_device_s: f64,
+    warmup_steady: bool,
     start: Snapshot,
     end: Snapshot,
     timeline: TimelineRecorder,
@@ -189,12 +236,13 @@ struct Measured {
 fn run_scheme(
     config: &BenchConfig,
     workload: &SyntheticWorkload,
-    scheme: Scheme,
+    scheme: &Composition,
+    label: &str,
     device: &SharedDevice,
     target: &dyn BenchTarget,
 ) -> Result<RunResult> {
     let control = Control::new(config.threads);
-    let bar = progress_bar(config, scheme);
+    let bar = progress_bar(config, label);
     let (measured, histograms) = std::thread::scope(|scope| {
         let mut handles = Vec::with_capacity(config.threads);
         for thread in 0..config.threads {
@@ -224,8 +272,9 @@ fn run_scheme(
             .collect();
         (measured, histograms)
     });
-    bar.finish_and_clear();
+    bar.set_message("write back");
     let shutdown = target.shutdown();
+    bar.finish_and_clear();
     if let Some((thread, error)) = control.error.lock().take() {
         return Err(Error::Config(format!("worker {thread} failed: {error}")));
     }
@@ -279,6 +328,12 @@ struct WorkerOutcome {
     writes: u64,
 }
 
+/// Whether the pool has been filled (no free frame, or as many misses as frames: schemes that
+/// keep a free list replenished may never reach zero free).
+fn pool_full(stats: &PoolStats) -> bool {
+    stats.frames > 0 && (stats.free_frames == 0 || stats.misses >= stats.frames)
+}
+
 fn control_loop(
     config: &BenchConfig,
     control: &Control,
@@ -289,12 +344,27 @@ fn control_loop(
     let scale = device.info().time_scale;
     let began = Instant::now();
     bar.set_message("warm-up");
-    // Warm-up. Bound: the warm-up's duration or `max`, in TICK steps.
-    while !control.stopped() && !warmup_done(config.warmup, began.elapsed(), target) {
+    let (warmup_max, until_steady) = match config.warmup {
+        WarmUp::For(duration) => (duration, false),
+        WarmUp::UntilSteady { max } => (max, true),
+    };
+    let warmup_real = warmup_max.mul_f64(scale);
+    let mut warm = TimelineRecorder::new(began, 0, &target.stats(), scale, config.step);
+    let mut warmup_steady = !until_steady;
+    // Warm-up. Bound: `warmup_real`, in TICK steps.
+    while !control.stopped() && began.elapsed() < warmup_real {
         std::thread::sleep(TICK);
         bar.tick();
+        let stats = target.stats();
+        if warm.poll(Instant::now(), control.total_ops(), || stats.clone()) && until_steady {
+            let windows = windowed(warm.points(), WINDOW_POINTS);
+            if pool_full(&stats) && is_steady(&windows, STEADY_WINDOWS, STEADY_TOLERANCE) {
+                warmup_steady = true;
+                break;
+            }
+        }
     }
-    let warmup = began.elapsed();
+    let warmup_device_s = began.elapsed().as_secs_f64() / scale;
     let start = Snapshot::take(control, target, device);
     // A worker that failed during the warm-up has set STOP; keep it.
     let _ = control.phase.compare_exchange(
@@ -303,56 +373,41 @@ fn control_loop(
         Ordering::AcqRel,
         Ordering::Acquire,
     );
-    let mut timeline = TimelineRecorder::new(start.at, start.ops, scale);
-    let mut last = (start.at, start.ops);
-    // Measured phase. Bound: `duration` / TICK iterations.
-    while !control.stopped() && start.at.elapsed() < config.duration {
-        std::thread::sleep(TICK.min(config.duration.saturating_sub(start.at.elapsed())));
-        let now = Instant::now();
-        let ops = control.total_ops();
-        timeline.poll(now, ops, || target.stats());
-        let interval = now.duration_since(last.0).as_secs_f64();
-        if interval >= 0.5 {
-            let rate = ops.saturating_sub(last.1) as f64 / interval * scale;
-            bar.set_message(format!("{rate:.0} ops/s (device time)"));
-            last = (now, ops);
+    bar.set_message("measure");
+    bar.set_length(config.duration.as_millis() as u64);
+    let duration_real = config.duration.mul_f64(scale);
+    let mut timeline = TimelineRecorder::new(start.at, start.ops, &start.pool, scale, config.step);
+    // Measured phase. Bound: `duration_real` / TICK iterations.
+    while !control.stopped() && start.at.elapsed() < duration_real {
+        std::thread::sleep(TICK.min(duration_real.saturating_sub(start.at.elapsed())));
+        timeline.poll(Instant::now(), control.total_ops(), || target.stats());
+        if let Some(point) = timeline.points().last() {
+            bar.set_message(format!("measure: {:.0} ops/s", point.throughput));
         }
-        bar.set_position(start.at.elapsed().as_millis() as u64);
+        bar.set_position((start.at.elapsed().as_secs_f64() / scale * 1000.0) as u64);
     }
     let end = Snapshot::take(control, target, device);
     timeline.finish(end.at, end.ops, &end.pool);
     Measured {
-        warmup,
+        warmup_device_s,
+        warmup_steady,
         start,
         end,
         timeline,
     }
 }
 
-fn warmup_done(warmup: WarmUp, elapsed: Duration, target: &dyn BenchTarget) -> bool {
-    match warmup {
-        WarmUp::For(duration) => elapsed >= duration,
-        WarmUp::UntilFull { max } => {
-            if elapsed >= max {
-                return true;
-            }
-            // Full: no free frame left, or as many misses as frames (every frame was filled
-            // once; schemes that keep a free list replenished may never reach zero free).
-            let stats = target.stats();
-            stats.frames > 0 && (stats.free_frames == 0 || stats.misses >= stats.frames)
-        }
-    }
-}
-
-fn progress_bar(config: &BenchConfig, scheme: Scheme) -> ProgressBar {
+fn progress_bar(config: &BenchConfig, label: &str) -> ProgressBar {
     if !config.progress {
         return ProgressBar::hidden();
     }
     let bar = ProgressBar::new(config.duration.as_millis() as u64);
-    let style = ProgressStyle::with_template("{prefix:>16} [{bar:30}] {elapsed:>4} {msg}")
-        .unwrap_or_else(|_| ProgressStyle::default_bar());
+    let style = ProgressStyle::with_template(
+        "{prefix:>24} [{bar:30}] {pos:>6}/{len:6} device ms, {elapsed:>4} real  {msg}",
+    )
+    .unwrap_or_else(|_| ProgressStyle::default_bar());
     bar.set_style(style.progress_chars("=> "));
-    bar.set_prefix(scheme.name());
+    bar.set_prefix(label.to_string());
     bar
 }
 
@@ -381,7 +436,7 @@ fn merge(outcomes: Vec<Result<WorkerOutcome>>) -> Result<WorkerOutcome> {
 
 fn build_result(
     config: &BenchConfig,
-    scheme: Scheme,
+    scheme: &Composition,
     device: &SharedDevice,
     measured: &Measured,
     outcome: &WorkerOutcome,
@@ -389,10 +444,11 @@ fn build_result(
     let scale = device.info().time_scale;
     let real = measured.end.at.duration_since(measured.start.at);
     let real_s = real.as_secs_f64().max(f64::MIN_POSITIVE);
+    let device_s = real_s / scale;
     let ops = measured.end.ops.saturating_sub(measured.start.ops);
     let pool = measured.end.pool.since(&measured.start.pool);
     let device_stats = measured.end.device.since(&measured.start.device);
-    let per_device_second = |count: u64| count as f64 / real_s * scale;
+    let per_device_second = |count: u64| count as f64 / device_s;
     let mutex_wait_ms: std::collections::BTreeMap<String, f64> = pool
         .mutexes
         .iter()
@@ -409,20 +465,33 @@ fn build_result(
     cpu.bound =
         super::cpu::classify_run(cpu.cores_used, cpu.available_cores, wait_share).to_string();
     let workload = &config.workload;
+    let io = io_rates(config, &device_stats, device_s);
+    let windows = windowed(measured.timeline.points(), WINDOW_POINTS.min(5));
+    let cv = coefficient_of_variation(&windows);
+    let log = match (&measured.start.log, &measured.end.log) {
+        (Some(start), Some(end)) => Some(LogRates::between(start, end, device_s)),
+        _ => None,
+    };
     RunResult {
-        scheme: scheme.name().to_string(),
+        scheme: scheme.name.clone(),
         workload: workload.mix.name().to_string(),
         read_ratio: workload.read_ratio,
         locality: workload.skew.to_string(),
         device: device.info().name.clone(),
+        log_device: config.log.as_ref().map(|log| log.device.to_string()),
         threads: config.threads,
         buffer_pages: config.buffer_pages,
         db_pages: workload.db_pages,
         page_size: workload.page_size,
-        duration_s: real_s,
-        duration_device_s: real_s / scale,
-        warmup_s: measured.warmup.as_secs_f64(),
+        duration_s: device_s,
+        duration_real_s: real_s,
+        warmup_s: measured.warmup_device_s,
         time_scale: scale,
+        model_host: format!(
+            "{} cores x time scale {scale} = {:.0} cores",
+            cpu.available_cores,
+            cpu.available_cores as f64 * scale
+        ),
         ops,
         throughput: per_device_second(ops),
         unit: "ops/s".to_string(),
@@ -431,27 +500,64 @@ fn build_result(
         write_ops: outcome.writes,
         hit_ratio: pool.hit_ratio(),
         read_stall_ratio: pool.read_stall_ratio(),
-        sync_write_pct: pool.sync_write_pct(),
-        io: IoRates {
-            read_iops: per_device_second(device_stats.reads),
-            write_iops: per_device_second(device_stats.writes),
-            read_mbps: per_device_second(device_stats.read_bytes) / 1e6,
-            write_mbps: per_device_second(device_stats.write_bytes) / 1e6,
-            write_amplification: device_stats.write_amplification(),
+        read_stall_wait_ms: StallWaitMs {
+            mean: pool.read_stall_wait.mean_ms(),
+            p99: pool.read_stall_wait.quantile_ms(0.99),
+            max: pool.read_stall_wait.max_ms(),
         },
+        sync_write_pct: pool.sync_write_pct(),
+        io,
+        fsync: FsyncStats {
+            count: pool.write_path.fsyncs,
+            mean_ms: pool.write_path.fsync_mean_ms(),
+        },
+        doublewrite: DoublewriteStats {
+            pages: pool.write_path.doublewrite_pages,
+            batches: pool.write_path.doublewrite_batches,
+            slot_waits: pool.write_path.doublewrite_slot_waits,
+            slot_wait_ms: pool.write_path.doublewrite_slot_wait_ms,
+        },
+        log,
         mutex_wait_total_ms: mutex_wait_ms.values().sum(),
         mutex_wait_ms,
         cpu_util: cpu.pct_of_available,
+        bound: cpu.bound.clone(),
         cpu,
-        timeline: measured.timeline_points(),
+        steadiness: Steadiness {
+            warmup_steady: measured.warmup_steady,
+            cv,
+            steady: measured.warmup_steady && cv <= super::timeline::STEADY_CV,
+        },
+        timeline: measured.timeline.points().to_vec(),
         pool_stats: pool,
         device_stats,
     }
 }
 
-impl Measured {
-    fn timeline_points(&self) -> Vec<super::timeline::TimelinePoint> {
-        self.timeline.points().to_vec()
+/// Device I/O over the measured phase, and its share of the device's peak at the same mix.
+fn io_rates(config: &BenchConfig, stats: &DeviceStats, device_s: f64) -> IoRates {
+    let per_second = |count: u64| count as f64 / device_s;
+    let read_mbps = per_second(stats.read_bytes) / 1e6;
+    let write_mbps = per_second(stats.write_bytes) / 1e6;
+    let ios = stats.reads + stats.writes;
+    let peak = (ios > 0)
+        .then(|| {
+            super::capacity::peak_mbps(
+                &config.device,
+                config.workload.page_size,
+                config.workload.db_pages,
+                stats.reads as f64 / ios as f64,
+            )
+        })
+        .flatten();
+    IoRates {
+        read_iops: per_second(stats.reads),
+        write_iops: per_second(stats.writes),
+        read_mbps,
+        write_mbps,
+        write_amplification: stats.write_amplification(),
+        peak_mbps: peak,
+        bandwidth_share: peak.map(|peak| (read_mbps + write_mbps) / peak),
     }
 }
 

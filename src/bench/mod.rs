@@ -1,22 +1,30 @@
-//! The benchmark harness (issue 3): run schemes side by side on one device spec and one database
-//! image, and report (architecture.md, "flashbuf bench" and results.json contracts).
+//! The benchmark harness (issues 3 and 9): run schemes side by side on one device spec and one
+//! database image, and report (architecture.md, "flashbuf bench" and results.json contracts).
 //!
-//! - [`harness`]: per scheme, a fresh device, the same image, warm-up, a measured phase.
-//! - [`timeline`]: the per-second throughput sampler. [`cpu`]: process CPU utilisation.
+//! - [`harness`]: per scheme, a fresh data device loaded with the same image (the data-file
+//!   layout: header, doublewrite area, data pages), a fresh log device, warm-up until the pool
+//!   is full and throughput is steady, a measured phase of a given device time.
+//! - [`target`]: what each scheme runs on: a [`crate::db::Database`] (updates are logged,
+//!   committed transactions) or, with `--no-log`, the bare pool over the same layout.
+//! - [`timeline`]: the 100 ms device-time sampler and steadiness. [`cpu`]: CPU use and the
+//!   CPU-/device-bound verdict. [`capacity`]: the device's peak bandwidth at a run's mix.
 //! - [`report`]: the comparison table and results.json. [`plot`]: SVG plots and report.html.
 //!
-//! The harness does not know the buffer pool: it builds each scheme's target through a
-//! [`TargetFactory`]. **The buffer pool plugs in at [`default_factory`]**, the one place that
-//! maps a [`Scheme`] to a pool; tests pass their own factory.
+//! The harness builds each scheme's target through a [`TargetFactory`]; [`default_factory`]
+//! is the one `flashbuf bench` uses; tests pass their own.
 //!
-//! Time bases: emulated devices run `time_scale` times slower than real time. Throughput, IOPS,
-//! MB/s and latencies in the results are in DEVICE time (throughput x scale, latency / scale);
-//! mutex waits and CPU are in real time (they are host-side costs). Every report says so.
+//! Time bases: emulated devices run `time_scale` times slower than real time. Durations,
+//! throughput, IOPS, MB/s and latencies are in DEVICE time; mutex waits and CPU are in real
+//! time (host-side costs). The model host a run stands for is `cores x time_scale` cores (the
+//! device sees the host's work that many times faster); by default the time scale is chosen so
+//! that it models the LRU-C paper's 32-core host.
 
+pub mod capacity;
 pub mod cpu;
 pub mod harness;
 pub mod plot;
 pub mod report;
+pub mod target;
 pub mod timeline;
 
 pub use harness::run_bench;
@@ -24,9 +32,13 @@ pub use harness::run_bench;
 use std::sync::Arc;
 use std::time::Duration;
 
+use crate::datafile::DataFile;
+use crate::db::{Database, DatabaseConfig};
 use crate::device::{DeviceSpec, SharedDevice};
+use crate::engine::Composition;
 use crate::error::{Error, Result};
-use crate::pool::{PoolStats, Scheme};
+use crate::pool::PoolStats;
+use crate::wal::{WalConfig, WalStats};
 use crate::workload::PageAccess;
 use crate::workload::synthetic::SyntheticConfig;
 
@@ -34,31 +46,99 @@ pub use report::{BenchResults, RunFailure, RunResult};
 
 /// What the harness drives: a page store with pool counters and an orderly shutdown.
 pub trait BenchTarget: PageAccess {
-    /// A snapshot of the pool's counters (cheap: the harness calls it once a second).
+    /// A snapshot of the pool's counters (cheap: the harness calls it every timeline step).
     fn stats(&self) -> PoolStats;
-    /// Writes back every dirty page, syncs the device and stops background threads.
+    /// The redo log's counters, when the target has a log.
+    fn log_stats(&self) -> Option<WalStats> {
+        None
+    }
+    /// Writes back every dirty page and syncs (a checkpoint when there is a log).
     ///
     /// # Errors
     /// Device errors during the final write-back.
     fn shutdown(&self) -> Result<()>;
 }
 
-/// Builds one scheme's target over a freshly loaded device: `(scheme, device, frames,
-/// pool config TOML text)`.
-pub type TargetFactory =
-    dyn Fn(Scheme, SharedDevice, usize, Option<&str>) -> Result<Arc<dyn BenchTarget>> + Sync;
+/// The redo log of a run (issue 9 item 4).
+#[derive(Debug, Clone)]
+pub struct LogSetup {
+    /// The log's own device (the papers' separate log drive).
+    pub device: DeviceSpec,
+    /// Bytes of the log.
+    pub size: u64,
+    /// InnoDB's `innodb_flush_log_at_trx_commit` (the papers' configuration: 0).
+    pub flush_log_at_trx_commit: u8,
+}
 
-/// The factory `flashbuf bench` uses: the buffer pool for `scheme` over `device` with
-/// `frames` frames, its preset overridden by the optional TOML configuration.
+/// The page size of log devices.
+pub const LOG_PAGE_SIZE: usize = 4096;
+
+/// What a factory builds a target from: the data device (whole, with the data-file layout and
+/// the image loaded, not yet bound to a log), the log device if any, and the pool settings.
+#[derive(Debug)]
+pub struct TargetSpec {
+    /// The data device.
+    pub data: SharedDevice,
+    /// The log device and its settings (`None`: `--no-log`).
+    pub log: Option<(SharedDevice, LogSetup)>,
+    /// Frames of the pool.
+    pub frames: usize,
+    /// Pool configuration TOML text.
+    pub pool_config: Option<String>,
+}
+
+impl TargetSpec {
+    /// The data pages of the loaded image as a device of their own.
+    ///
+    /// # Errors
+    /// The data device does not hold a data file.
+    pub fn data_region(&self) -> Result<SharedDevice> {
+        DataFile::open(Arc::clone(&self.data))?.data_device()
+    }
+}
+
+/// Builds one scheme's target.
+pub type TargetFactory = dyn Fn(&Composition, &TargetSpec) -> Result<Arc<dyn BenchTarget>> + Sync;
+
+/// The pool configuration for `scheme` with the spec's frames and overrides.
+///
+/// # Errors
+/// A bad TOML override.
+pub fn pool_config(scheme: &Composition, spec: &TargetSpec) -> Result<crate::pool::PoolConfig> {
+    match &spec.pool_config {
+        Some(text) => crate::pool::PoolConfig::from_toml(scheme.clone(), spec.frames, text),
+        None => Ok(crate::pool::PoolConfig::for_scheme(
+            scheme.clone(),
+            spec.frames,
+        )),
+    }
+}
+
+/// The factory `flashbuf bench` uses: a database on the data and log devices, or the bare
+/// pool over the data file with `--no-log`.
 #[must_use]
 pub fn default_factory() -> Box<TargetFactory> {
-    Box::new(|scheme, device, frames, config| {
-        let config = match config {
-            Some(text) => crate::pool::PoolConfig::from_toml(scheme, frames, text)?,
-            None => crate::pool::PoolConfig::for_scheme(scheme, frames),
+    Box::new(|scheme, spec| {
+        let pool = pool_config(scheme, spec)?;
+        let Some((log, setup)) = &spec.log else {
+            let datafile = DataFile::open(Arc::clone(&spec.data))?;
+            let pool = target::open_unlogged_pool(&datafile, &pool)?;
+            return Ok(Arc::new(pool) as Arc<dyn BenchTarget>);
         };
-        let pool = crate::pool::BufferPool::open(device, config)?;
-        Ok(Arc::new(pool) as Arc<dyn BenchTarget>)
+        let config = DatabaseConfig {
+            pool,
+            wal: WalConfig {
+                log_size: setup.size,
+                page_size: LOG_PAGE_SIZE,
+                buffer_size: (setup.size / 16).clamp(64 << 10, 16 << 20) as usize / LOG_PAGE_SIZE
+                    * LOG_PAGE_SIZE,
+                full_timeout: Duration::from_mins(1),
+            },
+            flush_log_at_trx_commit: setup.flush_log_at_trx_commit,
+            ..DatabaseConfig::default()
+        };
+        let (db, _) = Database::open(Arc::clone(&spec.data), Arc::clone(log), &config)?;
+        Ok(Arc::new(target::DatabaseTarget::new(db)) as Arc<dyn BenchTarget>)
     })
 }
 
@@ -71,15 +151,16 @@ impl BenchTarget for crate::pool::BufferPool {
     }
 }
 
-/// How the unmeasured warm-up phase ends.
+/// How the unmeasured warm-up phase ends (device time).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum WarmUp {
-    /// A fixed real-time duration.
+    /// A fixed device-time duration.
     For(Duration),
-    /// Until the pool reports no free frames (the buffer is full), at most this long.
-    UntilFull {
-        /// Upper bound on the warm-up.
+    /// Until the pool is full (no free frame, or as many misses as frames) and throughput is
+    /// steady (the last three 1 s device windows within 10% of their mean), at most this long.
+    UntilSteady {
+        /// Upper bound on the warm-up, device time.
         max: Duration,
     },
 }
@@ -87,9 +168,12 @@ pub enum WarmUp {
 impl std::fmt::Display for WarmUp {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            WarmUp::For(duration) => write!(f, "{duration:?}"),
-            WarmUp::UntilFull { max } => {
-                write!(f, "until the buffer is full (at most {max:?})")
+            WarmUp::For(duration) => write!(f, "{duration:?} (device time)"),
+            WarmUp::UntilSteady { max } => {
+                write!(
+                    f,
+                    "until the buffer is full and throughput steady (at most {max:?} device time)"
+                )
             }
         }
     }
@@ -101,27 +185,33 @@ pub struct BenchConfig {
     /// The workload (its `db_pages` and `page_size` size the device).
     pub workload: SyntheticConfig,
     /// Schemes, run in this order; ratios are to the first.
-    pub schemes: Vec<Scheme>,
-    /// The device every scheme gets a fresh copy of.
+    pub schemes: Vec<Composition>,
+    /// The data device every scheme gets a fresh copy of.
     pub device: DeviceSpec,
+    /// The redo log (`None`: `--no-log`).
+    pub log: Option<LogSetup>,
     /// Frames in the pool.
     pub buffer_pages: usize,
     /// Worker threads.
     pub threads: usize,
-    /// Measured phase, real time.
+    /// Measured phase, device time.
     pub duration: Duration,
     /// Warm-up phase.
     pub warmup: WarmUp,
+    /// Timeline step, device time.
+    pub step: Duration,
     /// Pool configuration TOML text, passed to the factory.
     pub pool_config: Option<String>,
     /// The command line, for the report header.
     pub command_line: String,
-    /// Show a progress bar.
+    /// Show progress.
     pub progress: bool,
 }
 
 /// Upper bound on worker threads (every loop and queue is bounded).
 pub const MAX_THREADS: usize = 4096;
+/// Upper bound on a phase, device time (a typo of `99999h` must not hang a run).
+pub const MAX_PHASE: Duration = Duration::from_hours(24);
 
 impl BenchConfig {
     /// Checks the parameters.
@@ -142,10 +232,29 @@ impl BenchConfig {
         if self.buffer_pages == 0 {
             return Err(Error::Config("the buffer needs at least one page".into()));
         }
-        if self.duration.is_zero() {
-            return Err(Error::Config(
-                "the measured duration must be positive".into(),
-            ));
+        if self.duration.is_zero() || self.duration > MAX_PHASE {
+            return Err(Error::Config(format!(
+                "the measured duration must be positive and at most {MAX_PHASE:?} of device time"
+            )));
+        }
+        let warmup = match self.warmup {
+            WarmUp::For(d) | WarmUp::UntilSteady { max: d } => d,
+        };
+        if warmup > MAX_PHASE {
+            return Err(Error::Config(format!(
+                "the warm-up must be at most {MAX_PHASE:?} of device time"
+            )));
+        }
+        if self.step.is_zero() {
+            return Err(Error::Config("the timeline step must be positive".into()));
+        }
+        if let Some(log) = &self.log
+            && log.flush_log_at_trx_commit > 2
+        {
+            return Err(Error::Config(format!(
+                "flush_log_at_trx_commit = {} is not 0, 1 or 2",
+                log.flush_log_at_trx_commit
+            )));
         }
         Ok(())
     }

@@ -5,20 +5,26 @@
 //!
 //! ```text
 //! { "header": { flashbuf_version, date, host_cores, command_line, time_base },
-//!   "runs": [ { scheme, workload, read_ratio, locality, device, threads, buffer_pages, db_pages,
-//!               page_size, duration_s, duration_device_s, warmup_s, time_scale, ops,
-//!               throughput, unit, latency_ms {mean,p50,p95,p99,max}, read_ops, write_ops,
-//!               hit_ratio,
-//!               read_stall_ratio, sync_write_pct,
-//!               io {read_iops,write_iops,read_mbps,write_mbps,write_amplification},
-//!               mutex_wait_ms {name: ms}, mutex_wait_total_ms, cpu_util, cpu {..},
-//!               timeline [ {t_s, throughput, free_frames, dirty_pages} ],
+//!   "runs": [ { scheme, workload, read_ratio, locality, device, log_device, threads,
+//!               buffer_pages, db_pages, page_size, duration_s, duration_real_s, warmup_s,
+//!               time_scale, model_host, ops, throughput, unit,
+//!               latency_ms {mean,p50,p95,p99,max}, read_ops, write_ops, hit_ratio,
+//!               read_stall_ratio, read_stall_wait_ms {mean,p99,max}, sync_write_pct,
+//!               io {read_iops,write_iops,read_mbps,write_mbps,write_amplification,peak_mbps,
+//!                   bandwidth_share},
+//!               fsync {count,mean_ms}, doublewrite {pages,batches,slot_waits,slot_wait_ms},
+//!               log {commits_per_s,mbps,flushes_per_s,mean_group_size,checkpoints} | null,
+//!               mutex_wait_ms {name: ms}, mutex_wait_total_ms, cpu_util, bound, cpu {..},
+//!               steadiness {warmup_steady, cv, steady},
+//!               timeline [ {t_s, throughput, free_frames, dirty_pages, misses, read_stalls,
+//!                           p_scan?, p_io?} ],
 //!               pool_stats {..}, device_stats {..} } ],
 //!   "failures": [ { scheme, error } ] }
 //! ```
 //!
-//! Throughput, IOPS, MB/s, latencies and `duration_device_s` are in device time; `duration_s`,
-//! `warmup_s`, timeline `t_s`, mutex waits and CPU are real time (see `header.time_base`).
+//! Durations (`duration_s`, `warmup_s`, timeline `t_s`), throughput, IOPS, MB/s and latencies
+//! are in device time; `duration_real_s`, mutex waits and CPU are real time (see
+//! `header.time_base`).
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -33,9 +39,9 @@ use crate::error::{Error, Result};
 use crate::pool::PoolStats;
 
 /// What `header.time_base` says.
-pub const TIME_BASE_NOTE: &str = "throughput, IOPS, MB/s, latency and duration_device_s are in \
-     device time (real x time_scale for rates, real / time_scale for latencies); duration_s, \
-     warmup_s, timeline t_s, mutex waits and CPU are real time";
+pub const TIME_BASE_NOTE: &str = "durations (duration_s, warmup_s, timeline t_s), throughput, \
+     IOPS, MB/s and latencies are in device time (real / time_scale for times, real x time_scale \
+     for rates); duration_real_s, mutex waits and CPU are real time";
 
 /// The top of results.json.
 #[derive(Debug, Clone, Serialize)]
@@ -94,6 +100,96 @@ pub struct IoRates {
     pub write_mbps: f64,
     /// Flash programs per host write (1.0 when the device does not model it).
     pub write_amplification: f64,
+    /// The device's peak MB/s at the run's read/write mix (queue depth 32; `None` without a
+    /// device model).
+    pub peak_mbps: Option<f64>,
+    /// (read + write MB/s) / `peak_mbps`: LRU-C Table 5's bandwidth used.
+    pub bandwidth_share: Option<f64>,
+}
+
+/// How long read stalls waited, device-time milliseconds.
+#[derive(Debug, Clone, Default, Serialize, PartialEq)]
+pub struct StallWaitMs {
+    /// Mean.
+    pub mean: f64,
+    /// 99th percentile (within 19%: logarithmic buckets).
+    pub p99: f64,
+    /// Maximum.
+    pub max: f64,
+}
+
+/// Data-device syncs of the write path.
+#[derive(Debug, Clone, Default, Serialize, PartialEq)]
+pub struct FsyncStats {
+    /// Syncs issued.
+    pub count: u64,
+    /// Mean device-time milliseconds of one.
+    pub mean_ms: f64,
+}
+
+/// The doublewrite buffer's work.
+#[derive(Debug, Clone, Default, Serialize, PartialEq)]
+pub struct DoublewriteStats {
+    /// Pages written to the doublewrite area.
+    pub pages: u64,
+    /// Batches written.
+    pub batches: u64,
+    /// Single-page flushes that waited for a slot.
+    pub slot_waits: u64,
+    /// Device-time milliseconds spent waiting for slots.
+    pub slot_wait_ms: f64,
+}
+
+/// The redo log's rates over the measured phase (device time).
+#[derive(Debug, Clone, Default, Serialize, PartialEq)]
+pub struct LogRates {
+    /// Commits served per second.
+    pub commits_per_s: f64,
+    /// Log MB written per second.
+    pub mbps: f64,
+    /// Log syncs (group commits) per second.
+    pub flushes_per_s: f64,
+    /// Commits per sync.
+    pub mean_group_size: f64,
+    /// Checkpoints taken.
+    pub checkpoints: u64,
+}
+
+impl LogRates {
+    /// The rates between two snapshots `device_s` device seconds apart.
+    #[must_use]
+    pub fn between(
+        start: &crate::wal::WalStats,
+        end: &crate::wal::WalStats,
+        device_s: f64,
+    ) -> LogRates {
+        let per_second =
+            |a: u64, b: u64| b.saturating_sub(a) as f64 / device_s.max(f64::MIN_POSITIVE);
+        let commits = end.commits.saturating_sub(start.commits);
+        let flushes = end.flushes.saturating_sub(start.flushes);
+        LogRates {
+            commits_per_s: per_second(start.commits, end.commits),
+            mbps: per_second(start.bytes_written, end.bytes_written) / 1e6,
+            flushes_per_s: per_second(start.flushes, end.flushes),
+            mean_group_size: if flushes == 0 {
+                0.0
+            } else {
+                commits as f64 / flushes as f64
+            },
+            checkpoints: end.checkpoints.saturating_sub(start.checkpoints),
+        }
+    }
+}
+
+/// Whether a run measured a steady state.
+#[derive(Debug, Clone, Default, Serialize, PartialEq)]
+pub struct Steadiness {
+    /// The warm-up ended because throughput was steady (not at its bound).
+    pub warmup_steady: bool,
+    /// Coefficient of variation of the measured window's throughput (500 ms windows).
+    pub cv: f64,
+    /// Both: the run measured a steady state.
+    pub steady: bool,
 }
 
 /// One scheme's measured run.
@@ -109,6 +205,8 @@ pub struct RunResult {
     pub locality: String,
     /// Device string.
     pub device: String,
+    /// The log's device string (`None`: no log).
+    pub log_device: Option<String>,
     /// Worker threads.
     pub threads: usize,
     /// Frames in the pool.
@@ -117,14 +215,16 @@ pub struct RunResult {
     pub db_pages: u64,
     /// Page size in bytes.
     pub page_size: usize,
-    /// Measured phase, real seconds.
+    /// Measured phase, device seconds.
     pub duration_s: f64,
-    /// Measured phase, device seconds (real / time_scale).
-    pub duration_device_s: f64,
-    /// Warm-up, real seconds.
+    /// Measured phase, real seconds.
+    pub duration_real_s: f64,
+    /// Warm-up, device seconds.
     pub warmup_s: f64,
     /// Device time runs this many times slower than real time.
     pub time_scale: f64,
+    /// The host this run models: the device sees the real cores `time_scale` times faster.
+    pub model_host: String,
     /// Operations completed in the measured phase.
     pub ops: u64,
     /// Operations per device second.
@@ -141,19 +241,31 @@ pub struct RunResult {
     pub hit_ratio: f64,
     /// Read stalls / misses over the measured phase.
     pub read_stall_ratio: f64,
+    /// How long read stalls waited.
+    pub read_stall_wait_ms: StallWaitMs,
     /// Synchronous writes as % of all page writes.
     pub sync_write_pct: f64,
     /// Device I/O.
     pub io: IoRates,
+    /// Data-device syncs.
+    pub fsync: FsyncStats,
+    /// The doublewrite buffer.
+    pub doublewrite: DoublewriteStats,
+    /// The redo log (`None`: no log).
+    pub log: Option<LogRates>,
     /// Real milliseconds spent waiting per list mutex.
     pub mutex_wait_ms: BTreeMap<String, f64>,
     /// Sum of `mutex_wait_ms`.
     pub mutex_wait_total_ms: f64,
     /// CPU use as % of the available cores (null when unknown).
     pub cpu_util: Option<f64>,
-    /// CPU details and the device-/CPU-bound classification.
+    /// `cpu-bound`, `device-bound`, `lock-bound`, `mixed` or `unknown`.
+    pub bound: String,
+    /// CPU details.
     pub cpu: CpuUtil,
-    /// Per-second throughput.
+    /// Whether the run measured a steady state.
+    pub steadiness: Steadiness,
+    /// The timeline at the configured device-time step.
     pub timeline: Vec<TimelinePoint>,
     /// Raw pool counters over the measured phase.
     pub pool_stats: PoolStats,
@@ -213,25 +325,27 @@ pub fn format_table(results: &BenchResults) -> String {
     };
     let _ = writeln!(
         out,
-        "workload {} (reads {:.0}%, locality {}), device {} (time scale {}), {} threads, \
-         buffer {} of {} pages, {:.1} s measured",
+        "workload {} (reads {:.0}%, locality {}), device {}, log {}, {} threads, buffer {} of {} \
+         pages, {:.1} s measured (device time), model host {}",
         first.workload,
         first.read_ratio * 100.0,
         first.locality,
         first.device,
-        first.time_scale,
+        first.log_device.as_deref().unwrap_or("none"),
         first.threads,
         first.buffer_pages,
         first.db_pages,
-        first.duration_s
+        first.duration_s,
+        first.model_host
     );
     let _ = writeln!(
         out,
-        "throughput, latency and IOPS in device time; mutex wait and CPU in real time"
+        "throughput, latency, IOPS, stall waits and fsyncs in device time; mutex wait and CPU in \
+         real time (columns: `flashbuf bench --help`)"
     );
     let header = [
-        "scheme", "ops/s", "ratio", "p95 ms", "p99 ms", "hit %", "stall %", "syncw %", "mutex ms",
-        "r IOPS", "w IOPS", "CPU", "bound",
+        "scheme", "ops/s", "ratio", "p95 ms", "p99 ms", "hit %", "stall %", "stall ms", "syncw %",
+        "fsync ms", "r IOPS", "w IOPS", "bw %", "mutex ms", "CPU", "bound", "steady",
     ];
     let mut rows = vec![header.iter().map(ToString::to_string).collect::<Vec<_>>()];
     for run in &results.runs {
@@ -261,12 +375,22 @@ fn table_row(run: &RunResult, base_throughput: f64) -> Vec<String> {
         format!("{:.3}", run.latency_ms.p99),
         format!("{:.1}", run.hit_ratio * 100.0),
         format!("{:.1}", run.read_stall_ratio * 100.0),
+        format!("{:.2}", run.read_stall_wait_ms.mean),
         format!("{:.1}", run.sync_write_pct),
-        format!("{:.1}", run.mutex_wait_total_ms),
+        format!("{:.2}", run.fsync.mean_ms),
         format!("{:.0}", run.io.read_iops),
         format!("{:.0}", run.io.write_iops),
+        run.io
+            .bandwidth_share
+            .map_or_else(|| "-".to_string(), |share| format!("{:.0}", share * 100.0)),
+        format!("{:.1}", run.mutex_wait_total_ms),
         cpu,
-        run.cpu.bound.clone(),
+        run.bound.clone(),
+        if run.steadiness.steady {
+            "yes".to_string()
+        } else {
+            format!("no (cv {:.2})", run.steadiness.cv)
+        },
     ]
 }
 

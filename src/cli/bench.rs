@@ -4,9 +4,13 @@
 //! Every flag is parsed here into a [`BenchConfig`] with clear errors ([`parse_duration`],
 //! [`parse_size`], [`parse_buffer`]); the harness does the rest.
 //!
-//! Defaults (what `flashbuf bench` with no arguments runs): every scheme, `emu:ssd-a`, buffer
-//! 10% of a 512 MiB database of 16 KiB pages (32768 pages, 3277 frames), the `ms` mix, 64
-//! threads, warm-up until the buffer is full (at most 5 s), 10 s measured per scheme.
+//! Defaults (what `flashbuf bench` with no arguments runs): the InnoDB family of schemes,
+//! `emu:ssd-a` for the data, `emu:sata` for the redo log (the papers' separate log drive),
+//! `flush_log_at_trx_commit = 0` (the papers' MySQL configuration), buffer 10% of a 512 MiB
+//! database of 16 KiB pages (32768 pages, 3277 frames), the `ms` mix, 64 threads, warm-up
+//! until the buffer is full and throughput steady, then a measured phase in device time. The
+//! emulated devices' time scale is chosen so that this host models the LRU-C paper's 32 cores
+//! (`--model-cores`), unless the device string sets `time_scale`.
 //!
 //! Why `ms` (50/50, 90/10) rather than `wis`: the schemes differ in what happens when a READ
 //! misses and the victim is dirty (read stalls, synchronous writes); `ms` has many reads and, at
@@ -25,17 +29,19 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use crate::bench::{BenchConfig, WarmUp, default_factory, plot, report, run_bench};
+use crate::bench::{BenchConfig, LogSetup, WarmUp, default_factory, plot, report};
 use crate::device::DeviceSpec;
+use crate::engine::Composition;
 use crate::error::{Error, Result};
-use crate::pool::Scheme;
 use crate::workload::keys::Skew;
 use crate::workload::synthetic::{Mix, SyntheticConfig};
 
 /// Default worker threads (see the module docs).
 pub const DEFAULT_THREADS: usize = 64;
-/// Upper bound of the automatic warm-up.
-pub const DEFAULT_WARMUP_MAX: Duration = Duration::from_secs(5);
+/// Upper bound of the automatic warm-up, device time.
+pub const DEFAULT_WARMUP_MAX: Duration = Duration::from_secs(10);
+/// The host the default time scale models (the LRU-C paper's 32 cores).
+pub const DEFAULT_MODEL_CORES: f64 = 32.0;
 
 /// Arguments of `bench`.
 #[derive(Debug, Clone, clap::Args)]
@@ -44,13 +50,32 @@ pub struct BenchArgs {
     /// ris (90/10, 90/10), mu (50/50, uniform).
     #[arg(long, default_value = "ms")]
     pub workload: String,
-    /// Comma-separated schemes, run in this order (ratios are to the first), or `all`.
+    /// Comma-separated schemes, run in this order (ratios are to the first): presets, `all`
+    /// (the InnoDB family), `postgres` (the PostgreSQL family and ACE), or compositions
+    /// PRESET+PART (e.g. `pg-clock+ace`, `lru-c+self-tuning`; see `flashbuf schemes`).
     #[arg(long, default_value = "all")]
     pub schemes: String,
-    /// Device string: mem | file:PATH | emu:NAME[,key=value...]; every scheme gets a fresh
-    /// device loaded with the same database image.
+    /// Data device: mem | file:PATH | emu:NAME[,key=value...]; every scheme gets a fresh device
+    /// loaded with the same database image.
     #[arg(long, default_value = "emu:ssd-a")]
     pub device: String,
+    /// The redo log's own device (the papers' separate log drive).
+    #[arg(long, default_value = "emu:sata")]
+    pub log_device: String,
+    /// Size of the redo log: bytes with a unit (`256MiB`).
+    #[arg(long, default_value = "256MiB")]
+    pub log_size: String,
+    /// Run without a redo log (to compare with engines that keep none).
+    #[arg(long)]
+    pub no_log: bool,
+    /// InnoDB's innodb_flush_log_at_trx_commit: 1 syncs the log at each commit; 0 and 2 sync
+    /// it once a second (the papers' configuration is 0).
+    #[arg(long, default_value_t = 0)]
+    pub flush_log_at_trx_commit: u8,
+    /// Cores of the host to model: emulated devices run at time scale MODEL_CORES / this
+    /// host's cores, unless the device string sets time_scale.
+    #[arg(long, default_value_t = DEFAULT_MODEL_CORES)]
+    pub model_cores: f64,
     /// Buffer size: a percentage of the database (`10%`), a page count (`4096`) or a size
     /// (`64MiB`).
     #[arg(long, default_value = "10%")]
@@ -58,12 +83,12 @@ pub struct BenchArgs {
     /// Worker threads.
     #[arg(long, default_value_t = DEFAULT_THREADS)]
     pub threads: usize,
-    /// Measured duration per scheme (real time): `30s`, `2m`, `500ms`, `1h`; a bare number is
-    /// seconds.
-    #[arg(long, default_value = "10s")]
+    /// Measured duration per scheme, in device time: `3s`, `500ms`, `1m`; a bare number is
+    /// seconds. The real time is this times the time scale (shown before the run starts).
+    #[arg(long, default_value = "3s")]
     pub duration: String,
-    /// Warm-up per scheme, not measured: a duration, or `auto` (until the buffer has no free
-    /// frame, at most 5 s), or `auto:DURATION` for another cap.
+    /// Warm-up per scheme, not measured, device time: a duration, or `auto` (until the buffer
+    /// is full and throughput steady, at most 10 s), or `auto:DURATION` for another cap.
     #[arg(long, default_value = "auto")]
     pub warmup: String,
     /// Database size: bytes with a unit (`1GiB`, `512MiB`, `10GB`) or pages (`4096`).
@@ -104,12 +129,28 @@ impl BenchArgs {
     /// configuration file cannot be read.
     pub fn to_config(&self, command_line: &str) -> Result<BenchConfig> {
         let mix = Mix::parse(&self.workload)?;
-        let schemes = if self.schemes.trim() == "all" {
-            Scheme::ALL.to_vec()
+        let schemes = Composition::parse_list(&self.schemes)?;
+        let scale = self.time_scale()?;
+        let device = with_time_scale(DeviceSpec::parse(&self.device)?, scale);
+        let log = if self.no_log {
+            None
         } else {
-            Scheme::parse_list(&self.schemes)?
+            let size = parse_size(&self.log_size, 1)
+                .map_err(|why| flag_error("--log-size", &self.log_size, &why))?;
+            let pages = size / crate::bench::LOG_PAGE_SIZE as u64;
+            if pages < 64 {
+                return Err(flag_error(
+                    "--log-size",
+                    &self.log_size,
+                    "the log needs at least 256 KiB",
+                ));
+            }
+            Some(LogSetup {
+                device: with_time_scale(DeviceSpec::parse(&self.log_device)?, scale),
+                size: pages * crate::bench::LOG_PAGE_SIZE as u64,
+                flush_log_at_trx_commit: self.flush_log_at_trx_commit,
+            })
         };
-        let device = DeviceSpec::parse(&self.device)?;
         let page_size = self.page_size;
         if page_size == 0 || !page_size.is_multiple_of(crate::device::IO_ALIGN) {
             return Err(flag_error(
@@ -147,6 +188,8 @@ impl BenchArgs {
             workload,
             schemes,
             device,
+            log,
+            step: crate::bench::timeline::STEP,
             buffer_pages,
             threads: self.threads,
             duration,
@@ -157,6 +200,37 @@ impl BenchArgs {
         };
         config.validate()?;
         Ok(config)
+    }
+}
+
+impl BenchArgs {
+    /// The time scale that makes this host model `--model-cores` cores.
+    fn time_scale(&self) -> Result<f64> {
+        let cores = crate::bench::cpu::available_cores().max(1) as f64;
+        if !(self.model_cores.is_finite() && self.model_cores > 0.0 && self.model_cores <= 4096.0) {
+            return Err(flag_error(
+                "--model-cores",
+                &self.model_cores.to_string(),
+                "must be in (0, 4096]",
+            ));
+        }
+        Ok((self.model_cores / cores).max(1.0))
+    }
+}
+
+/// Adds `time_scale=SCALE` to an emulated device string that does not set one.
+fn with_time_scale(spec: DeviceSpec, scale: f64) -> DeviceSpec {
+    match spec {
+        DeviceSpec::Emulated {
+            profile,
+            mut options,
+        } => {
+            if !options.iter().any(|(key, _)| key == "time_scale") {
+                options.push(("time_scale".into(), format!("{scale}")));
+            }
+            DeviceSpec::Emulated { profile, options }
+        }
+        other => other,
     }
 }
 
@@ -281,12 +355,12 @@ pub fn parse_buffer(text: &str, db_pages: u64, page_size: usize) -> Result<usize
 fn parse_warmup(text: &str) -> Result<WarmUp, String> {
     let text = text.trim();
     if text == "auto" {
-        return Ok(WarmUp::UntilFull {
+        return Ok(WarmUp::UntilSteady {
             max: DEFAULT_WARMUP_MAX,
         });
     }
     if let Some(max) = text.strip_prefix("auto:") {
-        return Ok(WarmUp::UntilFull {
+        return Ok(WarmUp::UntilSteady {
             max: parse_duration(max)?,
         });
     }
@@ -318,23 +392,46 @@ fn parse_ratio(text: &str) -> Result<f64, String> {
 pub fn run(args: &BenchArgs) -> Result<()> {
     let command_line = std::env::args().collect::<Vec<_>>().join(" ");
     let config = args.to_config(&command_line)?;
+    let scale = args.time_scale()?;
+    let warmup_max = match config.warmup {
+        WarmUp::For(d) | WarmUp::UntilSteady { max: d } => d,
+    };
     eprintln!(
-        "bench: workload {} (reads {:.0}%, locality {}), {} scheme(s), device {}, {} threads, \
-         buffer {} of {} pages of {} bytes, warm-up {}, {:?} measured per scheme",
+        "bench: workload {} (reads {:.0}%, locality {}), {} scheme(s), device {}, log {}, {} \
+         threads, buffer {} of {} pages of {} bytes, warm-up {}, {:?} measured per scheme \
+         (device time). Time scale {scale}: this host models {:.0} cores; each scheme takes \
+         about {:.0}-{:.0} s of real time.",
         config.workload.mix.name(),
         config.workload.read_ratio * 100.0,
         config.workload.skew,
         config.schemes.len(),
         config.device,
+        config
+            .log
+            .as_ref()
+            .map_or_else(|| "none".to_string(), |log| log.device.to_string()),
         config.threads,
         config.buffer_pages,
         config.workload.db_pages,
         config.workload.page_size,
         config.warmup,
-        config.duration
+        config.duration,
+        scale * crate::bench::cpu::available_cores() as f64,
+        (config.duration.as_secs_f64() + 2.0) * scale,
+        (config.duration + warmup_max).as_secs_f64() * scale,
     );
     let factory = default_factory();
-    let results = run_bench(&config, &*factory)?;
+    let results = crate::bench::harness::run_bench_with(&config, &*factory, &mut |so_far| {
+        if let Some(run) = so_far.runs.last() {
+            eprintln!(
+                "  done: {} {:.0} ops/s, read stalls {:.1}%, {}",
+                run.scheme,
+                run.throughput,
+                run.read_stall_ratio * 100.0,
+                run.bound
+            );
+        }
+    })?;
     print!("{}", report::format_table(&results));
     if let Some(path) = &args.json {
         results.write_json(path)?;
@@ -408,13 +505,13 @@ mod tests {
         assert!(parse_ratio("abc").is_err());
         assert_eq!(
             parse_warmup("auto"),
-            Ok(WarmUp::UntilFull {
+            Ok(WarmUp::UntilSteady {
                 max: DEFAULT_WARMUP_MAX
             })
         );
         assert_eq!(
             parse_warmup("auto:20s"),
-            Ok(WarmUp::UntilFull {
+            Ok(WarmUp::UntilSteady {
                 max: Duration::from_secs(20)
             })
         );

@@ -31,7 +31,7 @@ enum Command {
 #[derive(Debug, Subcommand)]
 enum DeviceCommand {
     /// Measure random-read and random-write IOPS and latency by concurrency; derive alpha, k_r, k_w.
-    Probe(probe::ProbeArgs),
+    Probe(Box<probe::ProbeArgs>),
 }
 
 /// Parses the command line and runs it; returns the process exit code.

@@ -1,8 +1,9 @@
 //! The write mechanism every path uses: a batch of frames whose `IO_WRITE` state the caller has
-//! claimed is latched, made WAL-safe (the log flushed to the batch's newest modification),
-//! stamped (page LSN and checksum), downgraded to a shared latch (readers go on, writers wait),
-//! handed to the write path in chunks of at most its `max_batch` pages (the bounded burst:
-//! issue 9 item 5), and marked clean as each write completes.
+//! claimed is handed to the write path in chunks of at most its `max_batch` pages (the bounded
+//! burst: issue 9 item 5); each chunk, when its turn comes, is latched, made WAL-safe (the log
+//! flushed to the chunk's newest modification), stamped (page LSN and checksum), downgraded to
+//! a shared latch (readers go on, writers wait) and written, and each page is marked clean as
+//! its write completes.
 //!
 //! Also here: writing every dirty page (`flush_all`), synchronous recoverability writes
 //! (`preflush`) and oldest-first flush-list flushing (`flush_oldest`), which all schemes share.
@@ -29,6 +30,7 @@ impl Core {
     ///
     /// # Errors
     /// The WAL flush or a write failed: the pool is poisoned, every claimed frame released.
+    #[allow(clippy::needless_pass_by_value)] // the claims are handed over with the list
     pub fn write_frames(
         &self,
         claimed: Vec<FrameId>,
@@ -37,7 +39,7 @@ impl Core {
     ) -> Result<Vec<FrameId>> {
         let mut written = Vec::with_capacity(claimed.len());
         let result =
-            self.write_frames_then(claimed, kind, blocking_latch, &mut |id| written.push(id));
+            self.write_frames_then(&claimed, kind, blocking_latch, &mut |id| written.push(id));
         match result {
             Ok(()) => Ok(written),
             Err(err) => {
@@ -58,6 +60,37 @@ impl Core {
     /// As [`Core::write_frames`]; frames already handed to `on_written` stay handed.
     pub fn write_frames_then(
         &self,
+        claimed: &[FrameId],
+        kind: WriteKind,
+        blocking_latch: bool,
+        on_written: &mut dyn FnMut(FrameId),
+    ) -> Result<()> {
+        self.counters
+            .max_flush_batch
+            .fetch_max(claimed.len() as u64, Ordering::Relaxed);
+        let chunk = self.parts.write_path.max_batch().max(1);
+        let mut parts = claimed.chunks(chunk);
+        // Each chunk is latched, made WAL-safe and stamped only when its turn comes (InnoDB
+        // io-fixes a page when it enters a doublewrite batch): a page waiting in a later chunk
+        // stays writable, so a large batch does not hold hot pages for its whole duration.
+        // Bound: one pass over the chunks.
+        while let Some(part) = parts.next() {
+            if let Err(err) = self.write_part(part.to_vec(), kind, blocking_latch, on_written) {
+                // After a failure nothing more is written: give the rest back, still dirty.
+                for rest in parts.by_ref() {
+                    for &id in rest {
+                        self.frame(id).release_io(IO_WRITE);
+                    }
+                }
+                return Err(err);
+            }
+        }
+        Ok(())
+    }
+
+    /// Latches, WAL-flushes, stamps and writes one chunk of claimed frames.
+    fn write_part(
+        &self,
         claimed: Vec<FrameId>,
         kind: WriteKind,
         blocking_latch: bool,
@@ -76,9 +109,6 @@ impl Core {
             self.release_latched(&latched);
             return Err(err);
         }
-        self.counters
-            .max_flush_batch
-            .fetch_max(latched.len() as u64, Ordering::Relaxed);
         for &id in &latched {
             let frame = self.frame(id);
             let page = frame.page_id();
@@ -88,21 +118,7 @@ impl Core {
             // SAFETY: latched exclusive by us; readers may share it during the write.
             unsafe { frame.downgrade() };
         }
-        let chunk = self.parts.write_path.max_batch().max(1);
-        let mut first_error: Option<Error> = None;
-        for part in latched.chunks(chunk) {
-            if first_error.is_some() {
-                // After a failure nothing more is written: give the rest back, still dirty.
-                for &id in part {
-                    self.give_back_shared(id);
-                }
-                continue;
-            }
-            if let Err(err) = self.write_chunk(part, kind, on_written) {
-                first_error = Some(err);
-            }
-        }
-        first_error.map_or(Ok(()), Err)
+        self.write_chunk(&latched, kind, on_written)
     }
 
     /// Latches each claimed frame exclusive (blocking or not) and keeps those that are still
@@ -198,7 +214,7 @@ impl Core {
     /// Releases a frame latched shared for a write that was not made (it stays dirty).
     fn give_back_shared(&self, id: FrameId) {
         let frame = self.frame(id);
-        // SAFETY: downgraded to shared by `write_frames_then`.
+        // SAFETY: downgraded to shared by `write_part`.
         unsafe { frame.unlatch_shared() };
         frame.release_io(IO_WRITE);
     }

@@ -9,8 +9,10 @@
 //! `O_DIRECT_NO_FSYNC` skips them), through one [`SyncGate`] per device.
 //!
 //! **[`SyncGate`]** is InnoDB's `fil_flush` discipline: syncs of one device never run
-//! concurrently; a caller whose writes completed before a sync that then starts and succeeds is
-//! covered by it and does not sync again. A failed sync is sticky (PostgreSQL after
+//! concurrently, and a caller whose writes completed before a sync *started* is covered by it
+//! and does not sync again: it waits for that sync if it is running (InnoDB compares the file's
+//! modification counter with the counter the pending flush started from). The gate counts the
+//! writes that complete through it ([`SyncGate::write_completed`]) for this. A failed sync is sticky (PostgreSQL after
 //! "fsyncgate"): the writes it covered may be lost, so every later sync reports the failure and
 //! the pool poisons itself; nothing is retried.
 //!
@@ -128,8 +130,9 @@ pub trait WritePath: Send + Sync + Debug {
     /// The protective write or sync failed (the caller poisons the pool).
     fn before_single(&self, page: PageId, buf: IoBuffer) -> Result<usize, DeviceError>;
 
-    /// After the in-place write that [`WritePath::before_single`] prepared has completed: the
-    /// post-write sync and release of whatever `before_single` held.
+    /// After the in-place write that [`WritePath::before_single`] prepared has completed
+    /// (successfully or not): counts it, then the post-write sync and release of whatever
+    /// `before_single` held.
     ///
     /// # Errors
     /// The sync failed (sticky).
@@ -151,11 +154,10 @@ pub trait WritePath: Send + Sync + Debug {
 
 #[derive(Debug, Default)]
 struct GateState {
-    /// Syncs started so far.
-    started: u64,
-    /// The newest sync that has finished (successfully).
-    finished: u64,
-    running: bool,
+    /// A sync is running; it covers the writes counted when it started.
+    running: Option<u64>,
+    /// Writes covered by the newest successful sync.
+    covered: u64,
     failed: Option<DeviceError>,
 }
 
@@ -163,6 +165,8 @@ struct GateState {
 #[derive(Debug)]
 pub struct SyncGate {
     device: SharedDevice,
+    /// Writes completed on the device through this gate's users.
+    writes: AtomicU64,
     state: Mutex<GateState>,
     finished: Condvar,
     syncs: AtomicU64,
@@ -177,6 +181,7 @@ impl SyncGate {
     pub fn new(device: SharedDevice) -> Self {
         SyncGate {
             device,
+            writes: AtomicU64::new(0),
             state: Mutex::new(GateState::default()),
             finished: Condvar::new(),
             syncs: AtomicU64::new(0),
@@ -191,31 +196,38 @@ impl SyncGate {
         &self.device
     }
 
-    /// Returns once every write that completed before the call is durable: a sync that starts
-    /// after the call has finished, run by this caller or shared with another.
+    /// Counts a write that completed on the device (every write path calls it after each
+    /// completion, before anyone may ask for it to be durable).
+    pub fn write_completed(&self) {
+        self.writes.fetch_add(1, Ordering::AcqRel);
+    }
+
+    /// Returns once every write that completed before the call is durable: covered by a sync
+    /// that started after it, run by this caller or shared with another.
     ///
     /// # Errors
     /// This sync failed, or an earlier one did (sticky; see the module docs).
     pub fn sync(&self) -> Result<(), DeviceError> {
+        let needed = self.writes.load(Ordering::Acquire);
         let mut state = self.state.lock();
-        let needed = state.started + 1;
         for _ in 0..MAX_GATE_WAITS {
             if let Some(cause) = &state.failed {
                 return Err(cause.clone());
             }
-            if state.finished >= needed {
+            if state.covered >= needed && needed > 0 {
                 self.shared.fetch_add(1, Ordering::Relaxed);
                 return Ok(());
             }
-            if state.running {
+            if state.running.is_some() {
+                // Either that sync covers our writes (and we share it), or it does not and ours
+                // starts once it is done: one sync of a device at a time.
                 let _ = self
                     .finished
                     .wait_for(&mut state, std::time::Duration::from_millis(50));
                 continue;
             }
-            state.running = true;
-            state.started += 1;
-            let mine = state.started;
+            let covers = self.writes.load(Ordering::Acquire);
+            state.running = Some(covers);
             drop(state);
             let began = Instant::now();
             let result = self.device.sync();
@@ -226,9 +238,9 @@ impl SyncGate {
             );
             self.syncs.fetch_add(1, Ordering::Relaxed);
             let mut state = self.state.lock();
-            state.running = false;
+            state.running = None;
             match &result {
-                Ok(()) => state.finished = mine,
+                Ok(()) => state.covered = state.covered.max(covers),
                 Err(cause) => {
                     state.failed.get_or_insert_with(|| cause.clone());
                 }
@@ -280,13 +292,14 @@ impl DirectWrites {
     }
 }
 
-/// Submits `pages` in place on `device` and reports each completion in order.
+/// Submits `pages` in place on the gate's device and reports each completion in order,
+/// counting completed writes in the gate.
 ///
 /// # Safety
 /// As [`crate::device::Device::submit`]: every buffer stays valid and unchanged until its
 /// completion is reported (the caller's page latches guarantee it).
 pub(crate) unsafe fn write_in_place(
-    device: &SharedDevice,
+    gate: &SyncGate,
     pages: &[PageWrite],
     done: &mut dyn FnMut(usize, Result<(), DeviceError>),
 ) {
@@ -295,9 +308,13 @@ pub(crate) unsafe fn write_in_place(
         .map(|write| IoRequest::write(write.page, write.buf))
         .collect();
     // SAFETY: forwarded from the caller.
-    let tickets = unsafe { device.submit(requests) };
+    let tickets = unsafe { gate.device().submit(requests) };
     for (index, ticket) in tickets.into_iter().enumerate() {
-        done(index, ticket.wait());
+        let result = ticket.wait();
+        if result.is_ok() {
+            gate.write_completed();
+        }
+        done(index, result);
     }
 }
 
@@ -315,7 +332,7 @@ impl WritePath for DirectWrites {
         let _ = kind;
         assert!(pages.len() <= self.max_batch, "the core chunks its batches");
         // SAFETY: the WritePath contract: buffers stay valid until reported.
-        unsafe { write_in_place(self.gate.device(), pages, done) };
+        unsafe { write_in_place(&self.gate, pages, done) };
         if self.fsync_after_writes {
             self.gate.sync()?;
         }
@@ -327,6 +344,8 @@ impl WritePath for DirectWrites {
     }
 
     fn after_single(&self, _token: usize) -> Result<(), DeviceError> {
+        // The caller's own in-place write has completed: count it before syncing.
+        self.gate.write_completed();
         if self.fsync_after_writes {
             self.gate.sync()?;
         }

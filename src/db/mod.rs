@@ -7,6 +7,8 @@
 //! high-water mark (pages below it must verify; an all-zero one is a lost write) and the log it
 //! is bound to. [`Database::open`] classifies both devices before writing anything:
 //! - both blank: a new database (the log is formatted first, then the data file bound to it);
+//! - a data file never bound to a log (an image loaded by `flashbuf load` or the bench) and a
+//!   blank log device: the log is formatted and the data file bound to it;
 //! - a data file and its log: recovery;
 //! - a data file whose log is blank or lost its header, a log whose data file is blank (unless
 //!   the log was never used), a data file bound to another log, or anything foreign: an
@@ -223,7 +225,12 @@ impl Drop for InFlight<'_> {
 
 /// What the two devices hold and what to do about it.
 enum Plan {
+    /// Both blank: a new database.
     Create,
+    /// A data file never bound to a log (an image loaded outside a database): a new log, then
+    /// bind the data file to it.
+    CreateLog,
+    /// A data file and its log.
     Open,
 }
 
@@ -257,6 +264,7 @@ impl Database {
         config.pool.validate()?;
         let (datafile, wal, recovery) = match plan(&data, &log, &config.wal)? {
             Plan::Create => create_files(data, log, config)?,
+            Plan::CreateLog => create_log(data, log, &config.wal)?,
             Plan::Open => open_files(data, log, &config.wal)?,
         };
         Self::start(datafile, wal, &recovery, config, redo)
@@ -562,6 +570,9 @@ fn plan(data: &SharedDevice, log: &SharedDevice, wal: &WalConfig) -> Result<Plan
             Ok(Plan::Create)
         }
         (DataFileContent::Ours(_), LogDeviceContent::Formatted(_)) => Ok(Plan::Open),
+        (DataFileContent::Ours(header), LogDeviceContent::Blank) if header.log_id == 0 => {
+            Ok(Plan::CreateLog)
+        }
         (DataFileContent::Ours(header), LogDeviceContent::Blank | LogDeviceContent::HeaderLost) => {
             refuse(format!(
                 "the data file holds database {:#x} (bound to log {:#x}), but the log device {} \
@@ -599,6 +610,25 @@ fn create_files(
         _ => Wal::open(log, config.wal.clone())?.0,
     };
     let datafile = DataFile::create(data, wal.log_id(), config.data_pages)?;
+    let recovery = Recovery {
+        checkpoint: wal.newest_checkpoint(),
+        records: Vec::new(),
+        end_lsn: wal.current_lsn(),
+        stop: StopReason::CapacityReached,
+        proven_durable_lsn: wal.current_lsn(),
+    };
+    Ok((datafile, Arc::new(wal), recovery))
+}
+
+/// An image loaded outside a database (`log_id` 0): a new log, and the data file bound to it.
+fn create_log(
+    data: SharedDevice,
+    log: SharedDevice,
+    wal_config: &WalConfig,
+) -> Result<(DataFile, Arc<Wal>, Recovery)> {
+    let datafile = DataFile::open(data)?;
+    let wal = Wal::create(log, wal_config.clone())?;
+    datafile.bind_log(wal.log_id())?;
     let recovery = Recovery {
         checkpoint: wal.newest_checkpoint(),
         records: Vec::new(),

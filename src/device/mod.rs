@@ -12,6 +12,11 @@
 //! keep up with a fast device model. [`DeviceInfo::time_scale`] says by how much; every figure a
 //! report gives "in device time" is real time divided by it. Real devices have a scale of 1.
 //!
+//! Durability: [`Device::write_cache`] says what `sync` has to do on a device (a volatile cache
+//! to drain, a power-loss protected one, none). Emulated devices also offer
+//! [`Device::time_control`]: work that would take real time (preconditioning, waiting for the
+//! device to go idle) runs in device time only.
+//!
 //! Buffers: requests carry raw [`IoBuffer`]s (the buffer pool does I/O straight into its frames),
 //! so [`Device::submit`] is `unsafe`: the caller keeps each buffer alive and untouched until its
 //! ticket completes. [`Device::read_page`] and [`Device::write_page`] are safe blocking wrappers.
@@ -191,6 +196,79 @@ impl DeviceStats {
     }
 }
 
+/// What a device's `sync` has to do: whether acknowledged writes can still be lost on power loss.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum WriteCache {
+    /// A volatile write cache without power-loss protection (`plp=off`, client and consumer
+    /// SSDs): `sync` waits until every acknowledged write is on the medium.
+    Volatile,
+    /// A power-loss protected write cache (`plp=on`, enterprise SSDs; replicated cloud volumes):
+    /// acknowledged writes are durable, `sync` costs only command time.
+    Protected,
+    /// No write cache: a write is on the medium when acknowledged (the emulated HDD).
+    WriteThrough,
+    /// Not known (real devices unless found out otherwise, RAM).
+    Unknown,
+}
+
+impl WriteCache {
+    /// The `plp=` value a user would write for this cache, or a short word when none applies.
+    #[must_use]
+    pub fn plp_label(self) -> &'static str {
+        match self {
+            WriteCache::Volatile => "plp=off",
+            WriteCache::Protected => "plp=on",
+            WriteCache::WriteThrough => "no cache",
+            WriteCache::Unknown => "unknown",
+        }
+    }
+
+    /// One sentence on what `sync` costs with this cache.
+    #[must_use]
+    pub fn sync_meaning(self) -> &'static str {
+        match self {
+            WriteCache::Volatile => {
+                "volatile write cache: sync waits until every acknowledged write is on the medium"
+            }
+            WriteCache::Protected => {
+                "power-loss protected: acknowledged writes are durable, sync costs only command time"
+            }
+            WriteCache::WriteThrough => {
+                "no write cache: writes are on the medium when acknowledged, sync costs only command time"
+            }
+            WriteCache::Unknown => "not known whether acknowledged writes survive a power loss",
+        }
+    }
+}
+
+/// Device-time services of devices that model their own time (emulated devices). Call them
+/// only while no I/O is in flight on the device: they move the device clock.
+pub trait DeviceTimeControl: Send + Sync {
+    /// The device's current time, nanoseconds of device time since it was opened.
+    fn now_ns(&self) -> u64;
+
+    /// Runs `writes` random page writes over pages `0..region_pages`, from `concurrency`
+    /// closed-loop writers, in device time only: no real time passes and no data moves (page
+    /// contents stay as they were). The device clock then stands where the last write
+    /// completed, with the device's internal state (write buffer, flash layout, busy dies)
+    /// as that load left it. Returns the device nanoseconds that passed.
+    ///
+    /// # Errors
+    /// [`DeviceError::OutOfRange`] when the region exceeds the device.
+    fn precondition(
+        &self,
+        region_pages: u64,
+        writes: u64,
+        concurrency: usize,
+        seed: u64,
+    ) -> Result<u64, DeviceError>;
+
+    /// Lets device time pass until the work queued so far (programs, garbage collection) is
+    /// done, so the device is idle; returns the device nanoseconds that passed.
+    fn settle(&self) -> u64;
+}
+
 /// A page-granular block device with batched asynchronous I/O.
 pub trait Device: Send + Sync + std::fmt::Debug {
     /// Static facts: page size, capacity, capabilities, time scale.
@@ -216,6 +294,16 @@ pub trait Device: Send + Sync + std::fmt::Debug {
 
     /// Counters since the device was opened.
     fn stats(&self) -> DeviceStats;
+
+    /// What `sync` has to do on this device (default: not known).
+    fn write_cache(&self) -> WriteCache {
+        WriteCache::Unknown
+    }
+
+    /// Device-time services, for devices that model their own time (default: none).
+    fn time_control(&self) -> Option<&dyn DeviceTimeControl> {
+        None
+    }
 
     /// Writes `data` (a whole number of pages) starting at `first_page` and syncs, outside any
     /// measurement: emulated devices skip their timing model. Used to load database images.

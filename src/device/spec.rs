@@ -11,7 +11,7 @@ use crate::error::{Error, Result};
 
 /// The valid forms, for error messages and `--help`.
 pub const DEVICE_FORMS: &str = "mem | file:PATH | emu:NAME[,key=value...] with NAME one of \
-     ssd-a, ssd-b, ssd-c, ssd-d, hdd, pcie, sata, optane, openssd \
+     ssd-a, ssd-b, ssd-c, ssd-d, hdd, pcie, sata, optane, cloud, openssd \
      (e.g. emu:ssd-a,channels=4,rbuf=on,time_scale=4)";
 
 /// A parsed device string.

@@ -57,9 +57,12 @@ pub fn build_write_path(config: &PoolConfig, target: &WriteTarget) -> Result<Arc
         .torn_page_protection
         .unwrap_or(TornPageProtection::None);
     Ok(match (protection, &target.doublewrite) {
-        (TornPageProtection::Doublewrite, Some(area)) => Arc::new(
-            innodb::doublewrite::Doublewrite::new(area.clone(), gate, fsync),
-        ),
+        (TornPageProtection::Doublewrite, Some(area)) => {
+            Arc::new(innodb::doublewrite::Doublewrite::new(area.clone(), gate, fsync).with_batches(
+                config.doublewrite_batches,
+                config.effective_write_batch(),
+            ))
+        }
         (TornPageProtection::Doublewrite, None) => {
             return Err(Error::Config(
                 "torn_page_protection = \"doublewrite\" needs a doublewrite area: open the pool \
@@ -99,19 +102,20 @@ fn build_miss(
         MissKind::Raw => Arc::new(Raw { scan_depth }),
         MissKind::LruC => Arc::new(LruCPointer::new(config.scheme.split_mutex)),
         MissKind::War => {
+            // The prototype's sizes: a TWB of 4 x lru_scan_depth per instance, a stall copies
+            // up to lru_scan_depth pages.
             let depth = config.scan_depth(instance_frames);
             let slots = if config.twb_slots == 0 {
-                depth
+                4 * depth
             } else {
                 config.twb_slots
             };
-            Arc::new(War::new(
-                instances,
-                slots,
-                page_size,
-                config.war_copy_batch,
-                scan_depth,
-            ))
+            let copy = if config.war_copy_batch == 0 {
+                depth
+            } else {
+                config.war_copy_batch
+            };
+            Arc::new(War::new(instances, slots, page_size, copy, scan_depth))
         }
         MissKind::Rw => Arc::new(FusedRw { scan_depth }),
         MissKind::Pg => Arc::new(BackendWrite),

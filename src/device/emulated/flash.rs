@@ -17,10 +17,17 @@
 //!   transfer; acknowledged. The program is scheduled at once: the FTL places the page on the
 //!   next die round-robin (garbage-collecting there first when short of free blocks, the copies
 //!   and erase charged on the die), channel transfer, tPROG; the slot frees when it completes.
+//! - Without a write buffer (`buffer=0`: 3D XPoint, which writes in place) a write is
+//!   acknowledged when its program completes; reads then use the read buffer's slots.
+//! - Command queue: with `queue_depth=N` (SATA NCQ: 32) at most N commands are in the device;
+//!   later ones wait in the host until one completes. 0: no limit (NVMe's queues are deep).
 //! - Fused RW: the write half as above; the read half starts in parallel and its data goes to
 //!   the host once the write data has left the host buffer, so it costs about one read.
-//! - Sync: flush cache; completes when every program scheduled so far has completed (with
-//!   `plp=on` the buffer is power-loss protected and sync costs only firmware time).
+//! - Sync: flush cache. With `plp=off` (client drives: a volatile DRAM buffer) it completes when
+//!   every write acknowledged before the flush has been programmed to flash, plus firmware time;
+//!   writes still in flight (not yet acknowledged) are not waited for, as NVMe FLUSH covers only
+//!   completed writes. With `plp=on` (enterprise drives: capacitors flush the buffer on power
+//!   loss, so it counts as durable) a sync costs only firmware time.
 //!
 //! Approximations (documented, deliberate): completion times handed out are never revised, so
 //! a read that suspends a program pushes back later programs but not ones already promised;
@@ -28,7 +35,7 @@
 //! buffer is a pool of slots without an LRU order (a read takes the earliest-free slot).
 
 use std::cmp::Reverse;
-use std::collections::{BinaryHeap, HashMap};
+use std::collections::{BinaryHeap, HashMap, VecDeque};
 
 use super::ftl::{Ftl, GcWork};
 use super::profile::{PROFILE_PAGE_BYTES, Profile};
@@ -153,6 +160,7 @@ impl SlotPool {
 
 /// The flash SSD model.
 #[derive(Debug)]
+#[allow(clippy::struct_excessive_bools)] // independent device features
 pub struct SsdModel {
     times: SsdTimes,
     channels: u32,
@@ -170,14 +178,74 @@ pub struct SsdModel {
     link_free: [DeviceNs; 2],
     write_slots: SlotPool,
     read_slots: Option<SlotPool>,
+    /// No write buffer: writes are acknowledged when programmed.
+    write_through: bool,
+    /// Command slots of the device queue (`None`: unlimited).
+    queue: Option<SlotPool>,
     /// Pages in the write buffer -> when their program completes. Pruned when it grows past
     /// `buffered_bound` (4 x buffer slots), so its size is bounded.
     buffered: HashMap<u64, DeviceNs>,
     buffered_bound: usize,
     ftl: Ftl,
     next_die: u32,
-    last_program_done: DeviceNs,
+    unflushed: Unflushed,
     stats: FlashStats,
+}
+
+/// Writes whose program may not have completed: (acknowledged at, programmed at) pairs, what a
+/// cache flush waits for. Completed programs are pruned; past `bound` entries the older half is
+/// merged into one conservative entry (earliest ack, latest program), so a flush may wait a
+/// little longer than needed, never less. Size at most `bound` + 1.
+#[derive(Debug)]
+struct Unflushed {
+    entries: VecDeque<(DeviceNs, DeviceNs)>,
+    bound: usize,
+}
+
+impl Unflushed {
+    fn new(bound: usize) -> Self {
+        assert!(bound >= 2, "room to merge");
+        Unflushed {
+            entries: VecDeque::new(),
+            bound,
+        }
+    }
+
+    fn push(&mut self, ack: DeviceNs, programmed: DeviceNs, now: DeviceNs) {
+        assert!(
+            programmed >= ack,
+            "a page is programmed after its acknowledgement"
+        );
+        self.entries.push_back((ack, programmed));
+        if self.entries.len() > self.bound {
+            self.entries.retain(|&(_, done)| done > now);
+        }
+        if self.entries.len() > self.bound {
+            let half = self.entries.len() / 2;
+            let merged = self
+                .entries
+                .drain(..half)
+                .fold((DeviceNs::MAX, 0), |(ack_min, done_max), (ack, done)| {
+                    (ack_min.min(ack), done_max.max(done))
+                });
+            self.entries.push_front(merged);
+        }
+        assert!(
+            self.entries.len() <= self.bound + 1,
+            "unflushed set bounded"
+        );
+    }
+
+    /// When a flush issued at `now` completes its wait: the latest program among writes
+    /// acknowledged by `now` (or `now` when there is none).
+    fn flushed_at(&mut self, now: DeviceNs) -> DeviceNs {
+        self.entries.retain(|&(_, done)| done > now);
+        self.entries
+            .iter()
+            .filter(|&&(ack, _)| ack <= now)
+            .map(|&(_, done)| done)
+            .fold(now, DeviceNs::max)
+    }
 }
 
 impl SsdModel {
@@ -207,14 +275,15 @@ impl SsdModel {
             channel_free: vec![0; profile.channels as usize],
             link_free: [0; 2],
             write_slots: SlotPool::new(buffer),
-            read_slots: profile
-                .rbuf
+            read_slots: (profile.rbuf || profile.buffer_pages == 0)
                 .then(|| SlotPool::new(profile.rbuf_pages.max(1))),
+            write_through: profile.buffer_pages == 0,
+            queue: (profile.queue_depth > 0).then(|| SlotPool::new(profile.queue_depth)),
             buffered: HashMap::new(),
             buffered_bound: 4 * buffer as usize,
             ftl,
             next_die: 0,
-            last_program_done: 0,
+            unflushed: Unflushed::new(4 * buffer as usize),
             stats: FlashStats::default(),
         };
         model.precondition(profile.fill, profile.seed);
@@ -388,8 +457,28 @@ impl SsdModel {
 
     /// A write whose command was parsed at `cmd`; returns its acknowledgement time.
     fn write_at(&mut self, cmd: DeviceNs, lpn: u64) -> DeviceNs {
+        if self.write_through {
+            let data_in = self.host_transfer(cmd, cmd, false);
+            let programmed = self.program(data_in, lpn);
+            self.unflushed.push(programmed, programmed, cmd);
+            return programmed;
+        }
         let slot = self.write_slots.take();
         let ack = self.host_transfer(cmd, cmd.max(slot), false);
+        let programmed = self.program(ack, lpn);
+        self.write_slots.give(programmed);
+        if !self.plp {
+            self.unflushed.push(ack, programmed, cmd);
+        }
+        self.remember_buffered(lpn, programmed, cmd);
+        ack
+    }
+
+    /// Places `lpn` on the next die and programs it once its data is in the device at
+    /// `data_in` (after any garbage collection the placement needed); returns when the program
+    /// completes.
+    fn program(&mut self, data_in: DeviceNs, lpn: u64) -> DeviceNs {
+        let ack = data_in;
         let (die, work) = self.place(lpn);
         let d = die as usize;
         if work != GcWork::default() {
@@ -407,10 +496,7 @@ impl SsdModel {
         let programmed = moved + self.times.prog;
         self.die_prog_free[d] = programmed;
         self.stats.flash_programs += 1;
-        self.write_slots.give(programmed);
-        self.last_program_done = self.last_program_done.max(programmed);
-        self.remember_buffered(lpn, programmed, cmd);
-        ack
+        programmed
     }
 
     fn remember_buffered(&mut self, lpn: u64, until: DeviceNs, now: DeviceNs) {
@@ -428,33 +514,75 @@ impl SsdModel {
         self.buffered.insert(lpn, until);
     }
 
+    /// When a command submitted at `now` enters the device (after a queue slot frees).
+    fn enter_queue(&mut self, now: DeviceNs) -> DeviceNs {
+        self.queue
+            .as_mut()
+            .map_or(now, |queue| now.max(queue.take()))
+    }
+
+    /// The command that entered the device completes at `done`: its queue slot frees.
+    fn leave_queue(&mut self, done: DeviceNs) -> DeviceNs {
+        if let Some(queue) = self.queue.as_mut() {
+            queue.give(done);
+        }
+        done
+    }
+
     /// A read of `lpn` submitted at `now`; returns its completion time.
     pub fn read(&mut self, now: DeviceNs, lpn: u64) -> DeviceNs {
-        let cmd = self.firmware(now, self.times.firmware);
-        self.read_at(cmd, lpn, cmd)
+        let entered = self.enter_queue(now);
+        let cmd = self.firmware(entered, self.times.firmware);
+        let done = self.read_at(cmd, lpn, cmd);
+        self.leave_queue(done)
     }
 
     /// A write of `lpn` submitted at `now`; returns its acknowledgement time.
     pub fn write(&mut self, now: DeviceNs, lpn: u64) -> DeviceNs {
-        let cmd = self.firmware(now, self.times.firmware + self.times.firmware_write);
-        self.write_at(cmd, lpn)
+        let entered = self.enter_queue(now);
+        let cmd = self.firmware(entered, self.times.firmware + self.times.firmware_write);
+        let acked = self.write_at(cmd, lpn);
+        self.leave_queue(acked)
     }
 
     /// The fused RW command submitted at `now`: write `write_lpn`, read `read_lpn` into the
     /// same host buffer. Returns its completion time.
     pub fn fused(&mut self, now: DeviceNs, write_lpn: u64, read_lpn: u64) -> DeviceNs {
-        let cmd = self.firmware(now, self.times.firmware + self.times.firmware_write);
+        let entered = self.enter_queue(now);
+        let cmd = self.firmware(entered, self.times.firmware + self.times.firmware_write);
         let write_data_in = self.write_at(cmd, write_lpn);
-        self.read_at(cmd, read_lpn, write_data_in)
+        let done = self.read_at(cmd, read_lpn, write_data_in);
+        self.leave_queue(done)
     }
 
-    /// A flush submitted at `now`; returns when every write acknowledged before it is durable.
+    /// A flush submitted at `now`; returns when every write acknowledged by `now` is durable:
+    /// programmed to flash (`plp=off`), or at once since the buffer is protected (`plp=on`);
+    /// plus the firmware time of the command.
     pub fn sync(&mut self, now: DeviceNs) -> DeviceNs {
-        let base = if self.plp {
+        let durable = if self.plp {
             now
         } else {
-            now.max(self.last_program_done)
+            self.unflushed.flushed_at(now)
         };
-        base + self.times.firmware
+        durable + self.times.firmware
+    }
+
+    /// Whether the write buffer is power-loss protected.
+    #[must_use]
+    pub fn power_loss_protected(&self) -> bool {
+        self.plp
+    }
+
+    /// When every piece of work scheduled so far (programs, GC, reads) has finished: the device
+    /// is idle from then on unless new requests arrive.
+    #[must_use]
+    pub fn quiescent_at(&self) -> DeviceNs {
+        let busy = |times: &[DeviceNs]| times.iter().copied().max().unwrap_or(0);
+        busy(&self.die_prog_free)
+            .max(busy(&self.die_read_free))
+            .max(busy(&self.channel_free))
+            .max(busy(&self.cores_free))
+            .max(self.link_free[0])
+            .max(self.link_free[1])
     }
 }

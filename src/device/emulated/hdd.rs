@@ -129,4 +129,10 @@ impl HddModel {
     pub fn sync(&mut self, now: DeviceNs) -> DeviceNs {
         now + self.command_ns
     }
+
+    /// When the actuator finishes the work queued so far.
+    #[must_use]
+    pub fn quiescent_at(&self) -> DeviceNs {
+        self.busy_until
+    }
 }

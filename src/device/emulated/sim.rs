@@ -1,8 +1,10 @@
-//! The timing models behind one interface ([`Model`]) and a closed-loop driver for them
-//! ([`closed_loop`]): `clients` virtual submitters, each with one request in flight, submitting
-//! the next when the previous completes, exactly what `clients` threads doing submit + wait do
-//! against the live device, minus the host's CPU and timer noise. Used by the calibration
-//! example and by tests that need many I/Os without sleeping. Deterministic for a seed.
+//! The timing models behind one interface ([`Model`]) and closed-loop drivers for them
+//! ([`closed_loop`] for a number of requests, [`ClosedLoop`] window by window of device time):
+//! `clients` virtual submitters, each with one request in flight, submitting the next when the
+//! previous completes, exactly what `clients` threads doing submit + wait do against the live
+//! device, minus the host's CPU and timer noise. Used by the calibration example, the device
+//! probe's model runs (preconditioning in device time, tests of its steady-state logic) and
+//! tests that need many I/Os without sleeping. Deterministic for a seed.
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
@@ -10,6 +12,7 @@ use std::collections::BinaryHeap;
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 
+use super::cloud::CloudModel;
 use super::flash::{DeviceNs, FlashStats, SsdModel};
 use super::hdd::HddModel;
 use super::profile::{Kind, Profile};
@@ -40,6 +43,8 @@ pub enum Model {
     Ssd(Box<SsdModel>),
     /// Hard disk.
     Hdd(Box<HddModel>),
+    /// Cloud volume.
+    Cloud(Box<CloudModel>),
 }
 
 impl Model {
@@ -51,6 +56,7 @@ impl Model {
         Ok(match profile.kind {
             Kind::Ssd => Model::Ssd(Box::new(SsdModel::new(profile, page_size, pages)?)),
             Kind::Hdd => Model::Hdd(Box::new(HddModel::new(profile, page_size, pages))),
+            Kind::Cloud => Model::Cloud(Box::new(CloudModel::new(profile, page_size))),
         })
     }
 
@@ -64,8 +70,21 @@ impl Model {
             (Model::Ssd(m), ModelOp::Sync) => Some(m.sync(now)),
             (Model::Hdd(m), ModelOp::Read(p)) => Some(m.read(now, p)),
             (Model::Hdd(m), ModelOp::Write(p)) => Some(m.write(now, p)),
-            (Model::Hdd(_), ModelOp::Fused { .. }) => None,
             (Model::Hdd(m), ModelOp::Sync) => Some(m.sync(now)),
+            (Model::Cloud(m), ModelOp::Read(_)) => Some(m.read(now)),
+            (Model::Cloud(m), ModelOp::Write(_)) => Some(m.write(now)),
+            (Model::Hdd(_) | Model::Cloud(_), ModelOp::Fused { .. }) => None,
+            (Model::Cloud(m), ModelOp::Sync) => Some(m.sync(now)),
+        }
+    }
+
+    /// When the work queued so far is done (the device is idle from then on if left alone).
+    #[must_use]
+    pub fn quiescent_at(&self) -> DeviceNs {
+        match self {
+            Model::Ssd(m) => m.quiescent_at(),
+            Model::Hdd(m) => m.quiescent_at(),
+            Model::Cloud(m) => m.quiescent_at(),
         }
     }
 
@@ -74,7 +93,7 @@ impl Model {
     pub fn flash_stats(&self) -> FlashStats {
         match self {
             Model::Ssd(m) => m.stats(),
-            Model::Hdd(_) => FlashStats::default(),
+            Model::Hdd(_) | Model::Cloud(_) => FlashStats::default(),
         }
     }
 
@@ -247,4 +266,149 @@ pub fn closed_loop(
     result.elapsed_ns = last.saturating_sub(measured_from);
     result.end_ns = last;
     result
+}
+
+/// What one window of a [`ClosedLoop`] saw: the requests that completed in it.
+#[derive(Debug, Clone, Default)]
+pub struct Window {
+    /// Device time the window started.
+    pub start_ns: DeviceNs,
+    /// Device time the window ended (exclusive).
+    pub end_ns: DeviceNs,
+    /// Reads completed.
+    pub reads: u64,
+    /// Writes completed.
+    pub writes: u64,
+    /// Fused commands completed.
+    pub fused: u64,
+    /// Latency of every request completed in the window, device nanoseconds.
+    pub latencies_ns: Vec<u64>,
+}
+
+impl Window {
+    /// Requests completed in the window.
+    #[must_use]
+    pub fn requests(&self) -> u64 {
+        self.reads + self.writes + self.fused
+    }
+
+    /// Requests per second of device time.
+    #[must_use]
+    pub fn iops(&self) -> f64 {
+        per_second(self.requests(), self.end_ns.saturating_sub(self.start_ns))
+    }
+}
+
+/// A closed loop that keeps its state between windows, so a measurement can run until steady:
+/// each client's next request is submitted when its previous one completes, and a request
+/// counts in the window its completion falls in. No sleeping; deterministic for a seed.
+/// `WriteThenRead` clients are not supported here (use [`closed_loop`]).
+#[derive(Debug)]
+pub struct ClosedLoop {
+    clients: Vec<ClientKind>,
+    pages: u64,
+    rng: SmallRng,
+    /// (when the client is ready again, client, its outstanding request's submission time).
+    ready: BinaryHeap<Reverse<(DeviceNs, usize, Option<DeviceNs>)>>,
+    now: DeviceNs,
+}
+
+impl ClosedLoop {
+    /// `clients` submitters over pages `0..pages`, all ready at device time `start`.
+    #[must_use]
+    pub fn new(clients: &[ClientKind], pages: u64, start: DeviceNs, seed: u64) -> Self {
+        assert!(pages > 0, "pages to address");
+        assert!(
+            !clients.contains(&ClientKind::WriteThenRead),
+            "ClosedLoop runs one request per client at a time"
+        );
+        ClosedLoop {
+            clients: clients.to_vec(),
+            pages,
+            rng: SmallRng::seed_from_u64(seed),
+            ready: (0..clients.len())
+                .map(|client| Reverse((start, client, None)))
+                .collect(),
+            now: start,
+        }
+    }
+
+    /// The device time the next window starts at.
+    #[must_use]
+    pub fn now(&self) -> DeviceNs {
+        self.now
+    }
+
+    /// Runs until device time `end`; returns the window from the previous end to `end`.
+    /// Bounded: each turn completes one request before `end`, and requests take positive time
+    /// on every model, so a window holds finitely many.
+    pub fn run_until(&mut self, model: &mut Model, end: DeviceNs) -> Window {
+        let mut window = Window {
+            start_ns: self.now,
+            end_ns: end.max(self.now),
+            ..Window::default()
+        };
+        while let Some(&Reverse((at, client, submitted))) = self.ready.peek() {
+            if at >= window.end_ns {
+                break;
+            }
+            self.ready.pop();
+            if let Some(submitted) = submitted {
+                self.count(&mut window, client, at - submitted);
+            }
+            let op = self.next_op(client);
+            // A model without the command (fused on an HDD) answers at once; count it then.
+            let done = model.submit(at, op).unwrap_or(at).max(at + 1);
+            self.ready.push(Reverse((done, client, Some(at))));
+        }
+        self.now = window.end_ns;
+        window
+    }
+
+    /// Submits exactly `requests` more requests, each at its client's ready time, and counts
+    /// nothing: a load that only changes the model's state (preconditioning). Bounded by
+    /// `requests`.
+    pub fn run_requests(&mut self, model: &mut Model, requests: u64) {
+        for _ in 0..requests {
+            let Some(Reverse((at, client, _))) = self.ready.pop() else {
+                break;
+            };
+            let op = self.next_op(client);
+            let done = model.submit(at, op).unwrap_or(at).max(at + 1);
+            self.ready.push(Reverse((done, client, Some(at))));
+            self.now = self.now.max(at);
+        }
+    }
+
+    /// The next request of `client`: a uniformly random page.
+    fn next_op(&mut self, client: usize) -> ModelOp {
+        let page = self.rng.gen_range(0..self.pages);
+        match self.clients[client] {
+            ClientKind::Reader => ModelOp::Read(page),
+            ClientKind::Writer | ClientKind::WriteThenRead => ModelOp::Write(page),
+            ClientKind::Fused => ModelOp::Fused {
+                write: self.rng.gen_range(0..self.pages),
+                read: page,
+            },
+        }
+    }
+
+    fn count(&self, window: &mut Window, client: usize, latency: u64) {
+        match self.clients[client] {
+            ClientKind::Reader => window.reads += 1,
+            ClientKind::Writer | ClientKind::WriteThenRead => window.writes += 1,
+            ClientKind::Fused => window.fused += 1,
+        }
+        window.latencies_ns.push(latency);
+    }
+
+    /// When every client's outstanding request completes (the loop's drain point).
+    #[must_use]
+    pub fn drained_at(&self) -> DeviceNs {
+        self.ready
+            .iter()
+            .map(|&Reverse((at, _, _))| at)
+            .max()
+            .unwrap_or(self.now)
+    }
 }

@@ -74,6 +74,10 @@ pub struct Doublewrite {
     area: DoublewriteArea,
     gate: Arc<SyncGate>,
     fsync: bool,
+    /// Batches go through the area too (InnoDB); off: in place, then a sync.
+    batches_through_area: bool,
+    /// Largest batch a call takes (`BATCH_SLOTS` when batches use the area).
+    max_batch: usize,
     batch_running: Mutex<()>,
     single: Mutex<[bool; SINGLE_SLOTS]>,
     single_freed: Condvar,
@@ -92,6 +96,8 @@ impl Doublewrite {
             area,
             gate,
             fsync,
+            batches_through_area: true,
+            max_batch: BATCH_SLOTS,
             batch_running: Mutex::new(()),
             single: Mutex::new([false; SINGLE_SLOTS]),
             single_freed: Condvar::new(),
@@ -100,6 +106,20 @@ impl Doublewrite {
             slot_waits: AtomicU64::new(0),
             slot_wait_ns: AtomicU64::new(0),
         }
+    }
+
+    /// Whether background batches go through the area (`true`, InnoDB) or are written in place
+    /// and synced, up to `max_batch` pages at a time (the drill-down of issue 9 isolates the
+    /// single-page doublewrite this way).
+    #[must_use]
+    pub fn with_batches(mut self, through_area: bool, max_batch: usize) -> Self {
+        self.batches_through_area = through_area;
+        self.max_batch = if through_area {
+            BATCH_SLOTS
+        } else {
+            max_batch.max(1)
+        };
+        self
     }
 
     fn sync_if_asked(&self) -> std::result::Result<(), DeviceError> {
@@ -153,7 +173,9 @@ impl Doublewrite {
         let request = IoRequest::write(page, buf);
         // SAFETY: the caller keeps `buf` latched (or owned) until the copy completes; we wait.
         let tickets = unsafe { self.area.device.submit(vec![request]) };
-        crate::device::ticket::wait_all(tickets)
+        crate::device::ticket::wait_all(tickets)?;
+        self.gate.write_completed();
+        Ok(())
     }
 
     fn write_batch(
@@ -174,11 +196,14 @@ impl Doublewrite {
         // SAFETY: the pages stay latched until their in-place writes are reported below.
         let tickets = unsafe { self.area.device.submit(copies) };
         crate::device::ticket::wait_all(tickets)?;
+        for _ in pages {
+            self.gate.write_completed();
+        }
         self.pages.fetch_add(pages.len() as u64, Ordering::Relaxed);
         self.batches.fetch_add(1, Ordering::Relaxed);
         self.sync_if_asked()?;
         // SAFETY: as above.
-        unsafe { write_in_place(self.gate.device(), pages, done) };
+        unsafe { write_in_place(&self.gate, pages, done) };
         // The slots may be reused only once the in-place writes are durable.
         self.sync_if_asked()
     }
@@ -190,8 +215,10 @@ impl Doublewrite {
     ) -> std::result::Result<(), DeviceError> {
         let slot = self.before_single(write.page, write.buf)?;
         // SAFETY: the page stays latched until its completion is reported.
-        unsafe { write_in_place(self.gate.device(), std::slice::from_ref(write), done) };
-        self.after_single(slot)
+        unsafe { write_in_place(&self.gate, std::slice::from_ref(write), done) };
+        let synced = self.sync_if_asked();
+        self.release_slot(slot);
+        synced
     }
 }
 
@@ -208,7 +235,12 @@ impl WritePath for Doublewrite {
     ) -> std::result::Result<(), DeviceError> {
         match (kind, pages) {
             (WriteKind::Single, [one]) => self.write_single(one, done),
-            _ => self.write_batch(pages, done),
+            _ if self.batches_through_area => self.write_batch(pages, done),
+            _ => {
+                // SAFETY: the WritePath contract: buffers stay valid until reported.
+                unsafe { write_in_place(&self.gate, pages, done) };
+                self.sync_if_asked()
+            }
         }
     }
 
@@ -234,6 +266,8 @@ impl WritePath for Doublewrite {
     }
 
     fn after_single(&self, slot: usize) -> std::result::Result<(), DeviceError> {
+        // The caller's own in-place write (the fused command) has completed: count it first.
+        self.gate.write_completed();
         let synced = self.sync_if_asked();
         self.release_slot(slot);
         synced
@@ -244,7 +278,7 @@ impl WritePath for Doublewrite {
     }
 
     fn max_batch(&self) -> usize {
-        BATCH_SLOTS
+        self.max_batch
     }
 
     fn stats(&self) -> WritePathStats {

@@ -104,8 +104,9 @@ impl MissPath for Ace {
             }
             Ok(Acquired::Free(id))
         };
-        // Bound: MISS_ITERATIONS; each takes a frame, writes a batch, or yields.
-        for _ in 0..MISS_ITERATIONS {
+        // Bound: MISS_ITERATIONS; each takes a frame, writes a batch, or waits (a short sleep
+        // from the third on: frames may all be busy in a background write).
+        for n in 0..MISS_ITERATIONS {
             if let Some(id) = core.pop_free(instance) {
                 return finish(id, stall_began);
             }
@@ -124,7 +125,11 @@ impl MissPath for Ace {
                 None => {
                     core.check_poisoned()?;
                     core.wake_cleaner();
-                    crate::sync::yield_now();
+                    if n > 1 {
+                        crate::sync::sleep(core.device_ms(1));
+                    } else {
+                        crate::sync::yield_now();
+                    }
                 }
             }
         }

@@ -67,8 +67,9 @@ impl MissPath for BackendWrite {
         _read: bool,
     ) -> Result<Acquired> {
         let mut stall_began: Option<u64> = None;
-        // Bound: MISS_ITERATIONS; each either takes a frame, writes one, or yields.
-        for _ in 0..MISS_ITERATIONS {
+        // Bound: MISS_ITERATIONS; each takes a frame, writes, or waits (a short sleep from the
+        // third on, as InnoDB's loop does: frames may all be busy in a background write).
+        for n in 0..MISS_ITERATIONS {
             if let Some(id) = core.pop_free(instance) {
                 return Ok(finish(core, id, stall_began));
             }
@@ -87,7 +88,11 @@ impl MissPath for BackendWrite {
                 None => {
                     core.check_poisoned()?;
                     core.wake_cleaner();
-                    crate::sync::yield_now();
+                    if n > 1 {
+                        crate::sync::sleep(core.device_ms(1));
+                    } else {
+                        crate::sync::yield_now();
+                    }
                 }
             }
         }

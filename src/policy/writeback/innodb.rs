@@ -331,9 +331,10 @@ fn flush_dirty_region(core: &Core, instance: &Instance, limit: Option<usize>) ->
 /// Writes a background batch, returning each written frame to the free list as its own write
 /// completes (if it is still unpinned and clean on the order or the side list). Returns pages
 /// written.
+#[allow(clippy::needless_pass_by_value)] // the claims are handed over with the list
 fn write_and_free(core: &Core, instance: &Instance, batch: Vec<FrameId>) -> Result<u64> {
     let mut written = 0u64;
-    let result = core.write_frames_then(batch, WriteKind::Batch, false, &mut |id| {
+    let result = core.write_frames_then(&batch, WriteKind::Batch, false, &mut |id| {
         written += 1;
         if core.evict_written(instance, id) {
             core.push_free(instance, id);

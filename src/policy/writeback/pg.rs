@@ -29,6 +29,9 @@ use crate::sync::{Mutex, Ordering};
 
 /// PostgreSQL's `smoothing_samples`.
 const SMOOTHING_SAMPLES: f64 = 16.0;
+/// The checkpointer writes (and holds) at most this many pages at once: PostgreSQL's writes
+/// one buffer at a time; a bounded batch keeps the device busy without taking every frame.
+const CHECKPOINT_BATCH: usize = 32;
 
 /// The bgwriter and checkpointer settings (PostgreSQL's names).
 #[derive(Debug, Clone, Copy)]
@@ -162,7 +165,17 @@ impl PgBackground {
         if due > 0 {
             let share = due.div_ceil(core.instances.len() as u64) as usize;
             for instance in &core.instances {
-                written += core.flush_oldest(instance, share, spread.target_lsn)?;
+                let mut left = share;
+                // Bound: share / CHECKPOINT_BATCH batches, each writing at least one page.
+                while left > 0 {
+                    let wrote =
+                        core.flush_oldest(instance, left.min(CHECKPOINT_BATCH), spread.target_lsn)?;
+                    if wrote == 0 {
+                        break;
+                    }
+                    written += wrote;
+                    left = left.saturating_sub(wrote as usize);
+                }
             }
             core.counters
                 .flush_list_flushes

@@ -128,6 +128,10 @@ pub enum Error {
     /// changed under it). Retryable: nothing of the transaction remains; run it again.
     #[error("transaction conflict (retry it): {0}")]
     Conflict(String),
+    /// The key-value engine refuses work after a failure it could not undo (a rollback that
+    /// failed to log its compensation): reopen the database to recover.
+    #[error("the engine is unusable after an earlier failure (reopen to recover): {0}")]
+    EngineFailed(String),
     /// A device's contents or size are not what the data-file or log format needs (blank,
     /// foreign, damaged header, other version or page size, truncated, bound to another log).
     #[error("{device}: {problem}")]

@@ -1,6 +1,7 @@
-//! The `flashbuf` command line: `device probe`, `bench` (and later `sweep`, `check`).
+//! The `flashbuf` command line: `device probe`, `bench`, `check` (and later `sweep`).
 
 pub mod bench;
+pub mod check;
 pub mod probe;
 
 use clap::{Parser, Subcommand};
@@ -23,6 +24,8 @@ enum Command {
     },
     /// Run schemes side by side on one device and database image and compare them.
     Bench(Box<bench::BenchArgs>),
+    /// Verify a database image: page checksums and the structure of every B+-tree.
+    Check(check::CheckArgs),
 }
 
 #[derive(Debug, Subcommand)]
@@ -40,6 +43,7 @@ pub fn run() -> i32 {
             command: DeviceCommand::Probe(args),
         } => probe::run(&args),
         Command::Bench(args) => bench::run(&args),
+        Command::Check(args) => check::run(&args),
     };
     match result {
         Ok(()) => 0,

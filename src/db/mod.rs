@@ -39,6 +39,16 @@
 //! checkpoint moves past them and every later commit returns [`Error::Poisoned`]. Reopening
 //! recovers from the log, which still holds everything since the last good checkpoint.
 //!
+//! **Mini-transactions** (the B+-tree's, `src/btree/`): [`Database::append_mtr`] appends a
+//! batch of `PageOp` (and `Undo`) records ending in an `MtrEnd` terminator while the caller
+//! holds every changed page latched exclusive, registered in flight like a commit, then stamps
+//! the pages with the batch's LSN range and releases them. Recovery applies a batch only when
+//! its terminator is in the log, through the [`PageOpRedo`] hook given to
+//! [`Database::open_with_redo`] (this module does not know the tree's page formats; see
+//! `recovery.rs`). Key-value transactions without a `TxnCommit`/`TxnAbort` are reported as
+//! losers with their undo entries; their first LSN stays registered in flight (no checkpoint
+//! passes it) until the caller has rolled them back and calls [`Database::withdraw_in_flight`].
+//!
 //! Lock order: page latches (ascending page id) → pool internals → the log's mutex; the
 //! registry of batches in flight and the checkpoint lock are leaves.
 
@@ -53,7 +63,7 @@ use std::time::Duration;
 
 use parking_lot::{Condvar, Mutex};
 
-pub use recovery::RecoveryReport;
+pub use recovery::{LoserTxn, NoPageOps, PageOpRedo, RecoveryReport};
 pub use txn::Transaction;
 
 use crate::datafile::{DataFile, DataFileContent};
@@ -237,6 +247,19 @@ impl Database {
         log: SharedDevice,
         config: &DatabaseConfig,
     ) -> Result<(Self, RecoveryReport)> {
+        Self::open_with_redo(data, log, config, &NoPageOps)
+    }
+
+    /// [`Database::open`] with the hook that re-applies `PageOp` records (the B+-tree's).
+    ///
+    /// # Errors
+    /// As [`Database::open`], plus the hook's errors.
+    pub fn open_with_redo(
+        data: SharedDevice,
+        log: SharedDevice,
+        config: &DatabaseConfig,
+        redo: &dyn PageOpRedo,
+    ) -> Result<(Self, RecoveryReport)> {
         config.validate()?;
         config.pool.validate()?;
         let (datafile, wal, recovery) = match plan(&data, &log, &config.wal)? {
@@ -244,7 +267,7 @@ impl Database {
             Plan::CreateLog => create_log(data, log, &config.wal)?,
             Plan::Open => open_files(data, log, &config.wal)?,
         };
-        Self::start(datafile, wal, &recovery, config)
+        Self::start(datafile, wal, &recovery, config, redo)
     }
 
     fn start(
@@ -252,6 +275,7 @@ impl Database {
         wal: Arc<Wal>,
         recovery: &Recovery,
         config: &DatabaseConfig,
+        redo: &dyn PageOpRedo,
     ) -> Result<(Self, RecoveryReport)> {
         let protection = config.pool.effective_torn_page_protection();
         let mut pool_config = config.pool.clone();
@@ -273,7 +297,7 @@ impl Database {
         };
         let pool = open_pool(&target, &pool_config, Arc::new(WalLog(Arc::clone(&wal))))?;
         pool.set_high_water(high_water);
-        let mut report = recovery::replay(&pool, recovery, protection)?;
+        let mut report = recovery::replay(&pool, recovery, protection, redo)?;
         report.doublewrite_copies = restored.copies;
         report.doublewrite_restored = restored.restored;
         report.redo_lsn = recovery.checkpoint.redo_lsn;
@@ -297,6 +321,10 @@ impl Database {
             checkpoint_period_ms: config.checkpoint_period_ms,
             log_flush_period_ms: config.log_flush_period_ms,
         });
+        // Losers keep their log (their undo entries) until the caller has rolled them back.
+        for loser in &report.losers {
+            shared.register_in_flight_at(loser.first_lsn);
+        }
         shared.checkpoint()?;
         let database = Database {
             shared,
@@ -383,6 +411,68 @@ impl Database {
             guard.set_lsn_range(range.start, range.end);
         }
         Ok((range, in_flight))
+    }
+
+    /// Appends a mini-transaction: `records` (ending in `MtrEnd`) in one batch while `pages`
+    /// (every page the records change, latched exclusive) are held; then stamps each page with
+    /// the batch's LSN range and releases it (draining `pages`). Registered in flight from
+    /// before the append until the pages are marked dirty, so no checkpoint passes the batch.
+    /// On error nothing was appended and `pages` are left to the caller (to restore).
+    ///
+    /// # Errors
+    /// A poisoned database; log errors ([`Error::LogFull`], a batch over the log's limit).
+    pub fn append_mtr(
+        &self,
+        records: &[LogRecord],
+        pages: &mut Vec<PageWriteGuard<'_>>,
+    ) -> Result<LsnRange> {
+        assert!(
+            matches!(records.last(), Some(LogRecord::MtrEnd { .. })),
+            "a mini-transaction batch ends with its terminator"
+        );
+        self.shared.check_usable()?;
+        let bound = self.shared.register_in_flight();
+        let range = match self.shared.wal.append_range(records) {
+            Ok(range) => range,
+            Err(err) => {
+                self.shared.withdraw_in_flight(bound);
+                return Err(err);
+            }
+        };
+        for guard in pages.iter_mut() {
+            guard.set_lsn_range(range.start, range.end);
+        }
+        pages.clear(); // releases the latches, marking the pages dirty
+        self.shared.withdraw_in_flight(bound);
+        Ok(range)
+    }
+
+    /// A fresh transaction id (unique across restarts: recovery starts above every id in the
+    /// log), for transaction layers built on mini-transactions.
+    pub fn next_txn_id(&self) -> crate::wal::TxnId {
+        self.shared.next_txn.fetch_add(1, Ordering::Relaxed)
+    }
+
+    /// InnoDB's `log_free_check`: call holding no page latch before a change, so the log never
+    /// fills while latches are held.
+    ///
+    /// # Errors
+    /// [`Error::LogFull`] when the log cannot be freed within its timeout; write errors.
+    pub fn log_free_check(&self) -> Result<()> {
+        self.shared.log_free_check()
+    }
+
+    /// Registers a lower bound of the LSN of records about to be appended (the current end of
+    /// the log): no checkpoint passes it until [`Database::withdraw_in_flight`]. A transaction
+    /// layer holds one from its first change to its outcome record, so recovery always finds
+    /// its undo entries.
+    pub fn register_in_flight(&self) -> Lsn {
+        self.shared.register_in_flight()
+    }
+
+    /// Withdraws a bound from [`Database::register_in_flight`] (or a loser's `first_lsn`).
+    pub fn withdraw_in_flight(&self, bound: Lsn) {
+        self.shared.withdraw_in_flight(bound);
     }
 
     /// Makes a commit that ended at `lsn` durable per `flush_log_at_trx_commit`.
@@ -573,11 +663,19 @@ impl Shared {
 
     fn checkpoint(&self) -> Result<()> {
         let _one = self.checkpoint_lock.lock();
-        let in_flight = self.in_flight.lock().keys().next().copied();
-        let mut redo = self.pool.oldest_unflushed_lsn().min(self.wal.current_lsn());
-        if let Some(bound) = in_flight {
-            redo = redo.min(bound);
-        }
+        // The registry stays locked while the redo point is computed: a batch registers before
+        // its append and withdraws after its pages are dirty, so with no registration or
+        // withdrawal in between, every appended batch is either still registered or has its
+        // pages on the flush list (otherwise a withdrawal between reading the registry and
+        // reading the flush list lets the redo point pass a batch whose pages are not yet dirty).
+        let redo = {
+            let in_flight = self.in_flight.lock();
+            let mut redo = self.pool.oldest_unflushed_lsn().min(self.wal.current_lsn());
+            if let Some(&bound) = in_flight.keys().next() {
+                redo = redo.min(bound);
+            }
+            redo
+        };
         let redo = redo.max(self.wal.checkpoint_lsn());
         let written = self
             .pool
@@ -646,6 +744,11 @@ impl Shared {
         let bound = self.wal.current_lsn();
         *in_flight.entry(bound).or_insert(0) += 1;
         bound
+    }
+
+    /// Registers an explicit bound (a loser transaction's first LSN during recovery).
+    fn register_in_flight_at(&self, bound: Lsn) {
+        *self.in_flight.lock().entry(bound).or_insert(0) += 1;
     }
 
     fn withdraw_in_flight(&self, bound: Lsn) {

@@ -19,14 +19,24 @@
 //! redo point. Issue 8's failure was replay reading the torn page at an *earlier* redo record
 //! (one logged while the page was dirty before its previous, successful write) and stopping
 //! there. Without such an image (protection `none`) the page is an error naming it.
+//!
+//! **Mini-transactions** (the B+-tree's `PageOp` records, ending in `MtrEnd`): a complete batch
+//! is applied in log order through the [`PageOpRedo`] hook, per page unless the page already
+//! carries the batch's end LSN; a batch cut by the end of the log is ignored (a split or merge
+//! is all or nothing). A page whose first operation in a batch defines it whole (an image, a
+//! format) is rebuilt without trusting the device copy (torn pages are repaired so); a torn
+//! page met by an operation that needs the old contents waits for the next batch that defines
+//! it, by the same argument as above, and is an error when none comes. Key-value transactions
+//! (`Undo`, `TxnCommit`, `TxnAbort`) without an outcome are reported as losers with their undo
+//! bodies, for the caller to roll back.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 
 use crate::engine::TornPageProtection;
 use crate::error::{Error, PageId, Result};
 use crate::page::{Lsn, PAGE_HEADER_SIZE};
 use crate::pool::BufferPool;
-use crate::wal::{LogRecord, RecoveredRecord, Recovery, TxnId};
+use crate::wal::{LogRecord, LsnRange, RecoveredRecord, Recovery, TxnId};
 
 /// What recovery did.
 #[derive(Debug, Clone, Default, serde::Serialize)]
@@ -59,6 +69,62 @@ pub struct RecoveryReport {
     pub max_txn: TxnId,
     /// Why the log scan stopped.
     pub stop: String,
+    /// Complete mini-transaction batches replayed (some pages may have been skipped).
+    pub mtr_batches: usize,
+    /// Mini-transaction records at the end of the log without their terminator (ignored).
+    pub mtr_records_incomplete: usize,
+    /// Key-value transactions without a commit or abort record, in log order of their first
+    /// batch: the caller rolls them back (see [`LoserTxn`]).
+    pub losers: Vec<LoserTxn>,
+}
+
+/// A key-value transaction recovery found without an outcome record.
+#[derive(Debug, Clone, Default, serde::Serialize)]
+pub struct LoserTxn {
+    /// The transaction.
+    pub txn: TxnId,
+    /// Start LSN of its first complete batch; registered in flight until the caller withdraws
+    /// it with `Database::withdraw_in_flight` after logging the rollback.
+    pub first_lsn: Lsn,
+    /// Its `Undo` bodies from complete batches, in log order (interpreted by the caller).
+    pub undo: Vec<Vec<u8>>,
+}
+
+/// Re-applies a logged page operation (a `PageOp` record) to a page image during recovery.
+/// Implemented by the layer that defines the page formats (the B+-tree), so that this module
+/// stays independent of them.
+pub trait PageOpRedo: Send + Sync + std::fmt::Debug {
+    /// Applies `op` to `image` (the whole page, header included) of page `page`.
+    ///
+    /// # Errors
+    /// [`Error::CorruptLog`] or [`Error::CorruptPage`] when the operation does not decode or
+    /// does not fit the page.
+    fn apply(&self, page: PageId, image: &mut [u8], op: &[u8]) -> Result<()>;
+
+    /// Whether `op` sets the whole page regardless of its previous contents (an image, a
+    /// format): recovery then does not need (or trust) the page on the device.
+    fn defines_page(&self, op: &[u8]) -> bool;
+}
+
+/// The hook of `Database::open`: a log with `PageOp` records cannot be recovered without the
+/// layer that wrote them.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct NoPageOps;
+
+impl PageOpRedo for NoPageOps {
+    fn apply(&self, page: PageId, _image: &mut [u8], _op: &[u8]) -> Result<()> {
+        Err(Error::CorruptLog {
+            offset: 0,
+            reason: format!(
+                "a page operation on page {page} needs the B+-tree's redo hook \
+                 (open the database through the key-value engine)"
+            ),
+        })
+    }
+
+    fn defines_page(&self, _op: &[u8]) -> bool {
+        false
+    }
 }
 
 /// Where the committed full images of each page are (their start LSNs, ascending).
@@ -96,11 +162,21 @@ pub(crate) fn replay(
     pool: &BufferPool,
     recovery: &Recovery,
     protection: TornPageProtection,
+    redo: &dyn PageOpRedo,
 ) -> Result<RecoveryReport> {
     let mut report = RecoveryReport::default();
     let images = committed_images(&recovery.records);
     let mut pending: HashMap<TxnId, Vec<&RecoveredRecord>> = HashMap::new();
     let mut states = PageStates::default();
+    let mut mtrs = MtrState {
+        batch: Vec::new(),
+        start: 0,
+        kv_txns: BTreeMap::new(),
+        torn: TornPages {
+            last_definition: last_definitions(recovery, redo),
+            awaiting: HashSet::new(),
+        },
+    };
     for recovered in &recovery.records {
         match &recovered.record {
             LogRecord::PageRedo { txn, page, .. } | LogRecord::FullPageImage { txn, page, .. } => {
@@ -145,9 +221,21 @@ pub(crate) fn replay(
                 }
                 report.committed += 1;
             }
+            LogRecord::PageOp { .. } | LogRecord::Undo { .. } => {
+                check_op_page(pool, recovered)?;
+                mtrs.push(recovered, &mut report);
+            }
+            LogRecord::MtrEnd { txn } => {
+                mtrs.end(pool, redo, *txn, recovered, &mut states.lsn, &mut report)?;
+            }
+            LogRecord::TxnCommit { txn } | LogRecord::TxnAbort { txn } => {
+                report.max_txn = report.max_txn.max(*txn);
+                mtrs.kv_txns.remove(txn);
+            }
             LogRecord::Checkpoint { .. } => {}
         }
     }
+    mtrs.finish(&mut report)?;
     report.uncommitted = pending.len();
     if let Some((&page, &until)) = states.torn_until.iter().next() {
         return Err(Error::CorruptPage {
@@ -244,7 +332,274 @@ fn apply(
             guard.set_lsn_range(batch.start, batch.end);
             report.redo_applied += 1;
         }
-        LogRecord::Commit { .. } | LogRecord::Checkpoint { .. } => {}
+        LogRecord::Commit { .. }
+        | LogRecord::Checkpoint { .. }
+        | LogRecord::PageOp { .. }
+        | LogRecord::MtrEnd { .. }
+        | LogRecord::Undo { .. }
+        | LogRecord::TxnCommit { .. }
+        | LogRecord::TxnAbort { .. } => {}
+    }
+    Ok(())
+}
+
+/// Pages found torn on the device whose repair comes later in the log.
+struct TornPages {
+    /// Per page, the start LSN of the last complete batch that defines it whole (an image or a
+    /// format as the page's first operation in the batch).
+    last_definition: HashMap<PageId, Lsn>,
+    /// Torn pages waiting for such a batch: earlier batches on them are skipped.
+    awaiting: HashSet<PageId>,
+}
+
+/// The pre-pass of [`TornPages::last_definition`].
+fn last_definitions(recovery: &Recovery, redo: &dyn PageOpRedo) -> HashMap<PageId, Lsn> {
+    let mut last = HashMap::new();
+    let mut firsts: Vec<(PageId, bool)> = Vec::new();
+    let mut start = None;
+    for recovered in &recovery.records {
+        match &recovered.record {
+            LogRecord::PageOp { page, op } => {
+                start.get_or_insert(recovered.start);
+                if firsts.iter().all(|(seen, _)| seen != page) {
+                    firsts.push((*page, redo.defines_page(op)));
+                }
+            }
+            LogRecord::Undo { .. } => {
+                start.get_or_insert(recovered.start);
+            }
+            LogRecord::MtrEnd { .. } => {
+                let batch_start = start.take().unwrap_or(recovered.start);
+                for (page, defines) in firsts.drain(..) {
+                    if defines {
+                        last.insert(page, batch_start);
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    last
+}
+
+/// A `PageOp` must name a data page.
+fn check_op_page(pool: &BufferPool, recovered: &RecoveredRecord) -> Result<()> {
+    if let LogRecord::PageOp { page, .. } = &recovered.record
+        && *page >= pool.pages()
+    {
+        return Err(Error::CorruptLog {
+            offset: recovered.start,
+            reason: format!(
+                "a page operation names page {page}, past the end of the data file ({} pages)",
+                pool.pages()
+            ),
+        });
+    }
+    Ok(())
+}
+
+/// The losers, by their first LSN.
+fn losers_in_order(kv_txns: BTreeMap<TxnId, LoserTxn>) -> Vec<LoserTxn> {
+    let mut losers: Vec<LoserTxn> = kv_txns.into_values().collect();
+    losers.sort_by_key(|loser| loser.first_lsn);
+    losers
+}
+
+/// Records the undo bodies of a key-value transaction's batch (system batches have txn 0).
+fn note_undo(
+    kv_txns: &mut BTreeMap<TxnId, LoserTxn>,
+    txn: TxnId,
+    start: Lsn,
+    batch: &[&LogRecord],
+) {
+    if txn == 0 {
+        return;
+    }
+    let entry = kv_txns.entry(txn).or_insert_with(|| LoserTxn {
+        txn,
+        first_lsn: start,
+        undo: Vec::new(),
+    });
+    for record in batch {
+        if let LogRecord::Undo { body, .. } = record {
+            entry.undo.push(body.clone());
+        }
+    }
+}
+
+/// Mini-transaction batches being collected and the key-value transactions they belong to.
+struct MtrState<'r> {
+    /// The batch being collected (its `PageOp` and `Undo` records).
+    batch: Vec<&'r LogRecord>,
+    /// Its start LSN.
+    start: Lsn,
+    /// Key-value transactions seen and not yet ended.
+    kv_txns: BTreeMap<TxnId, LoserTxn>,
+    torn: TornPages,
+}
+
+impl<'r> MtrState<'r> {
+    fn push(&mut self, recovered: &'r RecoveredRecord, report: &mut RecoveryReport) {
+        if let LogRecord::Undo { txn, .. } = &recovered.record {
+            report.max_txn = report.max_txn.max(*txn);
+        }
+        if self.batch.is_empty() {
+            self.start = recovered.start;
+        }
+        self.batch.push(&recovered.record);
+    }
+
+    /// The batch's terminator: apply it, note its undo entries.
+    fn end(
+        &mut self,
+        pool: &BufferPool,
+        redo: &dyn PageOpRedo,
+        txn: TxnId,
+        recovered: &RecoveredRecord,
+        page_lsn: &mut HashMap<PageId, Lsn>,
+        report: &mut RecoveryReport,
+    ) -> Result<()> {
+        report.max_txn = report.max_txn.max(txn);
+        let start = if self.batch.is_empty() {
+            recovered.start
+        } else {
+            self.start
+        };
+        let range = LsnRange {
+            start,
+            end: recovered.end,
+        };
+        MtrReplay {
+            pool,
+            redo,
+            page_lsn,
+            torn: &mut self.torn,
+            report,
+        }
+        .apply_batch(&self.batch, range)?;
+        note_undo(&mut self.kv_txns, txn, range.start, &self.batch);
+        self.batch.clear();
+        Ok(())
+    }
+
+    /// After the scan: incomplete records, losers, torn pages never rebuilt.
+    fn finish(self, report: &mut RecoveryReport) -> Result<()> {
+        report.mtr_records_incomplete = self.batch.len();
+        report.losers = losers_in_order(self.kv_txns);
+        if let Some(&page) = self.torn.awaiting.iter().next() {
+            return Err(Error::CorruptPage {
+                page,
+                reason: "torn, and the batch that would rebuild it was not applied".into(),
+            });
+        }
+        Ok(())
+    }
+}
+
+/// What replaying a mini-transaction batch needs.
+struct MtrReplay<'a> {
+    pool: &'a BufferPool,
+    redo: &'a dyn PageOpRedo,
+    page_lsn: &'a mut HashMap<PageId, Lsn>,
+    torn: &'a mut TornPages,
+    report: &'a mut RecoveryReport,
+}
+
+impl MtrReplay<'_> {
+    /// Applies one complete batch (see [`apply_mtr_batch`]).
+    fn apply_batch(&mut self, batch: &[&LogRecord], range: LsnRange) -> Result<()> {
+        apply_mtr_batch(
+            self.pool,
+            self.redo,
+            batch,
+            range,
+            self.page_lsn,
+            self.torn,
+            self.report,
+        )?;
+        self.report.mtr_batches += 1;
+        Ok(())
+    }
+}
+
+/// Applies one complete mini-transaction batch: per page, in record order, unless the page
+/// already carries the batch (its LSN is at or past the batch's end). A page that cannot be
+/// read (torn: its last write was cut by the crash) while a later batch rebuilds it whole is
+/// skipped until that batch (see the module docs).
+fn apply_mtr_batch(
+    pool: &BufferPool,
+    redo: &dyn PageOpRedo,
+    batch: &[&LogRecord],
+    range: LsnRange,
+    page_lsn: &mut HashMap<PageId, Lsn>,
+    torn: &mut TornPages,
+    report: &mut RecoveryReport,
+) -> Result<()> {
+    // Pages in order of first appearance, each with its operations in log order. A batch
+    // changes a handful of pages, so a vector is the right map.
+    let mut pages: Vec<(PageId, Vec<&[u8]>)> = Vec::new();
+    for record in batch {
+        if let LogRecord::PageOp { page, op } = record {
+            match pages.iter_mut().find(|(id, _)| id == page) {
+                Some((_, ops)) => ops.push(op.as_slice()),
+                None => pages.push((*page, vec![op.as_slice()])),
+            }
+        }
+    }
+    for (page, ops) in pages {
+        let defines = ops.first().is_some_and(|op| redo.defines_page(op));
+        if torn.awaiting.contains(&page) {
+            if !defines {
+                report.redo_superseded += ops.len();
+                continue;
+            }
+            torn.awaiting.remove(&page);
+            page_lsn.insert(page, 0);
+        }
+        let known = match page_lsn.get(&page) {
+            Some(&lsn) => lsn,
+            // A page the batch rebuilds whole may be torn on the device: unreadable means
+            // "older than anything" (the batch repairs it).
+            None if defines => {
+                if let Ok(guard) = pool.read(page) {
+                    crate::page::page_lsn(guard.data())
+                } else {
+                    report.torn_pages_repaired += 1;
+                    0
+                }
+            }
+            None => match pool.write(page) {
+                Ok(guard) => crate::page::page_lsn(guard.data()),
+                Err(Error::CorruptPage { .. })
+                    if torn
+                        .last_definition
+                        .get(&page)
+                        .is_some_and(|&at| at > range.start) =>
+                {
+                    report.torn_pages_repaired += 1;
+                    report.redo_superseded += ops.len();
+                    torn.awaiting.insert(page);
+                    continue;
+                }
+                Err(err) => return Err(err),
+            },
+        };
+        if known >= range.end {
+            report.redo_skipped += ops.len();
+            page_lsn.insert(page, known);
+            continue;
+        }
+        let mut guard = if defines {
+            pool.create(page)?
+        } else {
+            pool.write(page)?
+        };
+        for op in &ops {
+            redo.apply(page, guard.data_mut(), op)?;
+        }
+        guard.set_lsn_range(range.start, range.end);
+        report.redo_applied += ops.len();
+        page_lsn.insert(page, range.end);
     }
     Ok(())
 }

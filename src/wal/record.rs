@@ -9,7 +9,8 @@
 //!      8    8 lsn        the record's start LSN (catches stale records from an earlier lap)
 //!     16    4 prev_crc   the crc of the record before it (chains the log: a record left over
 //!                        from a tail that an earlier recovery discarded does not chain on)
-//!     20    1 type       1 PageRedo, 2 FullPageImage, 3 Commit, 4 Checkpoint
+//!     20    1 type       1 PageRedo, 2 FullPageImage, 3 Commit, 4 Checkpoint, 5 PageOp,
+//!                        6 MtrEnd, 7 Undo, 8 TxnCommit, 9 TxnAbort
 //!     21    3 reserved   zero
 //!     24   .. body       per type, little endian, exactly as long as the type says
 //! ```
@@ -34,6 +35,13 @@ const TYPE_PAGE_REDO: u8 = 1;
 const TYPE_FULL_PAGE_IMAGE: u8 = 2;
 const TYPE_COMMIT: u8 = 3;
 const TYPE_CHECKPOINT: u8 = 4;
+const TYPE_PAGE_OP: u8 = 5;
+const TYPE_MTR_END: u8 = 6;
+const TYPE_UNDO: u8 = 7;
+const TYPE_TXN_COMMIT: u8 = 8;
+const TYPE_TXN_ABORT: u8 = 9;
+/// The highest type byte a record may carry.
+const TYPE_MAX: u8 = TYPE_TXN_ABORT;
 
 /// One redo log record.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -69,6 +77,43 @@ pub enum LogRecord {
     Checkpoint {
         /// Where redo starts for this checkpoint.
         redo_lsn: Lsn,
+    },
+    /// Physiological redo of a mini-transaction (the B+-tree's): `op` is one operation on
+    /// `page` (insert at a slot, delete a slot, set a link, a compact image, ...), encoded and
+    /// interpreted by the redo hook given to `Database::open_with_redo`; opaque to the log.
+    /// Applied only when the batch it belongs to ends with [`LogRecord::MtrEnd`].
+    PageOp {
+        /// The data page changed.
+        page: PageId,
+        /// The encoded operation.
+        op: Vec<u8>,
+    },
+    /// Terminator of a mini-transaction batch: the `PageOp` and `Undo` records appended with
+    /// it in one append form an atomic unit; a batch cut by a torn log tail is ignored.
+    MtrEnd {
+        /// The transaction the batch belongs to (0 for a system mini-transaction, e.g. a
+        /// split, which no transaction rolls back).
+        txn: TxnId,
+    },
+    /// Undo information of one row operation of `txn` (logical: tree, key, before-value),
+    /// encoded and interpreted by the transaction layer; opaque to the log. Part of the
+    /// mini-transaction batch that made the change.
+    Undo {
+        /// The transaction.
+        txn: TxnId,
+        /// The encoded undo entry.
+        body: Vec<u8>,
+    },
+    /// Key-value transaction `txn` committed (the transaction layer's commit; `Commit` stays
+    /// the page-level `db::Transaction`'s).
+    TxnCommit {
+        /// The transaction.
+        txn: TxnId,
+    },
+    /// Key-value transaction `txn` is rolled back completely (its undo was applied and logged).
+    TxnAbort {
+        /// The transaction.
+        txn: TxnId,
     },
 }
 
@@ -152,6 +197,11 @@ impl LogRecord {
             LogRecord::FullPageImage { .. } => TYPE_FULL_PAGE_IMAGE,
             LogRecord::Commit { .. } => TYPE_COMMIT,
             LogRecord::Checkpoint { .. } => TYPE_CHECKPOINT,
+            LogRecord::PageOp { .. } => TYPE_PAGE_OP,
+            LogRecord::MtrEnd { .. } => TYPE_MTR_END,
+            LogRecord::Undo { .. } => TYPE_UNDO,
+            LogRecord::TxnCommit { .. } => TYPE_TXN_COMMIT,
+            LogRecord::TxnAbort { .. } => TYPE_TXN_ABORT,
         }
     }
 
@@ -162,7 +212,13 @@ impl LogRecord {
             + match self {
                 LogRecord::PageRedo { bytes, .. } => 24 + bytes.len(),
                 LogRecord::FullPageImage { image, .. } => 20 + image.len(),
-                LogRecord::Commit { .. } | LogRecord::Checkpoint { .. } => 8,
+                LogRecord::PageOp { op, .. } => 12 + op.len(),
+                LogRecord::Undo { body, .. } => 12 + body.len(),
+                LogRecord::Commit { .. }
+                | LogRecord::Checkpoint { .. }
+                | LogRecord::MtrEnd { .. }
+                | LogRecord::TxnCommit { .. }
+                | LogRecord::TxnAbort { .. } => 8,
             }
     }
 
@@ -204,8 +260,23 @@ impl LogRecord {
                 out.extend_from_slice(&(image.len() as u32).to_le_bytes());
                 out.extend_from_slice(image);
             }
-            LogRecord::Commit { txn } => out.extend_from_slice(&txn.to_le_bytes()),
+            LogRecord::Commit { txn }
+            | LogRecord::MtrEnd { txn }
+            | LogRecord::TxnCommit { txn }
+            | LogRecord::TxnAbort { txn } => out.extend_from_slice(&txn.to_le_bytes()),
             LogRecord::Checkpoint { redo_lsn } => out.extend_from_slice(&redo_lsn.to_le_bytes()),
+            LogRecord::PageOp {
+                page: id,
+                op: bytes,
+            }
+            | LogRecord::Undo {
+                txn: id,
+                body: bytes,
+            } => {
+                out.extend_from_slice(&id.to_le_bytes());
+                out.extend_from_slice(&(bytes.len() as u32).to_le_bytes());
+                out.extend_from_slice(bytes);
+            }
         }
         assert_eq!(out.len(), len, "encoded length matches encoded_len");
         Ok(out)
@@ -279,8 +350,7 @@ pub fn check_frame(frame: &[u8], expected_lsn: Lsn) -> Result<FrameHeader, Decod
         });
     }
     let type_byte = frame.get(20).copied().unwrap_or(0);
-    if !(TYPE_PAGE_REDO..=TYPE_CHECKPOINT).contains(&type_byte)
-        || frame.get(21..24) != Some(&[0u8; 3][..])
+    if !(TYPE_PAGE_REDO..=TYPE_MAX).contains(&type_byte) || frame.get(21..24) != Some(&[0u8; 3][..])
     {
         return Err(DecodeError::BadType(type_byte));
     }
@@ -365,17 +435,39 @@ fn decode_body(type_byte: u8, body: &[u8]) -> Result<LogRecord, DecodeError> {
                 image: image.to_vec(),
             })
         }
-        TYPE_COMMIT | TYPE_CHECKPOINT => {
+        TYPE_COMMIT | TYPE_CHECKPOINT | TYPE_MTR_END | TYPE_TXN_COMMIT | TYPE_TXN_ABORT => {
             if body.len() != 8 {
                 return Err(DecodeError::BadBody(
-                    "commit/checkpoint body is not 8 bytes",
+                    "commit/checkpoint/terminator body is not 8 bytes",
                 ));
             }
             let value = u64_at(body, 0).ok_or(short)?;
-            Ok(if type_byte == TYPE_COMMIT {
-                LogRecord::Commit { txn: value }
+            Ok(match type_byte {
+                TYPE_COMMIT => LogRecord::Commit { txn: value },
+                TYPE_MTR_END => LogRecord::MtrEnd { txn: value },
+                TYPE_TXN_COMMIT => LogRecord::TxnCommit { txn: value },
+                TYPE_TXN_ABORT => LogRecord::TxnAbort { txn: value },
+                _ => LogRecord::Checkpoint { redo_lsn: value },
+            })
+        }
+        TYPE_PAGE_OP | TYPE_UNDO => {
+            let (Some(id), Some(len)) = (u64_at(body, 0), u32_at(body, 8)) else {
+                return Err(short);
+            };
+            let bytes = body.get(12..).unwrap_or_default();
+            if bytes.len() != len as usize {
+                return Err(DecodeError::BadBody("op/undo length does not match body"));
+            }
+            Ok(if type_byte == TYPE_PAGE_OP {
+                LogRecord::PageOp {
+                    page: id,
+                    op: bytes.to_vec(),
+                }
             } else {
-                LogRecord::Checkpoint { redo_lsn: value }
+                LogRecord::Undo {
+                    txn: id,
+                    body: bytes.to_vec(),
+                }
             })
         }
         other => Err(DecodeError::BadType(other)),
@@ -402,6 +494,21 @@ mod tests {
             },
             LogRecord::Commit { txn: 10 },
             LogRecord::Checkpoint { redo_lsn: 11 },
+            LogRecord::PageOp {
+                page: 12,
+                op: vec![1, 2, 3],
+            },
+            LogRecord::MtrEnd { txn: 13 },
+            LogRecord::Undo {
+                txn: 14,
+                body: vec![15; 40],
+            },
+            LogRecord::TxnCommit { txn: 16 },
+            LogRecord::TxnAbort { txn: 17 },
+            LogRecord::PageOp {
+                page: 18,
+                op: Vec::new(),
+            },
         ];
         for record in &records {
             let bytes = record.encode(4096, 77).unwrap();

@@ -1,0 +1,714 @@
+//! A B+-tree over buffer-pool pages (issue 10): many named trees in one database, variable-length
+//! keys and values, point operations, range scans both ways, splits, merges of underfull leaves,
+//! removal of empty nodes, a bulk loader and a structure checker. Page formats are in
+//! `docs/btree-format.md`; recovery in `docs/recovery.md`.
+//!
+//! **Layers.** [`node`], [`meta`] and [`op`] are pure page formats and operations (no pool);
+//! [`mtr`] groups latched pages and their logged operations into mini-transactions; this file
+//! holds the tree operations; [`smo`] the structure modifications; [`bulk`] the loader;
+//! [`check`] the verifier. The module depends on `db` (mini-transaction append, redo hook), never
+//! the other way: `db` recovers `PageOp` records through the [`op::BTreeRedo`] hook.
+//!
+//! **Latch protocol: latch coupling, plus InnoDB's index lock for structure changes.** A
+//! descent latches the root shared, then each child before releasing its parent (lookups and
+//! scans: shared all the way; writers: shared on inner nodes, exclusive on the leaf). Forward
+//! scans latch the right sibling before releasing the current leaf; backward scans release the
+//! leaf and descend again to the predecessor of its low fence (never latching right to left).
+//! Row changes that fit their leaf are one mini-transaction on that leaf. A change that does not
+//! fit (split) or a delete that leaves a leaf underfull (merge, removal) runs a structure
+//! modification (SMO) as a separate system mini-transaction, holding the tree's `smo` mutex
+//! (InnoDB's `index->lock` in SX mode): only SMOs change inner nodes and sibling links, so while
+//! it holds the mutex the SMO can plan from a shared-latched descent, release, and then latch
+//! every page it changes exclusive in the global order below and re-check the leaf. Pages stay
+//! latched until the SMO's batch is appended.
+//!
+//! Why coupling rather than optimistic lock coupling: the pool has shared/exclusive latches
+//! and no page versions, and this module adds nothing to the pool; a lookup on cached pages
+//! takes only shared latches (and the pool's page-table shard read lock).
+//!
+//! **Lock order** (deadlock freedom): a tree's `smo` mutex → that tree's page latches by level,
+//! top down, and within the leaf level left to right → the meta page latch → latches of pages
+//! being allocated or freed (unreachable pages). Lookups, writers and scans take a subset in the
+//! same order and hold at most two page latches (parent and child, or a leaf and its right
+//! sibling). The lock manager's shard mutexes (`txn`) may be taken under a leaf latch (try-lock
+//! only) and never wait for a latch.
+//!
+//! **Deletion policy.** A leaf whose live bytes fall under a quarter of the node after a delete
+//! is merged with a sibling under the same parent when they fit in one page; an empty leaf is
+//! removed; an inner node left without children is removed; a root left with one child
+//! absorbs it (the tree shrinks). Underfull inner nodes are not merged (lazy, as in
+//! PostgreSQL's B-tree).
+//!
+//! **Size limits.** Keys up to `page_size / 16` bytes (at most 1024), values up to
+//! [`node::Limits::max_value`] (e.g. 744 bytes at 4 KiB pages, 3048 at 16 KiB); tree names up to
+//! 64 bytes; the catalog holds as many trees as fit in the meta page (at least 40 at 4 KiB).
+
+pub mod bulk;
+pub mod check;
+pub mod meta;
+pub mod mtr;
+pub mod node;
+pub mod op;
+pub mod smo;
+
+use std::ops::Bound;
+use std::sync::Arc;
+
+use parking_lot::{Mutex, RwLock};
+
+use crate::db::{Database, DatabaseConfig, RecoveryReport};
+use crate::device::SharedDevice;
+use crate::error::{Error, PageId, Result};
+use crate::kv::{Direction, TreeId};
+use crate::pool::PageReadGuard;
+use crate::wal::TxnId;
+use meta::META_PAGE;
+use mtr::Mtr;
+use node::{Limits, MAX_LEVELS, NodeRef};
+use op::PageOp;
+
+/// Retries of a row operation that had to wait for a structure change (each retry follows a
+/// split another operation may have filled again).
+const ROW_RETRIES: usize = 64;
+
+/// Receives a row's previous value (under the leaf latch) and returns the undo entry to log
+/// with the change, if any.
+pub type UndoMaker<'a> = dyn FnMut(Option<&[u8]>) -> Option<Vec<u8>> + 'a;
+
+/// One tree of the catalog.
+#[derive(Debug)]
+pub struct Tree {
+    /// Catalog id.
+    pub id: TreeId,
+    /// Name.
+    pub name: String,
+    /// Root page (never moves).
+    pub root: PageId,
+    /// Serializes structure modifications of this tree (InnoDB's index lock, SX mode).
+    smo: Mutex<()>,
+}
+
+/// What a scan callback wants next.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Visit {
+    /// Go on to the next pair.
+    Continue,
+    /// Stop the scan.
+    Stop,
+    /// Stop and report this key back: the caller must wait for something (a lock) without
+    /// holding the latch, then resume the scan at it.
+    Pause,
+}
+
+/// A database of named B+-trees: the pool, the log, the catalog.
+#[derive(Debug)]
+pub struct TreeStore {
+    db: Database,
+    limits: Limits,
+    page_size: usize,
+    trees: RwLock<Vec<Arc<Tree>>>,
+    /// Serializes catalog growth (tree creation).
+    catalog: Mutex<()>,
+}
+
+impl TreeStore {
+    /// Opens (recovering from the log) or creates the database on `data` with its log on `log`.
+    /// Recovery redoes every complete mini-transaction; the caller (the transaction layer)
+    /// rolls back the losers listed in the report.
+    ///
+    /// # Errors
+    /// Configuration (page size outside 4..=32 KiB), device, log and corrupt-page errors.
+    pub fn open(
+        data: SharedDevice,
+        log: SharedDevice,
+        config: &DatabaseConfig,
+    ) -> Result<(Self, RecoveryReport)> {
+        let page_size = data.info().page_size;
+        let limits = Limits::for_page(page_size)?;
+        if data.info().pages < 2 {
+            return Err(Error::Config(
+                "the B+-tree needs a data device of at least 2 pages".into(),
+            ));
+        }
+        let (db, report) = Database::open_with_redo(data, log, config, &op::BTreeRedo)?;
+        let store = TreeStore {
+            db,
+            limits,
+            page_size,
+            trees: RwLock::new(Vec::new()),
+            catalog: Mutex::new(()),
+        };
+        store.format_if_blank()?;
+        store.load_catalog()?;
+        Ok((store, report))
+    }
+
+    fn format_if_blank(&self) -> Result<()> {
+        let blank = meta::is_blank(self.db.pool().read(META_PAGE)?.data());
+        if !blank {
+            return Ok(());
+        }
+        let mut mtr = Mtr::new(&self.db, 0);
+        let slot = mtr.latch(META_PAGE)?;
+        mtr.apply(
+            slot,
+            &PageOp::InitMeta {
+                page_size: self.page_size as u32,
+            },
+        )?;
+        mtr.commit()?;
+        Ok(())
+    }
+
+    fn load_catalog(&self) -> Result<()> {
+        let meta = meta::decode(self.db.pool().read(META_PAGE)?.data())?;
+        let mut trees = self.trees.write();
+        trees.clear();
+        for (index, entry) in meta.trees.into_iter().enumerate() {
+            trees.push(Arc::new(Tree {
+                id: index as TreeId,
+                name: entry.name,
+                root: entry.root,
+                smo: Mutex::new(()),
+            }));
+        }
+        Ok(())
+    }
+
+    /// The database (pool and log).
+    pub fn database(&self) -> &Database {
+        &self.db
+    }
+
+    /// Key and value limits.
+    pub fn limits(&self) -> Limits {
+        self.limits
+    }
+
+    /// The page size.
+    pub fn page_size(&self) -> usize {
+        self.page_size
+    }
+
+    /// Every tree of the catalog.
+    pub fn trees(&self) -> Vec<Arc<Tree>> {
+        self.trees.read().clone()
+    }
+
+    /// The tree with id `tree`.
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] for an unknown id.
+    pub fn tree(&self, tree: TreeId) -> Result<Arc<Tree>> {
+        self.trees
+            .read()
+            .get(tree as usize)
+            .cloned()
+            .ok_or_else(|| Error::InvalidArgument(format!("no tree with id {tree}")))
+    }
+
+    /// The tree called `name`, created empty if missing.
+    ///
+    /// # Errors
+    /// An empty or too long name, a full catalog, a full device, I/O errors.
+    pub fn open_tree(&self, name: &str) -> Result<TreeId> {
+        if let Some(tree) = self.trees.read().iter().find(|t| t.name == name) {
+            return Ok(tree.id);
+        }
+        if name.is_empty() || name.len() > meta::MAX_NAME {
+            return Err(Error::InvalidArgument(format!(
+                "tree name `{name}` must have 1..={} bytes",
+                meta::MAX_NAME
+            )));
+        }
+        let _catalog = self.catalog.lock();
+        if let Some(tree) = self.trees.read().iter().find(|t| t.name == name) {
+            return Ok(tree.id);
+        }
+        self.db.log_free_check()?;
+        let mut mtr = Mtr::new(&self.db, 0);
+        let meta_slot = mtr.latch(META_PAGE)?;
+        let meta = meta::decode(mtr.data(meta_slot))?;
+        if !op::catalog_has_room(&meta, self.page_size, name) {
+            return Err(Error::InvalidArgument(format!(
+                "the catalog is full ({} trees); cannot add `{name}`",
+                meta.trees.len()
+            )));
+        }
+        let id = meta.trees.len() as TreeId;
+        let root = self.allocate(&mut mtr, meta_slot, 1)?[0];
+        let root_slot = mtr.slot_of(root).unwrap_or(usize::MAX);
+        mtr.apply(root_slot, &empty_leaf(id))?;
+        mtr.apply(
+            meta_slot,
+            &PageOp::MetaAddTree {
+                name: name.as_bytes().to_vec(),
+                root,
+            },
+        )?;
+        mtr.commit()?;
+        self.trees.write().push(Arc::new(Tree {
+            id,
+            name: name.to_string(),
+            root,
+            smo: Mutex::new(()),
+        }));
+        Ok(id)
+    }
+
+    /// Allocates `count` pages inside `mtr` (whose `meta_slot` holds the meta page latched):
+    /// from the free list first, then at the high-water mark. The pages are latched in `mtr`
+    /// (the caller formats each with an operation that defines the page).
+    ///
+    /// # Errors
+    /// The device is full; a corrupt free list.
+    pub(crate) fn allocate(
+        &self,
+        mtr: &mut Mtr<'_>,
+        meta_slot: mtr::Slot,
+        count: usize,
+    ) -> Result<Vec<PageId>> {
+        let meta = meta::decode(mtr.data(meta_slot))?;
+        let (mut high_water, mut free_head, mut free_count) =
+            (meta.high_water, meta.free_head, meta.free_count);
+        let mut pages = Vec::with_capacity(count);
+        for _ in 0..count {
+            if free_head != 0 {
+                let page = free_head;
+                let slot = mtr.latch(page)?;
+                free_head = meta::next_free(page, mtr.data(slot))?;
+                free_count = free_count.saturating_sub(1);
+                pages.push(page);
+            } else {
+                let page = high_water;
+                if page >= self.db.pool().pages() {
+                    return Err(Error::InvalidArgument(format!(
+                        "the database is full: all {} pages are in use",
+                        self.db.pool().pages()
+                    )));
+                }
+                mtr.latch_new(page)?;
+                high_water += 1;
+                pages.push(page);
+            }
+        }
+        mtr.apply(
+            meta_slot,
+            &PageOp::MetaAlloc {
+                high_water,
+                free_head,
+                free_count,
+            },
+        )?;
+        Ok(pages)
+    }
+
+    /// Puts the pages in `slots` (latched in `mtr`, unreachable now) on the free list.
+    pub(crate) fn free_pages(
+        mtr: &mut Mtr<'_>,
+        meta_slot: mtr::Slot,
+        slots: &[mtr::Slot],
+    ) -> Result<()> {
+        if slots.is_empty() {
+            return Ok(());
+        }
+        let meta = meta::decode(mtr.data(meta_slot))?;
+        let (mut free_head, mut free_count) = (meta.free_head, meta.free_count);
+        for &slot in slots {
+            mtr.apply(slot, &PageOp::InitFree { next: free_head })?;
+            free_head = mtr.page_id(slot);
+            free_count += 1;
+        }
+        mtr.apply(
+            meta_slot,
+            &PageOp::MetaAlloc {
+                high_water: meta.high_water,
+                free_head,
+                free_count,
+            },
+        )
+    }
+
+    /// A node view of a latched page of `tree`, checking that it belongs to the tree at the
+    /// expected level (`None`: any level).
+    pub(crate) fn node<'g>(
+        tree: &Tree,
+        page: PageId,
+        bytes: &'g [u8],
+        level: Option<u8>,
+    ) -> Result<NodeRef<'g>> {
+        let node = NodeRef::new(page, bytes)?;
+        if node.tree() != tree.id {
+            return Err(node::corrupt(
+                page,
+                format!(
+                    "reached from tree {} ({}) but belongs to tree {}",
+                    tree.id,
+                    tree.name,
+                    node.tree()
+                ),
+            ));
+        }
+        if let Some(level) = level
+            && node.level() != level
+        {
+            return Err(node::corrupt(
+                page,
+                format!("at level {} where level {level} was expected", node.level()),
+            ));
+        }
+        Ok(node)
+    }
+
+    /// Shared-latch descent to the leaf for `target`; returns the leaf latched shared and its
+    /// low fence (the separator bounding its keys from below, `None` for the leftmost leaf).
+    fn descend_shared(
+        &self,
+        tree: &Tree,
+        target: Target<'_>,
+    ) -> Result<(PageReadGuard<'_>, Option<Vec<u8>>)> {
+        let pool = self.db.pool();
+        let mut page = tree.root;
+        let mut guard = pool.read(page)?;
+        let mut level = None;
+        let mut low: Option<Vec<u8>> = None;
+        for _ in 0..MAX_LEVELS {
+            let node = Self::node(tree, page, guard.data(), level)?;
+            if node.is_leaf() {
+                return Ok((guard, low));
+            }
+            let index = target.child_index(&node)?;
+            if let Some(key) = node.child_low(index)? {
+                low = Some(key.to_vec());
+            }
+            let child = node.child(index)?;
+            level = Some(node.level() - 1);
+            let child_guard = pool.read(child)?;
+            page = child;
+            guard = child_guard;
+        }
+        Err(node::corrupt(tree.root, "tree deeper than the level bound"))
+    }
+
+    /// Descent with shared latches on inner nodes and an exclusive latch on the leaf covering
+    /// `key`, inside a new mini-transaction for `txn` (slot 0 is the leaf).
+    fn descend_for_write(&self, tree: &Tree, key: &[u8], txn: TxnId) -> Result<Mtr<'_>> {
+        let pool = self.db.pool();
+        // Bound: the root changes from leaf to inner at most once per split; retried a few
+        // times at most.
+        for _ in 0..ROW_RETRIES {
+            let root = pool.read(tree.root)?;
+            let root_node = Self::node(tree, tree.root, root.data(), None)?;
+            if root_node.is_leaf() {
+                drop(root);
+                let guard = pool.write(tree.root)?;
+                if Self::node(tree, tree.root, guard.data(), None)?.is_leaf() {
+                    let mut mtr = Mtr::new(&self.db, txn);
+                    mtr.add(guard);
+                    return Ok(mtr);
+                }
+                continue;
+            }
+            let mut page = tree.root;
+            let mut guard = root;
+            let mut level = None;
+            for _ in 0..MAX_LEVELS {
+                let node = Self::node(tree, page, guard.data(), level)?;
+                let (_, child) = node.child_for(key)?;
+                if node.level() == 1 {
+                    let leaf = pool.write(child)?;
+                    drop(guard);
+                    Self::node(tree, child, leaf.data(), Some(0))?;
+                    let mut mtr = Mtr::new(&self.db, txn);
+                    mtr.add(leaf);
+                    return Ok(mtr);
+                }
+                level = Some(node.level() - 1);
+                let child_guard = pool.read(child)?;
+                page = child;
+                guard = child_guard;
+            }
+            return Err(node::corrupt(tree.root, "tree deeper than the level bound"));
+        }
+        Err(Error::Conflict(format!(
+            "tree {}: the root kept changing under a descent",
+            tree.name
+        )))
+    }
+
+    /// The value under `key`.
+    ///
+    /// # Errors
+    /// Unknown tree, corrupt pages, I/O errors.
+    pub fn get(&self, tree: TreeId, key: &[u8]) -> Result<Option<Vec<u8>>> {
+        let tree = self.tree(tree)?;
+        let (leaf, _) = self.descend_shared(&tree, Target::Key(key))?;
+        let node = Self::node(&tree, leaf.page_id(), leaf.data(), Some(0))?;
+        Ok(match node.search(key)? {
+            Ok(slot) => Some(node.cell(slot)?.1.to_vec()),
+            Err(_) => None,
+        })
+    }
+
+    /// Stores `value` under `key` as one mini-transaction of `txn`; `undo` receives the
+    /// previous value (under the leaf latch) and returns the undo entry to log with the change
+    /// (`None`: no undo, e.g. for a compensation). Returns the previous value.
+    ///
+    /// # Errors
+    /// Size limits, unknown tree, a full device, log and I/O errors.
+    pub fn put(
+        &self,
+        tree: TreeId,
+        key: &[u8],
+        value: &[u8],
+        txn: TxnId,
+        undo: &mut UndoMaker<'_>,
+    ) -> Result<Option<Vec<u8>>> {
+        self.limits.check(key, Some(value))?;
+        let tree = self.tree(tree)?;
+        self.db.log_free_check()?;
+        for _ in 0..ROW_RETRIES {
+            let mut mtr = self.descend_for_write(&tree, key, txn)?;
+            let node = Self::node(&tree, mtr.page_id(0), mtr.data(0), Some(0))?;
+            let (op, before, fits) = match node.search(key)? {
+                Ok(slot) => {
+                    let old = node.cell(slot)?.1;
+                    let fits = node.free_space() + old.len() >= value.len();
+                    let op = PageOp::Replace {
+                        slot: slot as u16,
+                        payload: value.to_vec(),
+                    };
+                    (op, Some(old.to_vec()), fits)
+                }
+                Err(slot) => {
+                    let fits = node.fits(key.len(), value.len());
+                    let op = PageOp::Insert {
+                        slot: slot as u16,
+                        key: key.to_vec(),
+                        payload: value.to_vec(),
+                    };
+                    (op, None, fits)
+                }
+            };
+            if !fits {
+                drop(mtr);
+                smo::split_for(self, &tree, key)?;
+                continue;
+            }
+            mtr.apply(0, &op)?;
+            if let Some(body) = undo(before.as_deref()) {
+                mtr.undo(body);
+            }
+            mtr.commit()?;
+            return Ok(before);
+        }
+        Err(Error::Conflict(format!(
+            "tree {}: the leaf for a {}-byte key kept filling up during {ROW_RETRIES} splits",
+            tree.name,
+            key.len()
+        )))
+    }
+
+    /// Removes `key` as one mini-transaction of `txn` (see [`TreeStore::put`] for `undo`);
+    /// returns the removed value. An underfull leaf is then merged or removed (a separate
+    /// system mini-transaction).
+    ///
+    /// # Errors
+    /// As [`TreeStore::put`].
+    pub fn delete(
+        &self,
+        tree: TreeId,
+        key: &[u8],
+        txn: TxnId,
+        undo: &mut UndoMaker<'_>,
+    ) -> Result<Option<Vec<u8>>> {
+        self.limits.check(key, None)?;
+        let tree = self.tree(tree)?;
+        self.db.log_free_check()?;
+        let mut mtr = self.descend_for_write(&tree, key, txn)?;
+        let node = Self::node(&tree, mtr.page_id(0), mtr.data(0), Some(0))?;
+        let Ok(slot) = node.search(key)? else {
+            return Ok(None);
+        };
+        let before = node.cell(slot)?.1.to_vec();
+        mtr.apply(0, &PageOp::Delete { slot: slot as u16 })?;
+        if let Some(body) = undo(Some(&before)) {
+            mtr.undo(body);
+        }
+        let underfull = {
+            let node = Self::node(&tree, mtr.page_id(0), mtr.data(0), Some(0))?;
+            smo::is_underfull(&node) && mtr.page_id(0) != tree.root
+        };
+        mtr.commit()?;
+        if underfull {
+            smo::shrink_at(self, &tree, key)?;
+        }
+        Ok(Some(before))
+    }
+
+    /// Visits pairs from `start` in `direction` under shared leaf latches, calling `visit`
+    /// for each (under the latch: it must not block) until it returns [`Visit::Stop`] or
+    /// [`Visit::Pause`]; returns the key it paused at.
+    ///
+    /// # Errors
+    /// Unknown tree, corrupt pages, I/O errors.
+    pub fn scan(
+        &self,
+        tree: TreeId,
+        start: Bound<&[u8]>,
+        direction: Direction,
+        visit: &mut dyn FnMut(&[u8], &[u8]) -> Visit,
+    ) -> Result<Option<Vec<u8>>> {
+        let tree = self.tree(tree)?;
+        match direction {
+            Direction::Forward => self.scan_forward(&tree, start, visit),
+            Direction::Backward => self.scan_backward(&tree, start, visit),
+        }
+    }
+
+    fn scan_forward(
+        &self,
+        tree: &Tree,
+        start: Bound<&[u8]>,
+        visit: &mut dyn FnMut(&[u8], &[u8]) -> Visit,
+    ) -> Result<Option<Vec<u8>>> {
+        let target = match start {
+            Bound::Included(key) | Bound::Excluded(key) => Target::Key(key),
+            Bound::Unbounded => Target::Key(&[]),
+        };
+        let (mut leaf, _) = self.descend_shared(tree, target)?;
+        let mut first = true;
+        // Bound: one round per leaf, and the device has finitely many pages.
+        for _ in 0..=self.db.pool().pages() {
+            let node = Self::node(tree, leaf.page_id(), leaf.data(), Some(0))?;
+            let from = if first {
+                match start {
+                    Bound::Included(key) => node.search(key)?.unwrap_or_else(|slot| slot),
+                    Bound::Excluded(key) => match node.search(key)? {
+                        Ok(slot) => slot + 1,
+                        Err(slot) => slot,
+                    },
+                    Bound::Unbounded => 0,
+                }
+            } else {
+                0
+            };
+            first = false;
+            for slot in from..node.count() {
+                let (key, value) = node.cell(slot)?;
+                match visit(key, value) {
+                    Visit::Continue => {}
+                    Visit::Stop => return Ok(None),
+                    Visit::Pause => return Ok(Some(key.to_vec())),
+                }
+            }
+            let right = node.right();
+            if right == 0 {
+                return Ok(None);
+            }
+            // Coupling: the right sibling is latched before the current leaf is released.
+            let next = self.db.pool().read(right)?;
+            leaf = next;
+        }
+        Err(node::corrupt(
+            tree.root,
+            "leaf chain longer than the device",
+        ))
+    }
+
+    fn scan_backward(
+        &self,
+        tree: &Tree,
+        start: Bound<&[u8]>,
+        visit: &mut dyn FnMut(&[u8], &[u8]) -> Visit,
+    ) -> Result<Option<Vec<u8>>> {
+        // `bound`: visit keys below it (`inclusive`: or equal); `None`: from the very end.
+        let mut bound: Option<Vec<u8>> = match start {
+            Bound::Included(key) | Bound::Excluded(key) => Some(key.to_vec()),
+            Bound::Unbounded => None,
+        };
+        let mut inclusive = matches!(start, Bound::Included(_));
+        for _ in 0..=self.db.pool().pages() {
+            let target = match &bound {
+                Some(key) if inclusive => Target::Key(key),
+                Some(key) => Target::Below(key),
+                None => Target::Last,
+            };
+            let (leaf, low) = self.descend_shared(tree, target)?;
+            let node = Self::node(tree, leaf.page_id(), leaf.data(), Some(0))?;
+            let end = match &bound {
+                None => node.count(),
+                Some(key) => match node.search(key)? {
+                    Ok(slot) if inclusive => slot + 1,
+                    Ok(slot) | Err(slot) => slot,
+                },
+            };
+            for slot in (0..end).rev() {
+                let (key, value) = node.cell(slot)?;
+                match visit(key, value) {
+                    Visit::Continue => {}
+                    Visit::Stop => return Ok(None),
+                    Visit::Pause => return Ok(Some(key.to_vec())),
+                }
+            }
+            // Everything below the leaf's low fence lies to the left: descend again for it
+            // (never latch a left sibling while holding a leaf).
+            let Some(low) = low else {
+                return Ok(None);
+            };
+            drop(leaf);
+            bound = Some(low);
+            inclusive = false;
+        }
+        Err(node::corrupt(
+            tree.root,
+            "leaf chain longer than the device",
+        ))
+    }
+
+    /// Stops background work, flushes every page and writes a final checkpoint.
+    ///
+    /// # Errors
+    /// Write or log errors.
+    pub fn close(self) -> Result<()> {
+        self.db.close()
+    }
+
+    /// Stops without writing anything back: what a crash leaves (tests, crash campaigns).
+    pub fn abandon(self) {
+        self.db.abandon();
+    }
+}
+
+/// Where a descent goes.
+#[derive(Debug, Clone, Copy)]
+enum Target<'k> {
+    /// The leaf covering this key.
+    Key(&'k [u8]),
+    /// The leaf covering the greatest keys below this one.
+    Below(&'k [u8]),
+    /// The rightmost leaf.
+    Last,
+}
+
+impl Target<'_> {
+    fn child_index(&self, node: &NodeRef<'_>) -> Result<usize> {
+        match self {
+            Target::Key(key) => node.child_index_for(key),
+            Target::Below(key) => Ok(node.search(key)?.unwrap_or_else(|slot| slot)),
+            Target::Last => Ok(node.count()),
+        }
+    }
+}
+
+/// The operation formatting an empty leaf root of tree `tree`.
+pub(crate) fn empty_leaf(tree: TreeId) -> PageOp {
+    PageOp::InitNode {
+        leaf: true,
+        level: 0,
+        tree,
+        left: 0,
+        right: 0,
+        leftmost: 0,
+    }
+}

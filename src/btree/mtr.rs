@@ -1,0 +1,221 @@
+//! Mini-transactions (InnoDB's mtr): a set of pages latched exclusive, changed by
+//! [`PageOp`]s, and logged as ONE batch ending in an `MtrEnd` terminator. The pages stay latched
+//! until the batch is appended; then each changed page gets the batch's LSN range
+//! (`Database::append_mtr`) and its latch is released. Recovery applies a batch only when its
+//! terminator made it to the log, so a mini-transaction is atomic across crashes.
+//!
+//! **Torn-page protection.** With page images on ([`log_page_images`]), the first change to a
+//! page that is clean in the pool (`oldest_modification() == 0`) logs the page's compact image
+//! before the change, unless the change itself defines the whole page (a format or an image).
+//! Recovery rebuilds such a page from the image when the device copy is torn.
+//!
+//! **Failure.** If the append fails, every changed page gets its before-image back (nothing of
+//! the mini-transaction stays in memory) and the error is returned. Dropping a
+//! mini-transaction without committing it does the same.
+//!
+//! Lock order: the caller latches pages in the tree's order (see `btree/mod.rs`) and adds
+//! them here; this type takes no latch itself.
+
+use super::op::{self, PageOp};
+use crate::db::Database;
+use crate::error::{PageId, Result};
+use crate::pool::PageWriteGuard;
+use crate::wal::{LogRecord, LsnRange, TxnId};
+
+/// Whether changes log a page image at the first change after a page was clean: the
+/// database's torn-page protection is `page-images` (under the doublewrite or `none`, no image
+/// is logged).
+#[must_use]
+pub fn log_page_images(db: &Database) -> bool {
+    db.torn_page_protection() == crate::engine::TornPageProtection::PageImages
+}
+
+/// One latched page of a mini-transaction.
+struct MtrPage<'a> {
+    id: PageId,
+    guard: PageWriteGuard<'a>,
+    /// The page as it was before the first change (for restoring after a failed append).
+    before: Option<Vec<u8>>,
+}
+
+/// A mini-transaction in progress.
+pub struct Mtr<'a> {
+    db: &'a Database,
+    txn: TxnId,
+    images: bool,
+    pages: Vec<MtrPage<'a>>,
+    records: Vec<LogRecord>,
+}
+
+impl std::fmt::Debug for Mtr<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Mtr")
+            .field("txn", &self.txn)
+            .field(
+                "pages",
+                &self.pages.iter().map(|p| p.id).collect::<Vec<_>>(),
+            )
+            .field("records", &self.records.len())
+            .finish_non_exhaustive()
+    }
+}
+
+/// Index of a page inside a mini-transaction.
+pub type Slot = usize;
+
+impl<'a> Mtr<'a> {
+    /// A mini-transaction on behalf of `txn` (0: a system one, e.g. a split).
+    pub fn new(db: &'a Database, txn: TxnId) -> Self {
+        Mtr {
+            db,
+            txn,
+            images: log_page_images(db),
+            pages: Vec::with_capacity(4),
+            records: Vec::with_capacity(4),
+        }
+    }
+
+    /// Adds a page latched exclusive by the caller; returns its slot.
+    pub fn add(&mut self, guard: PageWriteGuard<'a>) -> Slot {
+        let id = guard.page_id();
+        assert!(
+            self.pages.iter().all(|page| page.id != id),
+            "page {id} added twice to a mini-transaction"
+        );
+        self.pages.push(MtrPage {
+            id,
+            guard,
+            before: None,
+        });
+        self.pages.len() - 1
+    }
+
+    /// Latches `page` exclusive through the pool and adds it.
+    ///
+    /// # Errors
+    /// Pool errors.
+    pub fn latch(&mut self, page: PageId) -> Result<Slot> {
+        let guard = self.db.pool().write(page)?;
+        Ok(self.add(guard))
+    }
+
+    /// Latches a page that was never allocated (zeroed, no read) and adds it.
+    ///
+    /// # Errors
+    /// Pool errors.
+    pub fn latch_new(&mut self, page: PageId) -> Result<Slot> {
+        let guard = self.db.pool().create(page)?;
+        Ok(self.add(guard))
+    }
+
+    /// The slot of `page`, if it is part of this mini-transaction.
+    pub fn slot_of(&self, page: PageId) -> Option<Slot> {
+        self.pages.iter().position(|p| p.id == page)
+    }
+
+    /// The page id in `slot`.
+    pub fn page_id(&self, slot: Slot) -> PageId {
+        self.pages[slot].id
+    }
+
+    /// The bytes of the page in `slot`.
+    pub fn data(&self, slot: Slot) -> &[u8] {
+        self.pages[slot].guard.data()
+    }
+
+    /// Applies `op` to the page in `slot` and records it (after the page's image when this is
+    /// its first change since it was clean and page images are on).
+    ///
+    /// # Errors
+    /// The operation does not apply ([`crate::Error::CorruptPage`]); the page is unchanged.
+    pub fn apply(&mut self, slot: Slot, op: &PageOp) -> Result<()> {
+        let images = self.images;
+        let page = &mut self.pages[slot];
+        let first_change = page.before.is_none();
+        if first_change {
+            let before = page.guard.data().to_vec();
+            if images && !op.defines_page() && page.guard.oldest_modification() == 0 {
+                let image = op::image_of(page.id, &before)?;
+                self.records.push(LogRecord::PageOp {
+                    page: page.id,
+                    op: image.encode(),
+                });
+            }
+            page.before = Some(before);
+        }
+        if let Err(err) = op::apply(page.id, page.guard.data_mut(), op) {
+            if let Some(before) = &page.before {
+                page.guard.data_mut().copy_from_slice(before);
+            }
+            return Err(err);
+        }
+        self.records.push(LogRecord::PageOp {
+            page: page.id,
+            op: op.encode(),
+        });
+        Ok(())
+    }
+
+    /// Adds an undo entry of the transaction to the batch.
+    pub fn undo(&mut self, body: Vec<u8>) {
+        self.records.push(LogRecord::Undo {
+            txn: self.txn,
+            body,
+        });
+    }
+
+    /// Releases the latch of an unchanged page early.
+    pub fn release_unchanged(&mut self, slot: Slot) {
+        assert!(
+            self.pages[slot].before.is_none(),
+            "only unchanged pages may leave a mini-transaction early"
+        );
+        self.pages.remove(slot);
+    }
+
+    /// Appends the batch and releases every page (see the module docs). Returns the batch's
+    /// LSN range, or `None` when nothing was changed.
+    ///
+    /// # Errors
+    /// Log errors; every change is then undone in memory.
+    pub fn commit(mut self) -> Result<Option<LsnRange>> {
+        if self.records.is_empty() {
+            self.pages.clear();
+            return Ok(None);
+        }
+        self.records.push(LogRecord::MtrEnd { txn: self.txn });
+        // Unchanged pages are released first; changed ones go to the append.
+        let (mut changed, unchanged): (Vec<_>, Vec<_>) = std::mem::take(&mut self.pages)
+            .into_iter()
+            .partition(|page| page.before.is_some());
+        drop(unchanged);
+        let mut befores = Vec::with_capacity(changed.len());
+        let mut guards = Vec::with_capacity(changed.len());
+        for page in changed.drain(..) {
+            befores.push(page.before);
+            guards.push(page.guard);
+        }
+        match self.db.append_mtr(&self.records, &mut guards) {
+            Ok(range) => Ok(Some(range)),
+            Err(err) => {
+                for (guard, before) in guards.iter_mut().zip(befores) {
+                    if let Some(before) = before {
+                        guard.restore(&before);
+                    }
+                }
+                Err(err)
+            }
+        }
+    }
+}
+
+impl Drop for Mtr<'_> {
+    fn drop(&mut self) {
+        // Not committed: undo every change in memory.
+        for page in &mut self.pages {
+            if let Some(before) = page.before.take() {
+                page.guard.restore(&before);
+            }
+        }
+    }
+}

@@ -1,0 +1,477 @@
+//! The B+-tree node page format (byte by byte in `docs/btree-format.md`) and read access to it.
+//!
+//! A node is a slotted page after the pool's 32-byte page header:
+//!
+//! ```text
+//! offset size field
+//!     32    1 kind          1 leaf, 2 inner (3 free page, 4 meta page: see meta.rs)
+//!     33    1 level         0 for leaves; a parent is one above its children
+//!     34    2 count         number of cells (slots)
+//!     36    2 cell_start    lowest byte of the cell area; cells fill [cell_start, page_size)
+//!     38    2 garbage       bytes of dead cells inside the cell area (reclaimed by compaction)
+//!     40    4 tree          the tree's catalog id (checked by `flashbuf check`)
+//!     44    4 reserved      zero
+//!     48    8 left          leaves: left sibling page (0 = none); inner: 0
+//!     56    8 right         leaves: right sibling page (0 = none); inner: 0
+//!     64    8 leftmost      inner: child for keys below the first separator; leaves: 0
+//!     72  2*n slots         cell offsets, in key order
+//!     ..      free gap
+//!     cell_start .. page_size: cells [key_len u16][payload_len u16][key][payload]
+//! ```
+//!
+//! A leaf's payload is the value. An inner node's cell `i` holds separator `key_i` and (as an
+//! 8-byte payload) the child for keys in `[key_i, key_{i+1})`; `leftmost` covers keys below
+//! `key_0`. Page 0 is the meta page, so 0 means "no page" in links.
+//!
+//! Invariants (checked by [`NodeRef::new`] for the header and by every cell access; nothing
+//! here panics on a malformed page, it returns [`Error::CorruptPage`]): keys strictly ascend
+//! across slots; `72 + 2 * count <= cell_start <= page_size`; every cell lies inside
+//! `[cell_start, page_size)`; the bytes of live cells plus `garbage` equal
+//! `page_size - cell_start`. Pages are at most 32 KiB so every offset fits in a `u16`.
+//!
+//! Nodes change only through [`super::op::PageOp`] (the same function applies an operation
+//! forward and during redo), so this module only reads.
+
+use crate::error::{Error, PageId, Result};
+
+/// Offset of the node kind byte.
+pub const KIND_AT: usize = 32;
+/// Offset of the level byte.
+pub const LEVEL_AT: usize = 33;
+/// Offset of the cell count (`u16`).
+pub const COUNT_AT: usize = 34;
+/// Offset of `cell_start` (`u16`).
+pub const CELL_START_AT: usize = 36;
+/// Offset of the garbage byte count (`u16`).
+pub const GARBAGE_AT: usize = 38;
+/// Offset of the tree id (`u32`).
+pub const TREE_AT: usize = 40;
+/// Offset of the left sibling (`u64`).
+pub const LEFT_AT: usize = 48;
+/// Offset of the right sibling (`u64`).
+pub const RIGHT_AT: usize = 56;
+/// Offset of the leftmost child (`u64`).
+pub const LEFTMOST_AT: usize = 64;
+/// Offset of the slot array; also the size of the node header including the page header.
+pub const SLOTS_AT: usize = 72;
+/// Bytes per slot.
+pub const SLOT_SIZE: usize = 2;
+/// Bytes of a cell's fixed part (key length, payload length).
+pub const CELL_OVERHEAD: usize = 4;
+/// Size of an inner cell's payload (the child page id).
+pub const CHILD_SIZE: usize = 8;
+
+/// Kind byte of a leaf.
+pub const KIND_LEAF: u8 = 1;
+/// Kind byte of an inner node.
+pub const KIND_INNER: u8 = 2;
+/// Kind byte of a free page (see meta.rs).
+pub const KIND_FREE: u8 = 3;
+/// Kind byte of the meta page (see meta.rs).
+pub const KIND_META: u8 = 4;
+
+/// Smallest page size the tree accepts.
+pub const MIN_PAGE_SIZE: usize = 4096;
+/// Largest page size the tree accepts (offsets are `u16`).
+pub const MAX_PAGE_SIZE: usize = 32_768;
+/// Upper bound on the levels of a tree (a bound for every descent loop): with at least four
+/// cells per node, 2^64 keys need fewer than 33 levels.
+pub const MAX_LEVELS: usize = 40;
+
+/// Key and value size limits for a page size (see `docs/btree-format.md`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Limits {
+    /// Largest key in bytes.
+    pub max_key: usize,
+    /// Largest value in bytes.
+    pub max_value: usize,
+    /// Largest cell (overhead, key, payload) plus its slot: a quarter of the node area, so a
+    /// node split in two by bytes always leaves room for one more cell in either half.
+    pub max_cell: usize,
+}
+
+impl Limits {
+    /// The limits for `page_size`.
+    ///
+    /// # Errors
+    /// [`Error::Config`] for a page size outside 4..=32 KiB.
+    pub fn for_page(page_size: usize) -> Result<Limits> {
+        if !(MIN_PAGE_SIZE..=MAX_PAGE_SIZE).contains(&page_size) {
+            return Err(Error::Config(format!(
+                "the B+-tree needs pages of {MIN_PAGE_SIZE}..={MAX_PAGE_SIZE} bytes, not {page_size}"
+            )));
+        }
+        let max_cell = (page_size - SLOTS_AT) / 4;
+        let max_key = (page_size / 16).min(1024);
+        Ok(Limits {
+            max_key,
+            max_value: max_cell - SLOT_SIZE - CELL_OVERHEAD - max_key,
+            max_cell,
+        })
+    }
+
+    /// Checks a key and a value against the limits.
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] naming the size and the limit.
+    pub fn check(&self, key: &[u8], value: Option<&[u8]>) -> Result<()> {
+        if key.len() > self.max_key {
+            return Err(Error::InvalidArgument(format!(
+                "key of {} bytes is over the limit of {} bytes",
+                key.len(),
+                self.max_key
+            )));
+        }
+        if let Some(value) = value
+            && value.len() > self.max_value
+        {
+            return Err(Error::InvalidArgument(format!(
+                "value of {} bytes is over the limit of {} bytes",
+                value.len(),
+                self.max_value
+            )));
+        }
+        Ok(())
+    }
+}
+
+/// Bytes a cell with this key and payload takes, slot included.
+#[must_use]
+pub fn cell_footprint(key_len: usize, payload_len: usize) -> usize {
+    SLOT_SIZE + CELL_OVERHEAD + key_len + payload_len
+}
+
+pub(crate) fn get_u16(page: &[u8], at: usize) -> u16 {
+    let mut raw = [0u8; 2];
+    raw.copy_from_slice(&page[at..at + 2]);
+    u16::from_le_bytes(raw)
+}
+
+pub(crate) fn get_u32(page: &[u8], at: usize) -> u32 {
+    let mut raw = [0u8; 4];
+    raw.copy_from_slice(&page[at..at + 4]);
+    u32::from_le_bytes(raw)
+}
+
+pub(crate) fn get_u64(page: &[u8], at: usize) -> u64 {
+    let mut raw = [0u8; 8];
+    raw.copy_from_slice(&page[at..at + 8]);
+    u64::from_le_bytes(raw)
+}
+
+/// A corrupt-page error for page `id`.
+pub fn corrupt(id: PageId, reason: impl Into<String>) -> Error {
+    Error::CorruptPage {
+        page: id,
+        reason: reason.into(),
+    }
+}
+
+/// A read-only view of a node whose header verified.
+#[derive(Debug, Clone, Copy)]
+pub struct NodeRef<'a> {
+    id: PageId,
+    bytes: &'a [u8],
+    count: usize,
+}
+
+impl<'a> NodeRef<'a> {
+    /// Checks the header of page `id` and returns a view of it.
+    ///
+    /// # Errors
+    /// [`Error::CorruptPage`] when the page is not a leaf or inner node or its header is
+    /// inconsistent.
+    pub fn new(id: PageId, bytes: &'a [u8]) -> Result<Self> {
+        let size = bytes.len();
+        if !(MIN_PAGE_SIZE..=MAX_PAGE_SIZE).contains(&size) {
+            return Err(corrupt(id, format!("page of {size} bytes")));
+        }
+        let kind = bytes[KIND_AT];
+        if kind != KIND_LEAF && kind != KIND_INNER {
+            return Err(corrupt(id, format!("kind {kind} is not a tree node")));
+        }
+        let count = usize::from(get_u16(bytes, COUNT_AT));
+        let cell_start = usize::from(get_u16(bytes, CELL_START_AT));
+        if SLOTS_AT + SLOT_SIZE * count > cell_start || cell_start > size {
+            return Err(corrupt(
+                id,
+                format!("{count} slots and cell area at {cell_start} do not fit"),
+            ));
+        }
+        if (kind == KIND_LEAF) != (bytes[LEVEL_AT] == 0) {
+            return Err(corrupt(
+                id,
+                format!("kind {kind} at level {}", bytes[LEVEL_AT]),
+            ));
+        }
+        Ok(NodeRef { id, bytes, count })
+    }
+
+    /// The page id.
+    #[must_use]
+    pub fn id(&self) -> PageId {
+        self.id
+    }
+
+    /// The page bytes.
+    #[must_use]
+    pub fn bytes(&self) -> &'a [u8] {
+        self.bytes
+    }
+
+    /// Whether this is a leaf.
+    #[must_use]
+    pub fn is_leaf(&self) -> bool {
+        self.bytes[KIND_AT] == KIND_LEAF
+    }
+
+    /// The level (0 for leaves).
+    #[must_use]
+    pub fn level(&self) -> u8 {
+        self.bytes[LEVEL_AT]
+    }
+
+    /// Number of cells.
+    #[must_use]
+    pub fn count(&self) -> usize {
+        self.count
+    }
+
+    /// The tree id.
+    #[must_use]
+    pub fn tree(&self) -> u32 {
+        get_u32(self.bytes, TREE_AT)
+    }
+
+    /// Left sibling (0 = none).
+    #[must_use]
+    pub fn left(&self) -> PageId {
+        get_u64(self.bytes, LEFT_AT)
+    }
+
+    /// Right sibling (0 = none).
+    #[must_use]
+    pub fn right(&self) -> PageId {
+        get_u64(self.bytes, RIGHT_AT)
+    }
+
+    /// Leftmost child (inner nodes).
+    #[must_use]
+    pub fn leftmost(&self) -> PageId {
+        get_u64(self.bytes, LEFTMOST_AT)
+    }
+
+    /// Start of the cell area.
+    #[must_use]
+    pub fn cell_start(&self) -> usize {
+        usize::from(get_u16(self.bytes, CELL_START_AT))
+    }
+
+    /// Bytes of dead cells.
+    #[must_use]
+    pub fn garbage(&self) -> usize {
+        usize::from(get_u16(self.bytes, GARBAGE_AT))
+    }
+
+    /// Free bytes once compacted (gap plus garbage).
+    #[must_use]
+    pub fn free_space(&self) -> usize {
+        self.cell_start() - (SLOTS_AT + SLOT_SIZE * self.count) + self.garbage()
+    }
+
+    /// Bytes used by live cells and their slots.
+    #[must_use]
+    pub fn used_space(&self) -> usize {
+        self.bytes.len() - SLOTS_AT - self.free_space()
+    }
+
+    /// Whether a cell with this key and payload fits (after compaction if needed).
+    #[must_use]
+    pub fn fits(&self, key_len: usize, payload_len: usize) -> bool {
+        cell_footprint(key_len, payload_len) <= self.free_space()
+    }
+
+    /// The cell of slot `slot`: (key, payload).
+    ///
+    /// # Errors
+    /// [`Error::CorruptPage`] for a slot out of range or a cell outside the cell area.
+    pub fn cell(&self, slot: usize) -> Result<(&'a [u8], &'a [u8])> {
+        if slot >= self.count {
+            return Err(corrupt(
+                self.id,
+                format!("slot {slot} of a node with {} cells", self.count),
+            ));
+        }
+        let offset = usize::from(get_u16(self.bytes, SLOTS_AT + SLOT_SIZE * slot));
+        let size = self.bytes.len();
+        if offset < self.cell_start() || offset + CELL_OVERHEAD > size {
+            return Err(corrupt(
+                self.id,
+                format!("slot {slot} points at {offset}, outside the cell area"),
+            ));
+        }
+        let key_len = usize::from(get_u16(self.bytes, offset));
+        let payload_len = usize::from(get_u16(self.bytes, offset + 2));
+        let key_at = offset + CELL_OVERHEAD;
+        let end = key_at + key_len + payload_len;
+        if end > size {
+            return Err(corrupt(
+                self.id,
+                format!("cell of slot {slot} at {offset} runs past the page end"),
+            ));
+        }
+        Ok((
+            &self.bytes[key_at..key_at + key_len],
+            &self.bytes[key_at + key_len..end],
+        ))
+    }
+
+    /// The key of slot `slot`.
+    ///
+    /// # Errors
+    /// As [`NodeRef::cell`].
+    pub fn key(&self, slot: usize) -> Result<&'a [u8]> {
+        self.cell(slot).map(|(key, _)| key)
+    }
+
+    /// The child of inner cell `slot`.
+    ///
+    /// # Errors
+    /// As [`NodeRef::cell`], or a payload that is not a page id.
+    pub fn cell_child(&self, slot: usize) -> Result<PageId> {
+        let (_, payload) = self.cell(slot)?;
+        if payload.len() != CHILD_SIZE {
+            return Err(corrupt(
+                self.id,
+                format!("inner cell {slot} has a {}-byte child", payload.len()),
+            ));
+        }
+        Ok(get_u64(payload, 0))
+    }
+
+    /// Child number `index` of an inner node: 0 is `leftmost`, `i + 1` is cell `i`'s child.
+    ///
+    /// # Errors
+    /// As [`NodeRef::cell_child`].
+    pub fn child(&self, index: usize) -> Result<PageId> {
+        if index == 0 {
+            Ok(self.leftmost())
+        } else {
+            self.cell_child(index - 1)
+        }
+    }
+
+    /// Number of children of an inner node (`count + 1`).
+    #[must_use]
+    pub fn children(&self) -> usize {
+        self.count + 1
+    }
+
+    /// Binary search: `Ok(slot)` of `key`, or `Err(slot)` where it would be inserted.
+    ///
+    /// # Errors
+    /// As [`NodeRef::cell`].
+    pub fn search(&self, key: &[u8]) -> Result<std::result::Result<usize, usize>> {
+        let (mut low, mut high) = (0usize, self.count);
+        // Bound: halves the range each round, at most 16 rounds for 32 KiB pages.
+        while low < high {
+            let mid = low + (high - low) / 2;
+            match self.key(mid)?.cmp(key) {
+                std::cmp::Ordering::Less => low = mid + 1,
+                std::cmp::Ordering::Greater => high = mid,
+                std::cmp::Ordering::Equal => return Ok(Ok(mid)),
+            }
+        }
+        Ok(Err(low))
+    }
+
+    /// The child index (see [`NodeRef::child`]) covering `key` in an inner node.
+    ///
+    /// # Errors
+    /// As [`NodeRef::cell`].
+    pub fn child_index_for(&self, key: &[u8]) -> Result<usize> {
+        Ok(match self.search(key)? {
+            Ok(slot) => slot + 1,
+            Err(slot) => slot,
+        })
+    }
+
+    /// The child page covering `key` in an inner node, and its index.
+    ///
+    /// # Errors
+    /// As [`NodeRef::cell`].
+    pub fn child_for(&self, key: &[u8]) -> Result<(usize, PageId)> {
+        let index = self.child_index_for(key)?;
+        Ok((index, self.child(index)?))
+    }
+
+    /// The lower bound of child `index`'s keys inside this node (`None` for the leftmost: the
+    /// node's own lower bound applies).
+    ///
+    /// # Errors
+    /// As [`NodeRef::cell`].
+    pub fn child_low(&self, index: usize) -> Result<Option<&'a [u8]>> {
+        if index == 0 {
+            Ok(None)
+        } else {
+            self.key(index - 1).map(Some)
+        }
+    }
+
+    /// The exclusive upper bound of child `index`'s keys inside this node (`None` for the
+    /// last child: the node's own upper bound applies).
+    ///
+    /// # Errors
+    /// As [`NodeRef::cell`].
+    pub fn child_high(&self, index: usize) -> Result<Option<&'a [u8]>> {
+        if index >= self.count {
+            Ok(None)
+        } else {
+            self.key(index).map(Some)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn limits_scale_with_the_page_and_reject_bad_sizes() {
+        let small = Limits::for_page(4096).unwrap();
+        assert_eq!(small.max_key, 256);
+        assert!(small.max_value >= 700, "{small:?}");
+        assert!(cell_footprint(small.max_key, small.max_value) <= small.max_cell);
+        let large = Limits::for_page(16384).unwrap();
+        assert_eq!(large.max_key, 1024);
+        assert!(large.max_value > 3000);
+        assert!(Limits::for_page(2048).is_err());
+        assert!(Limits::for_page(65536).is_err());
+        assert!(small.check(&[0; 257], None).is_err());
+        assert!(
+            small
+                .check(&[0; 256], Some(&vec![0; small.max_value]))
+                .is_ok()
+        );
+        assert!(
+            small
+                .check(b"k", Some(&vec![0; small.max_value + 1]))
+                .is_err()
+        );
+    }
+
+    #[test]
+    fn malformed_headers_are_errors_not_panics() {
+        let mut page = vec![0u8; 4096];
+        assert!(NodeRef::new(1, &page).is_err(), "unformatted");
+        page[KIND_AT] = KIND_LEAF;
+        page[COUNT_AT..COUNT_AT + 2].copy_from_slice(&5000u16.to_le_bytes());
+        assert!(NodeRef::new(1, &page).is_err(), "too many slots");
+        page[COUNT_AT..COUNT_AT + 2].copy_from_slice(&1u16.to_le_bytes());
+        page[CELL_START_AT..CELL_START_AT + 2].copy_from_slice(&4000u16.to_le_bytes());
+        page[SLOTS_AT..SLOTS_AT + 2].copy_from_slice(&4094u16.to_le_bytes());
+        let node = NodeRef::new(1, &page).unwrap();
+        assert!(node.cell(0).is_err(), "cell runs past the end");
+        assert!(node.cell(1).is_err(), "slot out of range");
+    }
+}

@@ -1,0 +1,648 @@
+//! Structure modifications (SMOs): leaf and inner splits, root growth, merges of underfull
+//! leaves, removal of empty nodes, root collapse. Each is one system mini-transaction
+//! (`txn` 0, never rolled back: a split caused by a transaction that aborts stays, and is
+//! atomic across crashes because its batch is applied whole or not at all).
+//!
+//! Protocol (see `btree/mod.rs`): hold the tree's `smo` mutex; plan from a shared-latched
+//! descent (inner nodes and sibling links cannot change meanwhile: only SMOs change them);
+//! release; latch exclusive, in lock order, every page the SMO changes: the path from the
+//! highest node that changes down to the leaf's parent, then the leaves left to right, then
+//! the meta page, then pages being allocated; re-check the leaf (row operations may have changed
+//! it in between) and give up when the SMO is no longer needed. Rebuilt and new nodes are logged
+//! as compact images (they define their page); small changes (a separator insert, a link) as
+//! slot operations.
+//!
+//! Bounds: a split touches at most `levels + 2` existing pages and allocates at most
+//! `levels + 1`; a removal cascades at most `levels` nodes up.
+
+use super::mtr::{Mtr, Slot};
+use super::node::{self, CHILD_SIZE, KIND_INNER, MAX_LEVELS, NodeRef, SLOTS_AT, cell_footprint};
+use super::op::{self, PageOp};
+use super::{Tree, TreeStore, empty_leaf};
+use crate::error::{PageId, Result};
+
+/// A cell: key and payload (value, or child id as 8 bytes).
+type Cell = (Vec<u8>, Vec<u8>);
+
+/// A page a plan refers to: an existing one or the n-th page it allocates.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum PageRef {
+    Old(PageId),
+    New(usize),
+}
+
+impl PageRef {
+    fn resolve(self, new_pages: &[PageId]) -> PageId {
+        match self {
+            PageRef::Old(page) => page,
+            PageRef::New(index) => new_pages[index],
+        }
+    }
+}
+
+/// The logical content of a node a plan writes (as an image).
+#[derive(Debug, Clone)]
+struct Content {
+    level: u8,
+    left: PageRef,
+    right: PageRef,
+    leftmost: PageRef,
+    /// Cells; inner cells whose child is a new page carry it in `new_children`.
+    cells: Vec<Cell>,
+    /// (cell index, new page index) for inner cells pointing at new pages.
+    new_children: Vec<(usize, usize)>,
+}
+
+/// Whether a leaf's live bytes are under a quarter of the node area (merge candidate).
+#[must_use]
+pub fn is_underfull(node: &NodeRef<'_>) -> bool {
+    node.used_space() < (node.bytes().len() - SLOTS_AT) / 4
+}
+
+fn cells_of(node: &NodeRef<'_>) -> Result<Vec<Cell>> {
+    (0..node.count())
+        .map(|slot| {
+            node.cell(slot)
+                .map(|(key, payload)| (key.to_vec(), payload.to_vec()))
+        })
+        .collect()
+}
+
+fn bytes_of(cells: &[Cell]) -> usize {
+    cells
+        .iter()
+        .map(|(key, payload)| cell_footprint(key.len(), payload.len()))
+        .sum()
+}
+
+/// The first index where the cells before it hold at least half the bytes, within
+/// `low..=high`.
+fn middle(cells: &[Cell], low: usize, high: usize) -> usize {
+    let half = bytes_of(cells) / 2;
+    let mut sum = 0;
+    for (index, (key, payload)) in cells.iter().enumerate() {
+        if sum >= half {
+            return index.clamp(low, high);
+        }
+        sum += cell_footprint(key.len(), payload.len());
+    }
+    high
+}
+
+/// Builds the compact image of a node with this content.
+fn build_image(
+    page_size: usize,
+    tree: u32,
+    content: &Content,
+    new_pages: &[PageId],
+) -> Result<PageOp> {
+    let mut scratch = vec![0u8; page_size];
+    op::apply(
+        0,
+        &mut scratch,
+        &PageOp::InitNode {
+            leaf: content.level == 0,
+            level: content.level,
+            tree,
+            left: content.left.resolve(new_pages),
+            right: content.right.resolve(new_pages),
+            leftmost: content.leftmost.resolve(new_pages),
+        },
+    )?;
+    for (slot, (key, payload)) in content.cells.iter().enumerate() {
+        let payload = match content.new_children.iter().find(|(cell, _)| *cell == slot) {
+            Some((_, index)) => new_pages[*index].to_le_bytes().to_vec(),
+            None => payload.clone(),
+        };
+        op::apply(
+            0,
+            &mut scratch,
+            &PageOp::Insert {
+                slot: slot as u16,
+                key: key.clone(),
+                payload,
+            },
+        )?;
+    }
+    op::image_of(0, &scratch)
+}
+
+/// One inner node on a planned path: its page and the child index taken.
+#[derive(Debug, Clone, Copy)]
+struct Step {
+    page: PageId,
+    index: usize,
+}
+
+/// Shared-latch descent recording the path to the leaf covering `key`.
+fn plan_path(store: &TreeStore, tree: &Tree, key: &[u8]) -> Result<(Vec<Step>, PageId)> {
+    let pool = store.database().pool();
+    let mut page = tree.root;
+    let mut path = Vec::new();
+    for _ in 0..MAX_LEVELS {
+        let guard = pool.read(page)?;
+        let node = TreeStore::node(tree, page, guard.data(), None)?;
+        if node.is_leaf() {
+            return Ok((path, page));
+        }
+        let (index, child) = node.child_for(key)?;
+        path.push(Step { page, index });
+        page = child;
+    }
+    Err(node::corrupt(tree.root, "tree deeper than the level bound"))
+}
+
+/// Splits the leaf covering `key` (and its ancestors as needed) so that a cell for `key` fits.
+/// A no-op when the leaf has room again by the time it is latched.
+///
+/// # Errors
+/// A full device, log and I/O errors, corrupt pages.
+pub fn split_for(store: &TreeStore, tree: &Tree, key: &[u8]) -> Result<()> {
+    let db = store.database();
+    db.log_free_check()?;
+    let _smo = tree.smo.lock();
+    let page_size = store.page_size();
+    let limits = store.limits();
+    let (path, leaf) = plan_path(store, tree, key)?;
+    // The highest node that may change: the first ancestor (from the leaf's parent up) with room
+    // for any separator; none: the root splits too.
+    let mut top = 0;
+    for (depth, step) in path.iter().enumerate().rev() {
+        let guard = db.pool().read(step.page)?;
+        let node = TreeStore::node(tree, step.page, guard.data(), None)?;
+        if node.fits(limits.max_key, CHILD_SIZE) {
+            top = depth;
+            break;
+        }
+    }
+    let mut mtr = Mtr::new(db, 0);
+    let path_slots: Vec<Slot> = path[top..]
+        .iter()
+        .map(|step| mtr.latch(step.page))
+        .collect::<Result<_>>()?;
+    let leaf_slot = mtr.latch(leaf)?;
+    let leaf_node = TreeStore::node(tree, leaf, mtr.data(leaf_slot), Some(0))?;
+    // Re-check: room for a maximal cell means another split already made room.
+    if leaf_node.fits(limits.max_key, limits.max_value) || leaf_node.count() < 2 {
+        return Ok(());
+    }
+    let right = leaf_node.right();
+    let right_slot = if right == 0 {
+        None
+    } else {
+        Some(mtr.latch(right)?)
+    };
+    let plan = plan_split(store, tree, &mtr, &path[top..], &path_slots, leaf_slot, key)?;
+    let meta_slot = mtr.latch(super::meta::META_PAGE)?;
+    let new_pages = store.allocate(&mut mtr, meta_slot, plan.new_pages)?;
+    for (target, content) in &plan.images {
+        let image = build_image(page_size, tree.id, content, &new_pages)?;
+        let page = target.resolve(&new_pages);
+        let slot = mtr.slot_of(page).unwrap_or(usize::MAX);
+        mtr.apply(slot, &image)?;
+    }
+    if let Some((slot, cell_slot, sep, child)) = &plan.parent_insert {
+        mtr.apply(
+            *slot,
+            &PageOp::Insert {
+                slot: *cell_slot as u16,
+                key: sep.clone(),
+                payload: child.resolve(&new_pages).to_le_bytes().to_vec(),
+            },
+        )?;
+    }
+    if let (Some(slot), Some(new_left)) = (right_slot, plan.right_sibling_left) {
+        let right_node = TreeStore::node(tree, right, mtr.data(slot), Some(0))?;
+        let links = PageOp::SetLinks {
+            left: new_left.resolve(&new_pages),
+            right: right_node.right(),
+        };
+        mtr.apply(slot, &links)?;
+    }
+    mtr.commit()?;
+    Ok(())
+}
+
+/// What a split writes.
+#[derive(Debug, Default)]
+struct SplitPlan {
+    /// Pages to allocate.
+    new_pages: usize,
+    /// Nodes written whole.
+    images: Vec<(PageRef, Content)>,
+    /// A separator insert into the highest changed node that does not split:
+    /// (its mtr slot, cell slot, key, child).
+    parent_insert: Option<(Slot, usize, Vec<u8>, PageRef)>,
+    /// The new left link of the leaf's old right sibling.
+    right_sibling_left: Option<PageRef>,
+}
+
+fn plan_split(
+    store: &TreeStore,
+    tree: &Tree,
+    mtr: &Mtr<'_>,
+    path: &[Step],
+    path_slots: &[Slot],
+    leaf_slot: Slot,
+    key: &[u8],
+) -> Result<SplitPlan> {
+    let mut plan = SplitPlan::default();
+    let leaf = mtr.page_id(leaf_slot);
+    let node = TreeStore::node(tree, leaf, mtr.data(leaf_slot), Some(0))?;
+    let cells = cells_of(&node)?;
+    let count = cells.len();
+    // Appending past the last key (or before the first) splits off one cell: sequential
+    // inserts then leave full pages behind (InnoDB's insert-position heuristic).
+    let at = if cells.last().is_some_and(|(last, _)| key > last.as_slice()) {
+        count - 1
+    } else if cells
+        .first()
+        .is_some_and(|(first, _)| key < first.as_slice())
+    {
+        1
+    } else {
+        middle(&cells, 1, count - 1)
+    };
+    let separator = cells[at].0.clone();
+    let is_root = leaf == tree.root;
+    let (left_ref, right_ref) = if is_root {
+        plan.new_pages = 2;
+        (PageRef::New(0), PageRef::New(1))
+    } else {
+        plan.new_pages = 1;
+        (PageRef::Old(leaf), PageRef::New(0))
+    };
+    let old_right = node.right();
+    plan.images.push((
+        left_ref,
+        Content {
+            level: 0,
+            left: PageRef::Old(if is_root { 0 } else { node.left() }),
+            right: right_ref,
+            leftmost: PageRef::Old(0),
+            cells: cells[..at].to_vec(),
+            new_children: Vec::new(),
+        },
+    ));
+    plan.images.push((
+        right_ref,
+        Content {
+            level: 0,
+            left: left_ref,
+            right: PageRef::Old(old_right),
+            leftmost: PageRef::Old(0),
+            cells: cells[at..].to_vec(),
+            new_children: Vec::new(),
+        },
+    ));
+    if old_right != 0 {
+        plan.right_sibling_left = Some(right_ref);
+    }
+    if is_root {
+        plan.images
+            .push((PageRef::Old(leaf), root_content(1, left_ref, &separator)));
+        return Ok(plan);
+    }
+    // Carry (separator, new child) up the path.
+    let mut carry = (separator, right_ref);
+    for (depth, step) in path.iter().enumerate().rev() {
+        let slot = path_slots[depth];
+        let node = TreeStore::node(tree, step.page, mtr.data(slot), None)?;
+        if node.fits(carry.0.len(), CHILD_SIZE) {
+            plan.parent_insert = Some((slot, step.index, carry.0, carry.1));
+            return Ok(plan);
+        }
+        carry = split_inner(&mut plan, tree, &node, step, carry)?;
+        if depth == 0 && step.page == tree.root {
+            return Ok(plan);
+        }
+    }
+    Err(node::corrupt(
+        leaf,
+        format!(
+            "split of tree {} ran out of latched ancestors ({} of them)",
+            tree.name,
+            store.limits().max_key
+        ),
+    ))
+}
+
+/// The root after growing: an inner node with two children.
+fn root_content(level: u8, left: PageRef, separator: &[u8]) -> Content {
+    Content {
+        level,
+        left: PageRef::Old(0),
+        right: PageRef::Old(0),
+        leftmost: left,
+        cells: vec![(separator.to_vec(), vec![0; CHILD_SIZE])],
+        new_children: vec![(0, 1)],
+    }
+}
+
+/// Splits inner node `node` while inserting `carry`; returns the separator to push up.
+fn split_inner(
+    plan: &mut SplitPlan,
+    tree: &Tree,
+    node: &NodeRef<'_>,
+    step: &Step,
+    carry: (Vec<u8>, PageRef),
+) -> Result<(Vec<u8>, PageRef)> {
+    // Combined entries: (key, child ref), the new one at its cell slot.
+    let mut entries: Vec<(Vec<u8>, PageRef)> = (0..node.count())
+        .map(|slot| {
+            Ok((
+                node.key(slot)?.to_vec(),
+                PageRef::Old(node.cell_child(slot)?),
+            ))
+        })
+        .collect::<Result<_>>()?;
+    entries.insert(step.index, carry);
+    let cells: Vec<Cell> = entries
+        .iter()
+        .map(|(key, _)| (key.clone(), vec![0; CHILD_SIZE]))
+        .collect();
+    let mid = middle(&cells, 1, entries.len() - 2);
+    let is_root = step.page == tree.root;
+    let first_new = plan.new_pages;
+    let (left_ref, right_ref) = if is_root {
+        plan.new_pages += 2;
+        (PageRef::New(first_new), PageRef::New(first_new + 1))
+    } else {
+        plan.new_pages += 1;
+        (PageRef::Old(step.page), PageRef::New(first_new))
+    };
+    let level = node.level();
+    let half = |leftmost: PageRef, part: &[(Vec<u8>, PageRef)]| -> Content {
+        let mut content = Content {
+            level,
+            left: PageRef::Old(0),
+            right: PageRef::Old(0),
+            leftmost,
+            cells: Vec::with_capacity(part.len()),
+            new_children: Vec::new(),
+        };
+        for (index, (key, child)) in part.iter().enumerate() {
+            let payload = match child {
+                PageRef::Old(page) => page.to_le_bytes().to_vec(),
+                PageRef::New(new) => {
+                    content.new_children.push((index, *new));
+                    vec![0; CHILD_SIZE]
+                }
+            };
+            content.cells.push((key.clone(), payload));
+        }
+        content
+    };
+    let leftmost = PageRef::Old(node.leftmost());
+    plan.images
+        .push((left_ref, half(leftmost, &entries[..mid])));
+    plan.images
+        .push((right_ref, half(entries[mid].1, &entries[mid + 1..])));
+    let separator = entries[mid].0.clone();
+    if is_root {
+        let mut root = root_content(level + 1, left_ref, &separator);
+        root.new_children = vec![(0, first_new + 1)];
+        plan.images.push((PageRef::Old(step.page), root));
+    }
+    debug_assert_eq!(node.bytes()[node::KIND_AT], KIND_INNER);
+    Ok((separator, right_ref))
+}
+
+/// Merges or removes the leaf covering `key` if it is underfull (see the deletion policy in
+/// `btree/mod.rs`), then collapses a root left with a single child. Best effort: does nothing
+/// when the leaf no longer qualifies once latched.
+///
+/// # Errors
+/// Log and I/O errors, corrupt pages.
+pub fn shrink_at(store: &TreeStore, tree: &Tree, key: &[u8]) -> Result<()> {
+    let db = store.database();
+    db.log_free_check()?;
+    let _smo = tree.smo.lock();
+    shrink_leaf(store, tree, key)?;
+    collapse_root(store, tree)
+}
+
+/// The planned removal: the leaf that goes away and the one absorbing its cells (if any).
+#[derive(Debug, Clone, Copy)]
+struct Removal {
+    /// The leaf removed.
+    victim: PageId,
+    /// The leaf receiving the victim's cells (its left neighbour), for a merge.
+    into: Option<PageId>,
+    /// The victim's child index in its parent.
+    index: usize,
+}
+
+fn plan_removal(
+    store: &TreeStore,
+    tree: &Tree,
+    path: &[Step],
+    leaf: PageId,
+) -> Result<Option<Removal>> {
+    let pool = store.database().pool();
+    let Some(parent_step) = path.last() else {
+        return Ok(None); // the root leaf stays
+    };
+    let guard = pool.read(leaf)?;
+    let node = TreeStore::node(tree, leaf, guard.data(), Some(0))?;
+    if node.count() == 0 {
+        return Ok(Some(Removal {
+            victim: leaf,
+            into: None,
+            index: parent_step.index,
+        }));
+    }
+    if !is_underfull(&node) {
+        return Ok(None);
+    }
+    let used = node.used_space();
+    let free = node.free_space();
+    drop(guard);
+    let parent_guard = pool.read(parent_step.page)?;
+    let parent = TreeStore::node(tree, parent_step.page, parent_guard.data(), Some(1))?;
+    let index = parent_step.index;
+    if index > 0 {
+        let left = parent.child(index - 1)?;
+        let left_guard = pool.read(left)?;
+        let left_node = TreeStore::node(tree, left, left_guard.data(), Some(0))?;
+        if left_node.free_space() >= used {
+            return Ok(Some(Removal {
+                victim: leaf,
+                into: Some(left),
+                index,
+            }));
+        }
+    }
+    if index + 1 < parent.children() {
+        let right = parent.child(index + 1)?;
+        let right_guard = pool.read(right)?;
+        let right_node = TreeStore::node(tree, right, right_guard.data(), Some(0))?;
+        if free >= right_node.used_space() {
+            return Ok(Some(Removal {
+                victim: right,
+                into: Some(leaf),
+                index: index + 1,
+            }));
+        }
+    }
+    Ok(None)
+}
+
+fn shrink_leaf(store: &TreeStore, tree: &Tree, key: &[u8]) -> Result<()> {
+    let db = store.database();
+    let (mut path, leaf) = plan_path(store, tree, key)?;
+    let Some(removal) = plan_removal(store, tree, &path, leaf)? else {
+        return Ok(());
+    };
+    if let Some(last) = path.last_mut() {
+        last.index = removal.index;
+    }
+    // The highest node that changes: going up, a node with a single child disappears too.
+    let mut top = path.len() - 1;
+    let mut tree_empties = false;
+    loop {
+        let guard = db.pool().read(path[top].page)?;
+        let node = TreeStore::node(tree, path[top].page, guard.data(), None)?;
+        if node.count() >= 1 {
+            break;
+        }
+        if top == 0 {
+            tree_empties = true;
+            break;
+        }
+        top -= 1;
+    }
+    let victim_links = {
+        let guard = db.pool().read(removal.victim)?;
+        let node = TreeStore::node(tree, removal.victim, guard.data(), Some(0))?;
+        (node.left(), node.right())
+    };
+    let mut mtr = Mtr::new(db, 0);
+    let path_slots: Vec<Slot> = path[top..]
+        .iter()
+        .map(|step| mtr.latch(step.page))
+        .collect::<Result<_>>()?;
+    let left_slot = if victim_links.0 == 0 {
+        None
+    } else {
+        Some(mtr.latch(victim_links.0)?)
+    };
+    let victim_slot = mtr.latch(removal.victim)?;
+    let right_slot = if victim_links.1 == 0 {
+        None
+    } else {
+        Some(mtr.latch(victim_links.1)?)
+    };
+    // Re-check under the exclusive latches.
+    let victim = TreeStore::node(tree, removal.victim, mtr.data(victim_slot), Some(0))?;
+    let victim_cells = cells_of(&victim)?;
+    match removal.into {
+        None if !victim_cells.is_empty() => return Ok(()),
+        Some(into) => {
+            let into_slot = mtr.slot_of(into).unwrap_or(usize::MAX);
+            let into_node = TreeStore::node(tree, into, mtr.data(into_slot), Some(0))?;
+            if into_node.free_space() < victim.used_space() {
+                return Ok(());
+            }
+        }
+        None => {}
+    }
+    let meta_slot = mtr.latch(super::meta::META_PAGE)?;
+    // Leaf level: the left neighbour takes the victim's cells (merge) and its right link.
+    if let Some(slot) = left_slot {
+        let left = TreeStore::node(tree, victim_links.0, mtr.data(slot), Some(0))?;
+        if removal.into.is_some() {
+            let mut cells = cells_of(&left)?;
+            cells.extend(victim_cells);
+            let content = Content {
+                level: 0,
+                left: PageRef::Old(left.left()),
+                right: PageRef::Old(victim_links.1),
+                leftmost: PageRef::Old(0),
+                cells,
+                new_children: Vec::new(),
+            };
+            let image = build_image(store.page_size(), tree.id, &content, &[])?;
+            mtr.apply(slot, &image)?;
+        } else {
+            let links = PageOp::SetLinks {
+                left: left.left(),
+                right: victim_links.1,
+            };
+            mtr.apply(slot, &links)?;
+        }
+    }
+    if let Some(slot) = right_slot {
+        let right = TreeStore::node(tree, victim_links.1, mtr.data(slot), Some(0))?;
+        let links = PageOp::SetLinks {
+            left: victim_links.0,
+            right: right.right(),
+        };
+        mtr.apply(slot, &links)?;
+    }
+    let mut freed = vec![victim_slot];
+    if tree_empties {
+        // Every node from the root down is a single-child chain ending at the empty victim:
+        // the root becomes an empty leaf.
+        freed.extend(path_slots[1..].iter().copied());
+        mtr.apply(path_slots[0], &empty_leaf(tree.id))?;
+    } else {
+        // Nodes below `top` lose their only child and go; `top` loses one child.
+        freed.extend(path_slots[1..].iter().copied());
+        remove_child(tree, &mut mtr, path_slots[0], path[top].index)?;
+    }
+    TreeStore::free_pages(&mut mtr, meta_slot, &freed)?;
+    mtr.commit()?;
+    Ok(())
+}
+
+/// Removes child `index` from the inner node in `slot`.
+fn remove_child(tree: &Tree, mtr: &mut Mtr<'_>, slot: Slot, index: usize) -> Result<()> {
+    let page = mtr.page_id(slot);
+    let node = TreeStore::node(tree, page, mtr.data(slot), None)?;
+    if node.count() == 0 {
+        return Err(node::corrupt(
+            page,
+            "removing the only child of a kept node",
+        ));
+    }
+    if index == 0 {
+        let next = node.child(1)?;
+        mtr.apply(slot, &PageOp::SetLeftmost { child: next })?;
+        mtr.apply(slot, &PageOp::Delete { slot: 0 })
+    } else {
+        mtr.apply(
+            slot,
+            &PageOp::Delete {
+                slot: (index - 1) as u16,
+            },
+        )
+    }
+}
+
+/// While the root is an inner node with a single child, the child's content moves into the
+/// root page (the tree loses a level) and the child is freed.
+fn collapse_root(store: &TreeStore, tree: &Tree) -> Result<()> {
+    let db = store.database();
+    for _ in 0..MAX_LEVELS {
+        let mut mtr = Mtr::new(db, 0);
+        let root_slot = mtr.latch(tree.root)?;
+        let root = TreeStore::node(tree, tree.root, mtr.data(root_slot), None)?;
+        if root.is_leaf() || root.count() > 0 {
+            return Ok(());
+        }
+        let child = root.leftmost();
+        let level = root.level() - 1;
+        let child_slot = mtr.latch(child)?;
+        let child_node = TreeStore::node(tree, child, mtr.data(child_slot), Some(level))?;
+        if child_node.is_leaf() && (child_node.left() != 0 || child_node.right() != 0) {
+            return Err(node::corrupt(child, "the only leaf of a tree has siblings"));
+        }
+        let image = op::image_of(child, mtr.data(child_slot))?;
+        let meta_slot = mtr.latch(super::meta::META_PAGE)?;
+        mtr.apply(root_slot, &image)?;
+        TreeStore::free_pages(&mut mtr, meta_slot, &[child_slot])?;
+        mtr.commit()?;
+    }
+    Ok(())
+}

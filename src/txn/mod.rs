@@ -1,0 +1,607 @@
+//! Transactions over the B+-tree (issue 10): [`KvStore`] implements [`KvEngine`] with strict
+//! two-phase key locking, logged undo, rollback, and loser rollback at recovery. Recovery is
+//! described in `docs/recovery.md`.
+//!
+//! **Isolation.** Every read locks its key shared and every write exclusive, until commit or
+//! abort (strict 2PL). Point operations are therefore serializable. A scan locks, shared, each
+//! key it returns (and waits for keys other transactions hold exclusive: uncommitted data is
+//! never returned); it locks no gaps, so a concurrent insert into the scanned range can commit
+//! and a repeated scan in the same transaction sees it: phantoms are possible (repeatable read
+//! for the keys read, not serializable for ranges). A key read as absent by `get` is locked
+//! too, so it cannot be inserted by another transaction before this one ends.
+//!
+//! **Conflicts.** A lock request waits; a request that closes a cycle in the wait-for graph
+//! (deadlock) or waits longer than [`KvConfig::lock_timeout`] fails with [`Error::Conflict`].
+//! The transaction is then rolled back at once (its changes undone, its locks released) and
+//! every later call on it returns the same kind of error: the client retries the whole
+//! transaction from the start (see [`crate::kv::with_retries`]).
+//!
+//! **Changes.** Each row change is one mini-transaction on its leaf that logs the redo and,
+//! in the same batch, the undo entry (the before-value). Commit appends a `TxnCommit` record,
+//! releases the locks, then waits for durability ([`make_durable`]). Abort undoes the entries
+//! newest first, each inverse change a mini-transaction logging a compensation, then appends
+//! `TxnAbort`. From its first change to its outcome record a transaction keeps its first LSN
+//! registered in flight, so no checkpoint passes its undo entries.
+//!
+//! Lock order: key locks (lock manager) are taken holding no latch (try-locks under a leaf
+//! latch excepted); then the tree's order (`btree/mod.rs`).
+
+pub mod lock;
+pub mod undo;
+
+use std::collections::HashMap;
+use std::ops::Bound;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use parking_lot::Mutex;
+
+use crate::btree::check::{CheckReport, check};
+use crate::btree::{TreeStore, Visit, bulk};
+use crate::db::{DatabaseConfig, RecoveryReport};
+use crate::device::{DeviceSpec, OpenOptions, SharedDevice};
+use crate::error::{Error, Result};
+use crate::kv::{Direction, KeyRange, KvEngine, KvTxn, TreeId};
+use crate::page::Lsn;
+use crate::pool::{PoolConfig, Scheme};
+use crate::wal::{LogRecord, TxnId, WalConfig};
+use lock::{LockKey, LockManager, Mode, TryLock};
+use undo::UndoEntry;
+
+/// Range of the random pause (microseconds) of a conflict victim before it returns.
+const CONFLICT_BACKOFF_US: std::ops::Range<u64> = 200..3000;
+
+/// Pairs a scan copies under one leaf latch before handing them to the caller.
+const SCAN_BATCH: usize = 64;
+
+/// Options of a key-value store.
+#[derive(Debug, Clone)]
+pub struct KvConfig {
+    /// The database (pool, log, checkpoints).
+    pub database: DatabaseConfig,
+    /// How long a lock request waits before it fails with [`Error::Conflict`].
+    pub lock_timeout: Duration,
+}
+
+impl KvConfig {
+    /// LRU-C with `frames` frames, a 64 MiB log with 4 KiB log pages, a checkpoint per second,
+    /// and a 2-second lock wait timeout.
+    #[must_use]
+    pub fn new(frames: usize) -> Self {
+        KvConfig {
+            database: DatabaseConfig {
+                pool: PoolConfig::for_scheme(Scheme::LruC, frames),
+                wal: WalConfig::default(),
+                checkpoint_period_ms: 1000,
+                ..DatabaseConfig::default()
+            },
+            lock_timeout: Duration::from_secs(2),
+        }
+    }
+}
+
+/// What opening did.
+#[derive(Debug, Clone, Default, serde::Serialize)]
+pub struct KvRecovery {
+    /// Redo (see [`RecoveryReport`]).
+    pub database: RecoveryReport,
+    /// Transactions without an outcome, rolled back.
+    pub losers_rolled_back: usize,
+    /// Undo entries applied for them.
+    pub undo_applied: usize,
+}
+
+/// Makes a commit that ended at `lsn` durable per the database's `flush_log_at_trx_commit`
+/// (1: waits for the log sync; 0 and 2: returns at once, the log writer syncs periodically).
+///
+/// # Errors
+/// Log errors (the log is then poisoned).
+pub fn make_durable(store: &TreeStore, lsn: Lsn) -> Result<()> {
+    store.database().make_durable(lsn)
+}
+
+/// The log file that goes with a data file in a database image: `PATH.log`.
+#[must_use]
+pub fn log_path_for(data: &Path) -> PathBuf {
+    let mut name = data.as_os_str().to_owned();
+    name.push(".log");
+    PathBuf::from(name)
+}
+
+/// A transactional key-value store of named B+-trees.
+#[derive(Debug)]
+pub struct KvStore {
+    store: TreeStore,
+    locks: LockManager,
+    failed: Mutex<Option<String>>,
+}
+
+impl KvStore {
+    /// Opens or creates the store on `data` with its log on `log`: redo, then rollback of the
+    /// transactions the log leaves without an outcome.
+    ///
+    /// # Errors
+    /// Configuration, device, log and corrupt-page errors.
+    pub fn open(
+        data: SharedDevice,
+        log: SharedDevice,
+        config: &KvConfig,
+    ) -> Result<(Self, KvRecovery)> {
+        let (store, report) = TreeStore::open(data, log, &config.database)?;
+        let kv = KvStore {
+            store,
+            locks: LockManager::new(config.lock_timeout),
+            failed: Mutex::new(None),
+        };
+        let mut recovery = KvRecovery {
+            database: report,
+            ..KvRecovery::default()
+        };
+        let losers = std::mem::take(&mut recovery.database.losers);
+        for loser in &losers {
+            let entries = undo::remaining(&loser.undo)?;
+            recovery.undo_applied += entries.len();
+            kv.roll_back(loser.txn, &entries)?;
+            kv.store
+                .database()
+                .wal()
+                .append(&[LogRecord::TxnAbort { txn: loser.txn }])?;
+            kv.store.database().withdraw_in_flight(loser.first_lsn);
+            recovery.losers_rolled_back += 1;
+        }
+        recovery.database.losers = losers;
+        Ok((kv, recovery))
+    }
+
+    /// Opens the store on devices named by device strings (`mem`, `file:PATH`, `emu:...`): the
+    /// data device with `data_pages` pages of `page_size` bytes, the log device sized by the
+    /// configuration's log. Files are created when missing.
+    ///
+    /// # Errors
+    /// As [`KvStore::open`], plus device-string and open errors.
+    pub fn open_specs(
+        data: &str,
+        log: &str,
+        page_size: usize,
+        data_pages: u64,
+        config: &KvConfig,
+    ) -> Result<(Self, KvRecovery)> {
+        let wal = &config.database.wal;
+        let data = crate::device::open(
+            &DeviceSpec::parse(data)?,
+            &OpenOptions {
+                page_size,
+                pages: data_pages,
+                create: true,
+            },
+        )?;
+        let log = crate::device::open(
+            &DeviceSpec::parse(log)?,
+            &OpenOptions {
+                page_size: wal.page_size,
+                pages: wal.log_size / wal.page_size as u64,
+                create: true,
+            },
+        )?;
+        Self::open(data, log, config)
+    }
+
+    /// The tree layer.
+    pub fn trees(&self) -> &TreeStore {
+        &self.store
+    }
+
+    /// Lock manager counters.
+    pub fn lock_stats(&self) -> lock::LockStats {
+        self.locks.stats()
+    }
+
+    /// Checks the structure of every tree through the pool (see [`crate::btree::check`]).
+    ///
+    /// # Errors
+    /// The meta page cannot be read.
+    pub fn check(&self) -> Result<CheckReport> {
+        check(self.store.database().pool())
+    }
+
+    /// Flushes everything and writes a final checkpoint: a clean close (no recovery needed).
+    ///
+    /// # Errors
+    /// Write or log errors.
+    pub fn close(self) -> Result<()> {
+        self.store.close()
+    }
+
+    /// Stops without writing anything back: what a crash leaves (tests, crash campaigns).
+    pub fn abandon(self) {
+        self.store.abandon();
+    }
+
+    /// Starts a transaction (the concrete type; [`KvEngine::begin`] boxes it).
+    ///
+    /// # Errors
+    /// [`Error::EngineFailed`] after a rollback that could not be logged.
+    pub fn transaction(&self) -> Result<Transaction<'_>> {
+        if let Some(why) = self.failed.lock().clone() {
+            return Err(Error::EngineFailed(why));
+        }
+        Ok(Transaction {
+            kv: self,
+            id: self.store.database().next_txn_id(),
+            locks: HashMap::new(),
+            undo: Vec::new(),
+            registered: None,
+            state: State::Active,
+        })
+    }
+
+    /// Applies `entries` (index, entry), newest first, each with its compensation.
+    fn roll_back(&self, txn: TxnId, entries: &[(u32, UndoEntry)]) -> Result<()> {
+        for (index, entry) in entries {
+            let mut compensate = |_: Option<&[u8]>| Some(undo::compensation(*index));
+            match &entry.before {
+                Some(value) => {
+                    self.store
+                        .put(entry.tree, &entry.key, value, txn, &mut compensate)?;
+                }
+                None => {
+                    // An insert being undone: the key must go (a compensation is logged even
+                    // when it is already gone, so the entry counts as undone).
+                    if self
+                        .store
+                        .delete(entry.tree, &entry.key, txn, &mut compensate)?
+                        .is_none()
+                    {
+                        self.log_lone_compensation(txn, *index)?;
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn log_lone_compensation(&self, txn: TxnId, index: u32) -> Result<()> {
+        let records = [
+            LogRecord::Undo {
+                txn,
+                body: undo::compensation(index),
+            },
+            LogRecord::MtrEnd { txn },
+        ];
+        self.store
+            .database()
+            .append_mtr(&records, &mut Vec::new())?;
+        Ok(())
+    }
+
+    fn fail(&self, err: &Error) {
+        let mut failed = self.failed.lock();
+        if failed.is_none() {
+            *failed = Some(err.to_string());
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum State {
+    Active,
+    /// Rolled back after a conflict; every call fails.
+    RolledBack,
+    Done,
+}
+
+/// A transaction of a [`KvStore`]. Dropping it without commit aborts it.
+#[derive(Debug)]
+pub struct Transaction<'k> {
+    kv: &'k KvStore,
+    id: TxnId,
+    locks: HashMap<LockKey, Mode>,
+    undo: Vec<UndoEntry>,
+    /// The in-flight bound registered at the first change.
+    registered: Option<Lsn>,
+    state: State,
+}
+
+impl Transaction<'_> {
+    /// The transaction id.
+    pub fn id(&self) -> TxnId {
+        self.id
+    }
+
+    fn check_active(&self) -> Result<()> {
+        match self.state {
+            State::Active => Ok(()),
+            State::RolledBack => Err(Error::Conflict(format!(
+                "transaction {} was rolled back after a conflict; run it again",
+                self.id
+            ))),
+            State::Done => Err(Error::InvalidArgument(format!(
+                "transaction {} has ended",
+                self.id
+            ))),
+        }
+    }
+
+    /// Takes a key lock (waiting); a conflict rolls the transaction back.
+    fn lock(&mut self, tree: TreeId, key: &[u8], mode: Mode) -> Result<()> {
+        let lock_key: LockKey = (tree, key.to_vec());
+        if self.locks.get(&lock_key).is_some_and(|held| *held >= mode) {
+            return Ok(());
+        }
+        if let Err(err) = self.kv.locks.lock(self.id, tree, key, mode) {
+            self.finish_rollback()?;
+            self.state = State::RolledBack;
+            // Back off briefly (locks already released) so that an immediate retry does not
+            // meet the same holders again: with more threads than cores, a holder may be
+            // descheduled for milliseconds while retries cycle through deadlocks.
+            let pause = rand::Rng::gen_range(&mut rand::thread_rng(), CONFLICT_BACKOFF_US);
+            std::thread::sleep(Duration::from_micros(pause));
+            return Err(err);
+        }
+        let held = self.locks.entry(lock_key).or_insert(mode);
+        *held = (*held).max(mode);
+        Ok(())
+    }
+
+    fn register(&mut self) {
+        if self.registered.is_none() {
+            self.registered = Some(self.kv.store.database().register_in_flight());
+        }
+    }
+
+    /// Undoes every change, logs the abort record, releases everything.
+    fn finish_rollback(&mut self) -> Result<()> {
+        let entries: Vec<(u32, UndoEntry)> = self
+            .undo
+            .drain(..)
+            .enumerate()
+            .rev()
+            .map(|(index, entry)| (index as u32, entry))
+            .collect();
+        let mut result = Ok(());
+        if !entries.is_empty() {
+            result = self.kv.roll_back(self.id, &entries).and_then(|()| {
+                self.kv
+                    .store
+                    .database()
+                    .wal()
+                    .append(&[LogRecord::TxnAbort { txn: self.id }])
+                    .map(|_| ())
+            });
+            if let Err(err) = &result {
+                self.kv.fail(err);
+            }
+        }
+        self.release();
+        result
+    }
+
+    fn release(&mut self) {
+        if let Some(bound) = self.registered.take() {
+            self.kv.store.database().withdraw_in_flight(bound);
+        }
+        self.kv
+            .locks
+            .release_all(self.id, self.locks.drain().map(|(key, _)| key));
+    }
+
+    fn write(&mut self, tree: TreeId, key: &[u8], value: Option<&[u8]>) -> Result<Option<Vec<u8>>> {
+        self.check_active()?;
+        self.kv.store.limits().check(key, value)?;
+        self.kv.store.tree(tree)?;
+        self.lock(tree, key, Mode::Exclusive)?;
+        self.register();
+        let mut captured: Option<UndoEntry> = None;
+        let mut make_undo = |before: Option<&[u8]>| {
+            let entry = UndoEntry {
+                tree,
+                key: key.to_vec(),
+                before: before.map(<[u8]>::to_vec),
+            };
+            let body = entry.encode();
+            captured = Some(entry);
+            Some(body)
+        };
+        let before = match value {
+            Some(value) => self
+                .kv
+                .store
+                .put(tree, key, value, self.id, &mut make_undo)?,
+            None => self.kv.store.delete(tree, key, self.id, &mut make_undo)?,
+        };
+        if let Some(entry) = captured {
+            self.undo.push(entry);
+        }
+        Ok(before)
+    }
+
+    /// One round of a scan: pairs copied under leaf latches from `start`; returns the pairs,
+    /// the key the scan paused at (a lock to wait for), and whether it stopped because the
+    /// batch was full.
+    #[allow(clippy::type_complexity)]
+    fn scan_round(
+        &mut self,
+        tree: TreeId,
+        start: Bound<&[u8]>,
+        end: Bound<&[u8]>,
+        direction: Direction,
+        want: usize,
+    ) -> Result<(Vec<(Vec<u8>, Vec<u8>)>, Option<Vec<u8>>, bool)> {
+        let mut batch: Vec<(Vec<u8>, Vec<u8>)> = Vec::new();
+        let mut full = false;
+        let id = self.id;
+        let manager = &self.kv.locks;
+        let locks = &mut self.locks;
+        let mut visit = |key: &[u8], value: &[u8]| {
+            if !within(key, end, direction) {
+                return Visit::Stop;
+            }
+            if batch.len() >= want.min(SCAN_BATCH) {
+                full = true;
+                return Visit::Stop;
+            }
+            if let std::collections::hash_map::Entry::Vacant(slot) =
+                locks.entry((tree, key.to_vec()))
+            {
+                if manager.try_lock(id, tree, key, Mode::Shared) == TryLock::Busy {
+                    return Visit::Pause;
+                }
+                slot.insert(Mode::Shared);
+            }
+            batch.push((key.to_vec(), value.to_vec()));
+            Visit::Continue
+        };
+        let paused = self.kv.store.scan(tree, start, direction, &mut visit)?;
+        Ok((batch, paused, full))
+    }
+}
+
+/// Whether `key` is inside the far end `end` of a scan going in `direction`.
+fn within(key: &[u8], end: Bound<&[u8]>, direction: Direction) -> bool {
+    match (direction, end) {
+        (_, Bound::Unbounded) => true,
+        (Direction::Forward, Bound::Included(high)) => key <= high,
+        (Direction::Forward, Bound::Excluded(high)) => key < high,
+        (Direction::Backward, Bound::Included(low)) => key >= low,
+        (Direction::Backward, Bound::Excluded(low)) => key > low,
+    }
+}
+
+fn empty_range(range: KeyRange<'_>) -> bool {
+    let key = |bound: Bound<&[u8]>| match bound {
+        Bound::Included(key) | Bound::Excluded(key) => Some(key.to_vec()),
+        Bound::Unbounded => None,
+    };
+    match (key(range.0), key(range.1)) {
+        (Some(low), Some(high)) => {
+            low > high
+                || (low == high
+                    && (matches!(range.0, Bound::Excluded(_))
+                        || matches!(range.1, Bound::Excluded(_))))
+        }
+        _ => false,
+    }
+}
+
+impl KvTxn for Transaction<'_> {
+    fn get(&mut self, tree: TreeId, key: &[u8]) -> Result<Option<Vec<u8>>> {
+        self.check_active()?;
+        self.kv.store.limits().check(key, None)?;
+        self.kv.store.tree(tree)?;
+        self.lock(tree, key, Mode::Shared)?;
+        self.kv.store.get(tree, key)
+    }
+
+    fn put(&mut self, tree: TreeId, key: &[u8], value: &[u8]) -> Result<()> {
+        self.write(tree, key, Some(value)).map(|_| ())
+    }
+
+    fn delete(&mut self, tree: TreeId, key: &[u8]) -> Result<bool> {
+        self.write(tree, key, None).map(|before| before.is_some())
+    }
+
+    fn scan(
+        &mut self,
+        tree: TreeId,
+        range: KeyRange<'_>,
+        direction: Direction,
+        limit: usize,
+        visit: &mut dyn FnMut(&[u8], &[u8]) -> bool,
+    ) -> Result<()> {
+        self.check_active()?;
+        self.kv.store.tree(tree)?;
+        if limit == 0 || empty_range(range) {
+            return Ok(());
+        }
+        let (near, far) = match direction {
+            Direction::Forward => range,
+            Direction::Backward => (range.1, range.0),
+        };
+        let mut position: Bound<Vec<u8>> = near.map(<[u8]>::to_vec);
+        let mut delivered = 0;
+        // Bound: every round moves the position strictly past at least one key, or waits for
+        // the lock of the key it then delivers; the tree holds finitely many keys.
+        for _ in 0..usize::MAX {
+            let want = limit - delivered;
+            let start = position.as_ref().map(Vec::as_slice);
+            let (batch, paused, full) = self.scan_round(tree, start, far, direction, want)?;
+            let last = batch.last().map(|(key, _)| key.clone());
+            for (key, value) in &batch {
+                delivered += 1;
+                if !visit(key, value) || delivered >= limit {
+                    return Ok(());
+                }
+            }
+            if let Some(key) = paused {
+                self.lock(tree, &key, Mode::Shared)?;
+                position = Bound::Included(key);
+            } else if full {
+                match last {
+                    Some(key) => position = Bound::Excluded(key),
+                    None => return Ok(()),
+                }
+            } else {
+                return Ok(());
+            }
+        }
+        Ok(())
+    }
+
+    fn commit(mut self: Box<Self>) -> Result<()> {
+        self.check_active()?;
+        self.state = State::Done;
+        if self.undo.is_empty() {
+            self.release();
+            return Ok(());
+        }
+        let db = self.kv.store.database();
+        let appended = db.wal().append(&[LogRecord::TxnCommit { txn: self.id }]);
+        let end = match appended {
+            Ok(end) => end,
+            Err(err) => {
+                // Not committed: undo what can be undone (the log is probably unusable).
+                let _ = self.finish_rollback();
+                return Err(err);
+            }
+        };
+        self.undo.clear();
+        self.release();
+        make_durable(&self.kv.store, end)
+    }
+
+    fn abort(mut self: Box<Self>) -> Result<()> {
+        if self.state != State::Active {
+            self.state = State::Done;
+            return Ok(());
+        }
+        self.state = State::Done;
+        self.finish_rollback()
+    }
+}
+
+impl Drop for Transaction<'_> {
+    fn drop(&mut self) {
+        if self.state == State::Active {
+            self.state = State::Done;
+            let _ = self.finish_rollback();
+        }
+    }
+}
+
+impl KvEngine for KvStore {
+    fn open_tree(&self, name: &str) -> Result<TreeId> {
+        self.store.open_tree(name)
+    }
+
+    fn begin(&self) -> Result<Box<dyn KvTxn + '_>> {
+        Ok(Box::new(self.transaction()?))
+    }
+
+    fn bulk_load(
+        &self,
+        tree: TreeId,
+        pairs: &mut dyn Iterator<Item = (Vec<u8>, Vec<u8>)>,
+    ) -> Result<u64> {
+        bulk::bulk_load(&self.store, tree, pairs)
+    }
+}

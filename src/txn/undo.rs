@@ -1,0 +1,175 @@
+//! Undo entries: the body of `Undo` log records (opaque to the log) and the in-memory undo list
+//! of a transaction.
+//!
+//! ```text
+//! forward entry (kind 1)                       compensation (kind 2)
+//!  0 1 kind = 1                                 0 1 kind = 2
+//!  1 4 tree id                                  1 4 index of the forward entry undone
+//!  5 2 key length k, then k key bytes
+//!  . 1 1 = the key had a value before (then 4-byte length n and n bytes), 0 = it was absent
+//! ```
+//!
+//! A forward entry is logged in the same mini-transaction as the row change it undoes (so
+//! both or neither survive a crash); a compensation is logged in the mini-transaction that
+//! applies the inverse during a rollback (ARIES' compensation log record: redo-only, never
+//! undone again). Recovery undoes, newest first, the forward entries of a loser that have no
+//! compensation.
+
+use crate::error::{Error, Result};
+use crate::kv::TreeId;
+
+const FORWARD: u8 = 1;
+const COMPENSATION: u8 = 2;
+
+/// One undo entry: put `before` back under `key` (or remove `key` when it was absent).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UndoEntry {
+    /// The tree.
+    pub tree: TreeId,
+    /// The key changed.
+    pub key: Vec<u8>,
+    /// Its value before the change (`None`: it did not exist).
+    pub before: Option<Vec<u8>>,
+}
+
+/// A decoded `Undo` body.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum UndoRecord {
+    /// A row change's undo information.
+    Forward(UndoEntry),
+    /// The forward entry with this index (in the transaction's order) was undone.
+    Compensation(u32),
+}
+
+impl UndoEntry {
+    /// Encodes the entry as a forward `Undo` body.
+    #[must_use]
+    pub fn encode(&self) -> Vec<u8> {
+        let before_len = self.before.as_ref().map_or(0, Vec::len);
+        let mut out = Vec::with_capacity(12 + self.key.len() + before_len);
+        out.push(FORWARD);
+        out.extend_from_slice(&self.tree.to_le_bytes());
+        out.extend_from_slice(&(self.key.len() as u16).to_le_bytes());
+        out.extend_from_slice(&self.key);
+        match &self.before {
+            Some(value) => {
+                out.push(1);
+                out.extend_from_slice(&(value.len() as u32).to_le_bytes());
+                out.extend_from_slice(value);
+            }
+            None => out.push(0),
+        }
+        out
+    }
+}
+
+/// Encodes a compensation for forward entry `index`.
+#[must_use]
+pub fn compensation(index: u32) -> Vec<u8> {
+    let mut out = vec![COMPENSATION];
+    out.extend_from_slice(&index.to_le_bytes());
+    out
+}
+
+fn bad(why: &str) -> Error {
+    Error::CorruptLog {
+        offset: 0,
+        reason: format!("malformed undo entry: {why}"),
+    }
+}
+
+fn take<'a>(bytes: &'a [u8], at: &mut usize, len: usize) -> Result<&'a [u8]> {
+    let end = at.checked_add(len).ok_or_else(|| bad("length"))?;
+    let slice = bytes.get(*at..end).ok_or_else(|| bad("truncated"))?;
+    *at = end;
+    Ok(slice)
+}
+
+/// Decodes an `Undo` body (the whole input must be consumed).
+///
+/// # Errors
+/// [`Error::CorruptLog`] for malformed bytes; never panics.
+pub fn decode(bytes: &[u8]) -> Result<UndoRecord> {
+    let mut at = 0;
+    let kind = take(bytes, &mut at, 1)?[0];
+    let u32_at = |slice: &[u8]| u32::from_le_bytes([slice[0], slice[1], slice[2], slice[3]]);
+    let record = match kind {
+        FORWARD => {
+            let tree = u32_at(take(bytes, &mut at, 4)?);
+            let key_len = take(bytes, &mut at, 2)?;
+            let key_len = usize::from(u16::from_le_bytes([key_len[0], key_len[1]]));
+            let key = take(bytes, &mut at, key_len)?.to_vec();
+            let before = match take(bytes, &mut at, 1)?[0] {
+                0 => None,
+                1 => {
+                    let len = u32_at(take(bytes, &mut at, 4)?) as usize;
+                    Some(take(bytes, &mut at, len)?.to_vec())
+                }
+                _ => return Err(bad("before-value flag")),
+            };
+            UndoRecord::Forward(UndoEntry { tree, key, before })
+        }
+        COMPENSATION => UndoRecord::Compensation(u32_at(take(bytes, &mut at, 4)?)),
+        _ => return Err(bad("kind")),
+    };
+    if at != bytes.len() {
+        return Err(bad("trailing bytes"));
+    }
+    Ok(record)
+}
+
+/// The forward entries of a loser still to undo, newest first: every forward entry without a
+/// compensation, given the bodies in log order.
+///
+/// # Errors
+/// A malformed body.
+pub fn remaining(bodies: &[Vec<u8>]) -> Result<Vec<(u32, UndoEntry)>> {
+    let mut forward = Vec::new();
+    let mut compensated = std::collections::HashSet::new();
+    for body in bodies {
+        match decode(body)? {
+            UndoRecord::Forward(entry) => forward.push((forward.len() as u32, entry)),
+            UndoRecord::Compensation(index) => {
+                compensated.insert(index);
+            }
+        }
+    }
+    forward.retain(|(index, _)| !compensated.contains(index));
+    forward.reverse();
+    Ok(forward)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn entries_round_trip_and_garbage_is_an_error() {
+        let entries = [
+            UndoEntry {
+                tree: 3,
+                key: b"key".to_vec(),
+                before: Some(b"old".to_vec()),
+            },
+            UndoEntry {
+                tree: 0,
+                key: Vec::new(),
+                before: None,
+            },
+        ];
+        for entry in &entries {
+            let body = entry.encode();
+            assert_eq!(decode(&body).unwrap(), UndoRecord::Forward(entry.clone()));
+            assert!(decode(&body[..body.len() - 1]).is_err());
+        }
+        assert_eq!(
+            decode(&compensation(7)).unwrap(),
+            UndoRecord::Compensation(7)
+        );
+        assert!(decode(&[9]).is_err());
+        assert!(decode(&[]).is_err());
+        let bodies = vec![entries[0].encode(), entries[1].encode(), compensation(1)];
+        let left = remaining(&bodies).unwrap();
+        assert_eq!(left, vec![(0, entries[0].clone())]);
+    }
+}

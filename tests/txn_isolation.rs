@@ -1,0 +1,239 @@
+//! What a client of the key-value layer sees: aborts and dropped transactions leave no trace,
+//! uncommitted writes are invisible (a reader waits for the writer, then sees the outcome), a
+//! deadlock or a lock timeout is a retryable conflict after which the transaction is rolled
+//! back, scans wait for keys locked by writers, size limits are clear errors, and a transaction
+//! in flight at a crash is rolled back by recovery (also when its changes reached the disk).
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use flashbuf::Error;
+use flashbuf::device::SharedDevice;
+use flashbuf::device::fault::{FaultConfig, FaultDevice};
+use flashbuf::device::memory::MemoryDevice;
+use flashbuf::kv::{Direction, FULL_RANGE, KvEngine};
+use flashbuf::txn::{KvConfig, KvStore};
+use flashbuf::wal::WalConfig;
+
+const PAGE: usize = 4096;
+
+fn config() -> KvConfig {
+    let mut config = KvConfig::new(32);
+    config.database.wal = WalConfig {
+        log_size: 8 << 20,
+        page_size: PAGE,
+        buffer_size: 256 * 1024,
+        full_timeout: Duration::from_secs(5),
+    };
+    config.lock_timeout = Duration::from_millis(300);
+    config
+}
+
+fn devices() -> (SharedDevice, SharedDevice) {
+    (
+        Arc::new(MemoryDevice::new(PAGE, 512).unwrap()),
+        Arc::new(MemoryDevice::new(PAGE, (8 << 20) / PAGE as u64).unwrap()),
+    )
+}
+
+fn value_of(kv: &KvStore, tree: u32, key: &[u8]) -> Option<Vec<u8>> {
+    let mut txn = kv.begin().unwrap();
+    let value = txn.get(tree, key).unwrap();
+    txn.commit().unwrap();
+    value
+}
+
+#[test]
+fn aborted_and_dropped_transactions_leave_no_trace() {
+    let (data, log) = devices();
+    let (kv, _) = KvStore::open(data, log, &config()).unwrap();
+    let t = kv.open_tree("t").unwrap();
+    assert_eq!(kv.open_tree("t").unwrap(), t, "open_tree is idempotent");
+    let u = kv.open_tree("u").unwrap();
+    let mut txn = kv.begin().unwrap();
+    txn.put(t, b"a", b"1").unwrap();
+    txn.put(u, b"a", b"x").unwrap();
+    txn.commit().unwrap();
+    let mut txn = kv.begin().unwrap();
+    txn.put(t, b"a", b"2").unwrap();
+    txn.put(t, b"b", b"3").unwrap();
+    assert!(txn.delete(u, b"a").unwrap());
+    for n in 0..200u32 {
+        txn.put(t, &n.to_be_bytes(), &[7; 300]).unwrap(); // splits, which stay
+    }
+    txn.abort().unwrap();
+    assert_eq!(value_of(&kv, t, b"a"), Some(b"1".to_vec()));
+    assert_eq!(value_of(&kv, t, b"b"), None);
+    assert_eq!(value_of(&kv, u, b"a"), Some(b"x".to_vec()));
+    {
+        let mut txn = kv.begin().unwrap();
+        txn.put(t, b"c", b"4").unwrap();
+    } // dropped: aborted
+    assert_eq!(value_of(&kv, t, b"c"), None);
+    let mut count = 0;
+    let mut txn = kv.begin().unwrap();
+    txn.scan(
+        t,
+        FULL_RANGE,
+        Direction::Forward,
+        usize::MAX,
+        &mut |_, _| {
+            count += 1;
+            true
+        },
+    )
+    .unwrap();
+    txn.commit().unwrap();
+    assert_eq!(count, 1);
+    assert!(kv.check().unwrap().is_ok());
+    kv.close().unwrap();
+}
+
+#[test]
+fn readers_wait_for_writers_and_see_only_committed_values() {
+    let (data, log) = devices();
+    let (kv, _) = KvStore::open(data, log, &config()).unwrap();
+    let t = kv.open_tree("t").unwrap();
+    let mut setup = kv.begin().unwrap();
+    setup.put(t, b"k", b"old").unwrap();
+    setup.put(t, b"l", b"other").unwrap();
+    setup.commit().unwrap();
+    std::thread::scope(|scope| {
+        let mut writer = kv.begin().unwrap();
+        writer.put(t, b"k", b"new").unwrap();
+        let reader = scope.spawn(|| {
+            let start = Instant::now();
+            let mut txn = kv.begin().unwrap();
+            let mut seen = Vec::new();
+            txn.scan(t, FULL_RANGE, Direction::Forward, 10, &mut |k, v| {
+                seen.push((k.to_vec(), v.to_vec()));
+                true
+            })
+            .unwrap();
+            txn.commit().unwrap();
+            (start.elapsed(), seen)
+        });
+        std::thread::sleep(Duration::from_millis(100));
+        writer.abort().unwrap();
+        let (waited, seen) = reader.join().unwrap();
+        assert!(
+            waited >= Duration::from_millis(80),
+            "the scan did not wait: {waited:?}"
+        );
+        assert_eq!(
+            seen,
+            vec![
+                (b"k".to_vec(), b"old".to_vec()),
+                (b"l".to_vec(), b"other".to_vec())
+            ],
+            "the scan saw an uncommitted value"
+        );
+    });
+    kv.close().unwrap();
+}
+
+#[test]
+fn conflicts_are_retryable_and_roll_the_transaction_back() {
+    let (data, log) = devices();
+    let (kv, _) = KvStore::open(data, log, &config()).unwrap();
+    let t = kv.open_tree("t").unwrap();
+    let mut holder = kv.begin().unwrap();
+    holder.put(t, b"k", b"held").unwrap();
+    let mut waiter = kv.begin().unwrap();
+    waiter.put(t, b"mine", b"1").unwrap();
+    let err = waiter.get(t, b"k").unwrap_err();
+    assert!(matches!(err, Error::Conflict(_)), "{err}");
+    assert!(err.is_retryable());
+    // The victim is rolled back at once: its write is gone, its locks are free, and any
+    // further call fails the same way.
+    assert!(matches!(waiter.put(t, b"x", b"y"), Err(Error::Conflict(_))));
+    holder.commit().unwrap();
+    assert_eq!(value_of(&kv, t, b"mine"), None);
+    assert_eq!(value_of(&kv, t, b"k"), Some(b"held".to_vec()));
+    assert!(waiter.commit().is_err());
+    assert!(kv.lock_stats().timeouts >= 1);
+    kv.close().unwrap();
+}
+
+#[test]
+fn size_limits_and_unknown_trees_are_clear_errors() {
+    let (data, log) = devices();
+    let (kv, _) = KvStore::open(data, log, &config()).unwrap();
+    let t = kv.open_tree("t").unwrap();
+    let limits = kv.trees().limits();
+    let mut txn = kv.begin().unwrap();
+    let err = txn.put(t, &vec![0; limits.max_key + 1], b"v").unwrap_err();
+    assert!(matches!(err, Error::InvalidArgument(_)) && err.to_string().contains("key"));
+    let err = txn
+        .put(t, b"k", &vec![0; limits.max_value + 1])
+        .unwrap_err();
+    assert!(err.to_string().contains("value of"), "{err}");
+    txn.put(t, &vec![1; limits.max_key], &vec![2; limits.max_value])
+        .unwrap();
+    assert!(txn.get(99, b"k").is_err());
+    txn.commit().unwrap();
+    assert!(kv.open_tree("").is_err());
+    assert!(kv.open_tree(&"n".repeat(65)).is_err());
+    kv.close().unwrap();
+}
+
+#[test]
+fn a_transaction_in_flight_at_a_crash_is_rolled_back_by_recovery() {
+    let data = Arc::new(
+        FaultDevice::new_zeroed(
+            Arc::new(MemoryDevice::new(PAGE, 512).unwrap()),
+            FaultConfig::default(),
+        )
+        .unwrap(),
+    );
+    let log = Arc::new(
+        FaultDevice::new_zeroed(
+            Arc::new(MemoryDevice::new(PAGE, (8 << 20) / PAGE as u64).unwrap()),
+            FaultConfig::default(),
+        )
+        .unwrap(),
+    );
+    {
+        let (kv, _) = KvStore::open(
+            Arc::clone(&data) as SharedDevice,
+            Arc::clone(&log) as SharedDevice,
+            &config(),
+        )
+        .unwrap();
+        let t = kv.open_tree("t").unwrap();
+        let mut txn = kv.begin().unwrap();
+        for n in 0..300u32 {
+            txn.put(t, &n.to_be_bytes(), b"committed").unwrap();
+        }
+        txn.commit().unwrap();
+        let mut loser = kv.begin().unwrap();
+        for n in 0..300u32 {
+            loser.put(t, &n.to_be_bytes(), &[9; 100]).unwrap();
+        }
+        loser.put(t, b"zzz", b"new key").unwrap();
+        // Its changes reach the data device (and the log the WAL rule needs), not its outcome.
+        kv.trees().database().pool().flush_all().unwrap();
+        std::mem::forget(loser);
+        // The crash: the devices stop here.
+        let _images = (data.crash().unwrap(), log.crash().unwrap());
+        kv.abandon();
+    }
+    let (kv, recovery) = KvStore::open(
+        Arc::new(data.crash().unwrap()),
+        Arc::new(log.crash().unwrap()),
+        &config(),
+    )
+    .unwrap();
+    assert_eq!(recovery.losers_rolled_back, 1, "{recovery:?}");
+    assert_eq!(recovery.undo_applied, 301);
+    let t = kv.open_tree("t").unwrap();
+    for n in [0u32, 150, 299] {
+        assert_eq!(
+            value_of(&kv, t, &n.to_be_bytes()),
+            Some(b"committed".to_vec())
+        );
+    }
+    assert_eq!(value_of(&kv, t, b"zzz"), None);
+    assert!(kv.check().unwrap().is_ok());
+    kv.close().unwrap();
+}

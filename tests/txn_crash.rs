@@ -355,10 +355,12 @@ fn one_crash(seed: u64, scheme: Scheme, max_txns: u32) -> Outcome {
     // loses an acknowledged commit's history insert whose commit lies before the recovered
     // redo point while its balance updates survive; `CRASH_LOG=1` prints each run's recovery
     // summary and a failing run prints the missing records. Not seen with page images.
-    let crash_at = if crash_data {
-        rng.gen_range(1..150)
-    } else {
-        rng.gen_range(1..450)
+    let wide = std::env::var_os("TXN_CRASH_WIDE").is_some();
+    let crash_at = match (crash_data, wide) {
+        (true, false) => rng.gen_range(1..150),
+        (false, false) => rng.gen_range(1..450),
+        (true, true) => rng.gen_range(1..400),
+        (false, true) => rng.gen_range(1..900),
     };
     let data_fate = fates[rng.gen_range(0..fates.len())];
     let log_fate = fates[rng.gen_range(0..fates.len())];

@@ -496,7 +496,13 @@ fn replay_seed() {
         .ok()
         .and_then(|s| s.parse::<u64>().ok())
     {
-        let outcome = one_crash(seed, SCHEMES[(seed % 4) as usize], 120);
+        // A seed of the long campaign (1_000_000 + n) replays with the campaign's parameters.
+        let outcome = if seed >= 1_000_000 {
+            let n = seed - 1_000_000;
+            one_crash(seed, Scheme::ALL[(n % 8) as usize], 200)
+        } else {
+            one_crash(seed, SCHEMES[(seed % 4) as usize], 120)
+        };
         eprintln!(
             "seed {seed}: {} verified, crashed mid-run: {}, losers {}, torn {}",
             outcome.verified, outcome.crashed_mid_run, outcome.losers, outcome.torn_repaired

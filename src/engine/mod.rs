@@ -11,8 +11,8 @@ pub mod innodb;
 
 use std::sync::Arc;
 
-pub use compose::{Composition, HostEngine, MissKind, OrderKind, Scheme, WritebackKind};
-pub use config::{FlushMethod, PoolConfig, TornPageProtection};
+pub use compose::{Composition, HostEngine, MissKind, OrderKind, RateKind, Scheme, WritebackKind};
+pub use config::{EmptyFreeList, FlushMethod, PoolConfig, TornPageProtection};
 
 use crate::core::order::ReplacementOrder;
 use crate::core::parts::{MissPath, Writeback};
@@ -23,6 +23,8 @@ use crate::device::SharedDevice;
 use crate::error::{Error, Result};
 use crate::policy::flushrate::adaptive::AdaptiveConfig;
 use crate::policy::flushrate::fixed::MysqlFixed;
+use crate::policy::flushrate::percona::Percona;
+use crate::policy::flushrate::self_tuning::SelfTuning;
 use crate::policy::miss::ace::Ace;
 use crate::policy::miss::fused_rw::FusedRw;
 use crate::policy::miss::lru_c::LruCPointer;
@@ -97,7 +99,10 @@ fn build_miss(
 ) -> Arc<dyn MissPath> {
     let scan_depth = config.scan_depth(instance_frames);
     match config.scheme.miss {
-        MissKind::Raw => Arc::new(Raw { scan_depth }),
+        MissKind::Raw => Arc::new(Raw {
+            scan_depth,
+            empty_free_list: config.empty_free_list,
+        }),
         MissKind::LruC => Arc::new(LruCPointer::new(config.scheme.split_mutex)),
         MissKind::War => {
             // The prototype's sizes: a TWB of 4 x lru_scan_depth per instance, a stall copies
@@ -128,17 +133,19 @@ fn build_miss(
 fn build_writeback(config: &PoolConfig, instance_frames: usize) -> Arc<dyn Writeback> {
     let scan_depth = config.scan_depth(instance_frames);
     let rate = || -> Box<dyn crate::policy::flushrate::FlushRate> {
-        Box::new(MysqlFixed::new(
-            scan_depth,
-            AdaptiveConfig {
-                io_capacity: config.io_capacity,
-                io_capacity_max: config.io_capacity_max,
-                max_dirty_pages_pct: config.max_dirty_pages_pct,
-                max_dirty_pages_pct_lwm: config.max_dirty_pages_pct_lwm,
-                adaptive_flushing_lwm: config.adaptive_flushing_lwm,
-            },
-            config.cleaner_period_ms,
-        ))
+        let adaptive = AdaptiveConfig {
+            io_capacity: config.io_capacity,
+            io_capacity_max: config.io_capacity_max,
+            max_dirty_pages_pct: config.max_dirty_pages_pct,
+            max_dirty_pages_pct_lwm: config.max_dirty_pages_pct_lwm,
+            adaptive_flushing_lwm: config.adaptive_flushing_lwm,
+        };
+        let period = config.cleaner_period_ms;
+        match config.scheme.rate {
+            RateKind::Fixed => Box::new(MysqlFixed::new(scan_depth, adaptive, period)),
+            RateKind::Percona => Box::new(Percona::new(scan_depth, adaptive, period)),
+            RateKind::SelfTuning => Box::new(SelfTuning::new(scan_depth, adaptive, period)),
+        }
     };
     let cleaner = |lru| -> Arc<dyn Writeback> {
         Arc::new(PageCleaner::new(

@@ -98,6 +98,10 @@ impl RateKind {
 pub enum PrefetchKind {
     /// None.
     None,
+    /// The sequential stream-table prefetcher (`seq`).
+    Sequential,
+    /// The history-based prefetcher (`history`).
+    History,
 }
 
 /// The host engine a scheme imitates (torn-page protection and background machinery defaults).
@@ -395,6 +399,14 @@ pub const PARTS: &[(&str, &str)] = &[
         "flush rate: MySQL's per-second P_scan and adaptive P_io",
     ),
     (
+        "seq",
+        "read-ahead: sequential streams (prefetch_trigger misses, then prefetch_pages pages)",
+    ),
+    (
+        "history",
+        "read-ahead: history-based, up to 3 weighted successors per page",
+    ),
+    (
         "percona",
         "flush rate: Percona 5.6's LRU manager (free-list paced) and furious flushing",
     ),
@@ -525,6 +537,14 @@ fn apply_part(composition: &mut Composition, part: &str) -> Result<&'static str>
         "rw" => miss(composition, MissKind::Rw),
         "pg" => miss(composition, MissKind::Pg),
         "ace" => miss(composition, MissKind::Ace),
+        "seq" => {
+            composition.prefetch = PrefetchKind::Sequential;
+            Ok("read-ahead")
+        }
+        "history" => {
+            composition.prefetch = PrefetchKind::History;
+            Ok("read-ahead")
+        }
         "fixed" | "percona" | "self-tuning" => {
             if composition.writeback == WritebackKind::Postgres {
                 return Err(Error::Config(format!(
@@ -660,6 +680,13 @@ mod tests {
             assert_eq!(composition.name, text);
             assert_eq!(rate.name(), text.rsplit('+').next().unwrap());
         }
+        let seq = Composition::parse("pg-clock+ace+seq").unwrap();
+        assert_eq!(seq.prefetch, PrefetchKind::Sequential);
+        assert_eq!(
+            Composition::parse("vanilla+history").unwrap().prefetch,
+            PrefetchKind::History
+        );
+        assert!(Composition::parse("vanilla+seq+history").is_err());
         let lru_c = Composition::parse("lru-c+self-tuning").unwrap();
         assert_eq!(lru_c.writeback, WritebackKind::LruCDynamic);
         assert!(lru_c.split_mutex);

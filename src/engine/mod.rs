@@ -11,11 +11,13 @@ pub mod innodb;
 
 use std::sync::Arc;
 
-pub use compose::{Composition, HostEngine, MissKind, OrderKind, RateKind, Scheme, WritebackKind};
+pub use compose::{
+    Composition, HostEngine, MissKind, OrderKind, PrefetchKind, RateKind, Scheme, WritebackKind,
+};
 pub use config::{EmptyFreeList, FlushMethod, PoolConfig, TornPageProtection};
 
 use crate::core::order::ReplacementOrder;
-use crate::core::parts::{MissPath, Writeback};
+use crate::core::parts::{MissPath, Prefetcher, Writeback};
 use crate::core::redo::{NullLog, RedoLog};
 use crate::core::write_path::{DirectWrites, SyncGate, WritePath};
 use crate::core::{BufferPool, CoreConfig, Parts};
@@ -32,6 +34,7 @@ use crate::policy::miss::pg::BackendWrite;
 use crate::policy::miss::raw::Raw;
 use crate::policy::miss::war::War;
 use crate::policy::order::{Cflru, ClockSweep, Lru, LruWsr, MidpointLru};
+use crate::policy::prefetch::{History, Sequential};
 use crate::policy::writeback::innodb::{LruFlush, PageCleaner};
 use crate::policy::writeback::pg::{PgBackground, PgSettings};
 
@@ -169,6 +172,26 @@ fn build_writeback(config: &PoolConfig, instance_frames: usize) -> Arc<dyn Write
     }
 }
 
+/// The read-ahead part, sized for a database of `db_pages` pages of `page_size` bytes.
+fn build_prefetch(
+    config: &PoolConfig,
+    db_pages: u64,
+    page_size: usize,
+) -> Option<Arc<dyn Prefetcher>> {
+    match config.scheme.prefetch {
+        PrefetchKind::None => None,
+        PrefetchKind::Sequential => Some(Arc::new(Sequential::new(
+            config.prefetch_trigger,
+            config.prefetch_pages,
+            crate::policy::prefetch::sequential::DEFAULT_ENTRIES,
+        ))),
+        PrefetchKind::History => Some(Arc::new(History::new(
+            History::entries_for(db_pages, page_size),
+            crate::policy::prefetch::history::DEFAULT_THRESHOLD,
+        ))),
+    }
+}
+
 /// Opens a pool for `config` writing to `target`, with `log` for the WAL rule.
 ///
 /// # Errors
@@ -196,7 +219,7 @@ pub fn open_pool(
         order: build_order(config),
         miss: build_miss(config, instances, instance_frames, info.page_size),
         writeback: build_writeback(config, instance_frames),
-        prefetch: None,
+        prefetch: build_prefetch(config, info.pages, info.page_size),
         write_path: build_write_path(config, target)?,
     };
     let core_config = CoreConfig {

@@ -46,13 +46,12 @@ impl Ace {
 
     /// Claims up to `n_w - 1` more dirty, unpinned pages following the top in eviction order.
     fn claim_next_dirty(&self, core: &Core, instance: &Instance, top: FrameId) -> Vec<FrameId> {
-        // A look-ahead, not an eviction: `peek` applies none of the order's bookkeeping. A
-        // `walk` would age every page it passes (Clock Sweep decrements usage counts for up to
-        // seven sweeps until it has found n_w dirty pages), which is not what the order would
-        // evict next and costs misses and writes.
-        let order = instance.lock_order();
+        // The order's look-ahead, not an eviction walk: Clock Sweep's walk would age every
+        // page for up to seven sweeps to find n_w dirty pages (more misses, pages written that
+        // are dirtied again before they are evicted); LRU-WSR still gives its second chances.
+        let mut order = instance.lock_order();
         let mut batch = vec![top];
-        order.peek(&core.frames, &mut |id| {
+        order.lookahead(&core.frames, &mut |id| {
             if batch.len() >= self.n_w {
                 return false;
             }

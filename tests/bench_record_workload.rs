@@ -75,7 +75,10 @@ fn tpcc_on_two_schemes_reports_per_type_latencies_and_a_clean_check() {
     }
     let table = report::format_table(&results);
     assert!(table.contains("per transaction type"), "{table}");
-    assert!(table.contains("new_order") && table.contains("tpmC"), "{table}");
+    assert!(
+        table.contains("new_order") && table.contains("tpmC"),
+        "{table}"
+    );
     let json: serde_json::Value = serde_json::from_str(&results.to_json().unwrap()).unwrap();
     let run = &json["runs"][0];
     assert_eq!(run["per_type"].as_array().unwrap().len(), 5);

@@ -20,7 +20,7 @@ use flashbuf::bench::image::Image;
 use flashbuf::datafile::DATA_START;
 use flashbuf::device::fault::{FaultConfig, FaultDevice, UnsyncedOnCrash};
 use flashbuf::device::memory::MemoryDevice;
-use flashbuf::device::{Device, SharedDevice};
+use flashbuf::device::SharedDevice;
 use flashbuf::engine::TornPageProtection;
 use flashbuf::pool::{PoolConfig, Scheme};
 use flashbuf::txn::{KvConfig, KvStore};
@@ -112,7 +112,10 @@ fn one_crash(seed: u64, image: &Image) -> Outcome {
     };
     let data_fate = fates[rng.gen_range(0..fates.len())];
     let log_fate = fates[rng.gen_range(0..fates.len())];
-    let data = data_device(image, fault(seed, crash_data.then_some(crash_at), data_fate));
+    let data = data_device(
+        image,
+        fault(seed, crash_data.then_some(crash_at), data_fate),
+    );
     let log = Arc::new(
         FaultDevice::new_zeroed(
             Arc::new(MemoryDevice::new(PAGE, LOG_PAGES).unwrap()),
@@ -192,13 +195,6 @@ fn one_crash(seed: u64, image: &Image) -> Outcome {
 fn tpcc_stays_consistent_across_seeded_crashes() {
     let spec = RecordSpec::Tpcc(tpcc_config());
     let image = Image::build(&spec, PAGE, &mut |_| {}).unwrap();
-    let before = {
-        let inner: SharedDevice =
-            Arc::new(MemoryDevice::new(PAGE, DATA_START + image.capacity_pages).unwrap());
-        image.copy_to(&inner).unwrap();
-        inner.info().pages
-    };
-    assert!(before > DATA_START);
     let seeds = std::env::var("TPCC_CRASH_SEEDS")
         .ok()
         .and_then(|s| s.parse().ok())

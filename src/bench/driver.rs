@@ -264,6 +264,34 @@ impl RecordSpec {
         }
     }
 
+    /// The workload and the parameters that determine the loaded database (not the run's mix
+    /// or client binding): two specs with the same key load the same bytes.
+    #[must_use]
+    pub fn load_key(&self) -> String {
+        match self {
+            RecordSpec::Tpcc(c) => format!(
+                "tpcc warehouses={} items={} customers_per_district={} seed={}",
+                c.warehouses, c.scale.items, c.scale.customers_per_district, c.seed
+            ),
+            RecordSpec::Ycsb(c) => format!(
+                "ycsb records={} table={} field_count={} field_length={} key_prefix={} \
+                 ordered={} zero_padding={} seed={}",
+                c.record_count,
+                c.table,
+                c.field_count,
+                c.field_length,
+                c.key_prefix,
+                c.ordered_inserts,
+                c.zero_padding,
+                c.seed
+            ),
+            RecordSpec::LinkBench(c) => format!(
+                "linkbench nodes={} start_id={} link_types={} seed={}",
+                c.nodes, c.start_id, c.link_type_count, c.seed
+            ),
+        }
+    }
+
     /// A one-line description of the parameters.
     #[must_use]
     pub fn describe(&self) -> String {

@@ -1,6 +1,11 @@
-//! A record workload's database image, built once per bench invocation and copied into every
-//! scheme's fresh data device so that every scheme starts from the same bytes (issue 11 item 2,
-//! the in-memory half: `flashbuf load` and `--db PATH` are not implemented yet).
+//! A record workload's database image, built once per bench invocation (or once by
+//! `flashbuf load` into a file that `flashbuf bench --db PATH` reads) and copied into every
+//! scheme's fresh data device so that every scheme starts from the same bytes (issue 11 item 2).
+//!
+//! **What was loaded** is recorded in the image itself: a tree `bench.image` whose one row
+//! holds [`RecordSpec::load_key`] (the workload and the parameters that shape the load: TPC-C
+//! warehouses, scale and seed; YCSB records, row shape and seed; LinkBench nodes and seed).
+//! [`Image::read_file`] opens a copy and refuses an image whose key differs from the flags'.
 //!
 //! **Building** ([`Image::build`]): a key-value store on in-memory devices (data + log) is
 //! created, the workload's tables are bulk-loaded, the trees are checked, and the store is
@@ -22,11 +27,12 @@
 //! Bounds: the image holds `DATA_START + loaded_pages` pages in memory; the build touches at
 //! most three copies (loading device, unbound device, bytes) at once.
 
+use std::path::Path;
 use std::sync::Arc;
 use std::time::Instant;
 
 use super::driver::RecordSpec;
-use crate::datafile::{DATA_START, DataFile};
+use crate::datafile::{DATA_START, DataFile, HEADER_BYTES, SlotContent, decode_slot};
 use crate::device::memory::MemoryDevice;
 use crate::device::{AlignedBuf, SharedDevice};
 use crate::error::{Error, Result};
@@ -51,8 +57,10 @@ pub struct Image {
     pub loaded_pages: u64,
     /// What the load wrote per table.
     pub load: LoadReport,
-    /// Real seconds to build the image (load, check, close, unbind).
+    /// Real seconds to build the image (load, check, close, unbind) or to read it.
     pub build_s: f64,
+    /// The load parameters ([`RecordSpec::load_key`]) recorded in the image.
+    pub load_key: String,
     /// Device pages `0 .. DATA_START + loaded_pages` of the image.
     bytes: Vec<u8>,
 }
@@ -81,6 +89,7 @@ impl Image {
         )?);
         let (kv, _) = KvStore::open(Arc::clone(&data), log, &config)?;
         let load = workload.load(&kv, progress)?;
+        record_spec_in(&kv, &spec.load_key())?;
         let trees = kv.check()?;
         if !trees.is_ok() {
             return Err(Error::Config(format!(
@@ -105,6 +114,91 @@ impl Image {
             loaded_pages,
             load,
             build_s: began.elapsed().as_secs_f64(),
+            load_key: spec.load_key(),
+            bytes,
+        })
+    }
+
+    /// Writes the image to a new file `path` (refuses an existing one): the data-file layout
+    /// with the loaded pages, extended (sparsely) to its capacity, synced.
+    ///
+    /// # Errors
+    /// [`Error::Io`] naming the file (it exists, or cannot be written).
+    pub fn write_file(&self, path: &Path) -> Result<()> {
+        use std::io::Write as _;
+        let context = |what: &str| format!("{what} image {}", path.display());
+        let mut file = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(path)
+            .map_err(|err| Error::io(context("creating (it must not exist)"), err))?;
+        file.write_all(&self.bytes)
+            .and_then(|()| file.set_len((DATA_START + self.capacity_pages) * self.page_size as u64))
+            .and_then(|()| file.sync_all())
+            .map_err(|err| Error::io(context("writing"), err))
+    }
+
+    /// Reads an image file written by [`Image::write_file`] (`flashbuf load`) and checks that
+    /// it was loaded with the parameters of `spec` (its [`RecordSpec::load_key`], recorded in
+    /// the image's `bench.image` tree).
+    ///
+    /// # Errors
+    /// [`Error::Io`] for an unreadable file; [`Error::Format`] / [`Error::CorruptPage`] for a
+    /// file that is not a data file; [`Error::Config`] for a data file bound to a log (not an
+    /// image), one without the record of its load, or one loaded with other parameters.
+    pub fn read_file(path: &Path, spec: &RecordSpec) -> Result<Image> {
+        let began = Instant::now();
+        let bytes = std::fs::read(path)
+            .map_err(|err| Error::io(format!("reading image {}", path.display()), err))?;
+        let header = match decode_slot(bytes.get(..HEADER_BYTES).unwrap_or(&[])) {
+            SlotContent::Valid(header) => header,
+            other => {
+                return Err(Error::Config(format!(
+                    "{} is not a flashbuf image (its first header slot is {other:?})",
+                    path.display()
+                )));
+            }
+        };
+        let page_size = header.page_size as usize;
+        let refuse = |why: String| Err(Error::Config(format!("image {}: {why}", path.display())));
+        if header.log_id != 0 {
+            return refuse(format!(
+                "the data file is bound to log {:#x}: it is a database, not an unbound image \
+                 made by `flashbuf load`",
+                header.log_id
+            ));
+        }
+        let total = (DATA_START + header.data_pages) as usize * page_size;
+        if bytes.len() < total {
+            return refuse(format!(
+                "{} bytes, the header says {total} (truncated)",
+                bytes.len()
+            ));
+        }
+        let device: SharedDevice = Arc::new(MemoryDevice::new(
+            page_size,
+            DATA_START + header.data_pages,
+        )?);
+        device.bulk_load(0, &bytes[..total])?;
+        let datafile = DataFile::open(Arc::clone(&device))?;
+        let loaded_pages = datafile.header().high_water_mark;
+        drop(datafile);
+        let found = read_recorded_spec(&device)?;
+        let wanted = spec.load_key();
+        if found != wanted {
+            return refuse(format!(
+                "it was loaded with `{found}`, the flags ask for `{wanted}`"
+            ));
+        }
+        let mut bytes = bytes;
+        bytes.truncate((DATA_START + loaded_pages) as usize * page_size);
+        Ok(Image {
+            page_size,
+            capacity_pages: header.data_pages,
+            loaded_pages,
+            load: LoadReport::default(),
+            build_s: began.elapsed().as_secs_f64(),
+            load_key: found,
             bytes,
         })
     }
@@ -136,6 +230,52 @@ impl Image {
         device.sync()?;
         Ok(())
     }
+}
+
+/// The tree holding what an image was loaded with.
+pub const IMAGE_TREE: &str = "bench.image";
+/// Its one key.
+const IMAGE_KEY: &[u8] = b"load";
+
+fn record_spec_in(kv: &KvStore, key: &str) -> Result<()> {
+    use crate::kv::KvEngine as _;
+    let tree = kv.open_tree(IMAGE_TREE)?;
+    let mut txn = kv.begin()?;
+    txn.put(tree, IMAGE_KEY, key.as_bytes())?;
+    txn.commit()
+}
+
+/// Opens a copy of the image (on memory devices) and reads what it was loaded with.
+fn read_recorded_spec(image: &SharedDevice) -> Result<String> {
+    use crate::kv::KvEngine as _;
+    let info = image.info();
+    let copy: SharedDevice = Arc::new(MemoryDevice::new(info.page_size, info.pages)?);
+    let mut buf = AlignedBuf::new(info.page_size);
+    // Bound: the image's pages.
+    for page_id in 0..info.pages {
+        image.read_page(page_id, &mut buf)?;
+        if buf.as_slice().iter().any(|&b| b != 0) {
+            copy.write_page(page_id, &buf)?;
+        }
+    }
+    let config = KvConfig::new(256);
+    let log: SharedDevice = Arc::new(MemoryDevice::new(
+        config.database.wal.page_size,
+        config.database.wal.log_size / config.database.wal.page_size as u64,
+    )?);
+    let (kv, _) = KvStore::open(copy, log, &config)?;
+    let tree = kv.open_tree(IMAGE_TREE)?;
+    let mut txn = kv.begin()?;
+    let value = txn.get(tree, IMAGE_KEY)?;
+    txn.commit()?;
+    kv.abandon();
+    let value = value.ok_or_else(|| {
+        Error::Config(format!(
+            "the image has no record of its load (tree {IMAGE_TREE}): not made by `flashbuf load`"
+        ))
+    })?;
+    String::from_utf8(value)
+        .map_err(|_| Error::Config(format!("the record in tree {IMAGE_TREE} is not text")))
 }
 
 /// Formats a new unbound data file of `capacity_pages`, copies the data pages below

@@ -63,33 +63,13 @@ pub struct BenchArgs {
     /// rollbacks; aborts (transactions whose every attempt conflicted) are counted per run.
     #[arg(long, default_value = "ms")]
     pub workload: String,
-    /// TPC-C: warehouses (default 1).
+    /// Record-workload parameters.
+    #[command(flatten)]
+    pub record: RecordFlags,
+    /// Record workloads: reuse the image file PATH made by `flashbuf load` (refused when it
+    /// was loaded with other parameters) instead of loading in memory.
     #[arg(long)]
-    pub warehouses: Option<u16>,
-    /// TPC-C: transaction mix in percent, e.g.
-    /// `neworder=45,payment=43,orderstatus=4,delivery=4,stocklevel=4` (the standard mix).
-    #[arg(long)]
-    pub mix: Option<String>,
-    /// TPC-C: a mix for a device read:write ratio (`1:1`, `2:1` = standard, `3:1`, `4:1` = the
-    /// LRU-C paper's Figure 8); not with --mix.
-    #[arg(long)]
-    pub rw_ratio: Option<String>,
-    /// TPC-C: bind client t to warehouse t mod W + 1 (default: a uniform warehouse per
-    /// transaction).
-    #[arg(long)]
-    pub bind_warehouse: bool,
-    /// YCSB: records loaded (default 100000).
-    #[arg(long)]
-    pub records: Option<u64>,
-    /// YCSB: fields per record (default 10).
-    #[arg(long)]
-    pub field_count: Option<usize>,
-    /// YCSB: bytes per field (default 100).
-    #[arg(long)]
-    pub field_length: Option<usize>,
-    /// LinkBench: nodes loaded (default 100000).
-    #[arg(long)]
-    pub nodes: Option<u64>,
+    pub db: Option<PathBuf>,
     /// Record workloads: skip the consistency check (workload invariants, e.g. TPC-C
     /// conditions 1-4, and the B+-tree check) that otherwise runs after every scheme's
     /// measured phase and fails the scheme when violated.
@@ -164,6 +144,38 @@ pub struct BenchArgs {
     /// Do not draw progress bars.
     #[arg(long)]
     pub no_progress: bool,
+}
+
+/// The record workloads' parameters (`flashbuf bench` and `flashbuf load`).
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct RecordFlags {
+    /// TPC-C: warehouses (default 1).
+    #[arg(long)]
+    pub warehouses: Option<u16>,
+    /// TPC-C: transaction mix in percent, e.g.
+    /// `neworder=45,payment=43,orderstatus=4,delivery=4,stocklevel=4` (the standard mix).
+    #[arg(long)]
+    pub mix: Option<String>,
+    /// TPC-C: a mix for a device read:write ratio (`1:1`, `2:1` = standard, `3:1`, `4:1` = the
+    /// LRU-C paper's Figure 8); not with --mix.
+    #[arg(long)]
+    pub rw_ratio: Option<String>,
+    /// TPC-C: bind client t to warehouse t mod W + 1 (default: a uniform warehouse per
+    /// transaction).
+    #[arg(long)]
+    pub bind_warehouse: bool,
+    /// YCSB: records loaded (default 100000).
+    #[arg(long)]
+    pub records: Option<u64>,
+    /// YCSB: fields per record (default 10).
+    #[arg(long)]
+    pub field_count: Option<usize>,
+    /// YCSB: bytes per field (default 100).
+    #[arg(long)]
+    pub field_length: Option<usize>,
+    /// LinkBench: nodes loaded (default 100000).
+    #[arg(long)]
+    pub nodes: Option<u64>,
 }
 
 impl BenchArgs {
@@ -266,18 +278,56 @@ impl BenchArgs {
     /// # Errors
     /// [`Error::Config`] naming the flag.
     pub fn record_spec(&self) -> Result<Option<RecordSpec>> {
-        let name = self.workload.trim().to_ascii_lowercase();
+        let spec = self.record.spec(&self.workload, self.seed)?;
+        let record = spec.is_some();
+        let not_for = |flag: &str, given: bool| {
+            if given {
+                Err(Error::Config(format!(
+                    "{flag} applies to {} only, not to workload `{}`",
+                    if record {
+                        "the page mixes"
+                    } else {
+                        "record workloads"
+                    },
+                    self.workload
+                )))
+            } else {
+                Ok(())
+            }
+        };
+        not_for("--read-ratio", record && self.read_ratio.is_some())?;
+        not_for("--locality", record && self.locality.is_some())?;
+        not_for("--db", !record && self.db.is_some())?;
+        if record && self.no_log {
+            return Err(Error::Config(
+                "--no-log: record workloads run on the transactional store, which needs the \
+                 redo log"
+                    .into(),
+            ));
+        }
+        Ok(spec)
+    }
+}
+
+impl RecordFlags {
+    /// The record workload `workload` names with these parameters (`None`: not a record
+    /// workload), its seed `seed`; a parameter of another workload is an error.
+    ///
+    /// # Errors
+    /// [`Error::Config`] naming the flag.
+    pub fn spec(&self, workload: &str, seed: u64) -> Result<Option<RecordSpec>> {
+        let name = workload.trim().to_ascii_lowercase();
         let is_tpcc = name == "tpcc";
         let ycsb = name
             .strip_prefix("ycsb-")
             .map(YcsbWorkload::parse)
             .transpose()?;
+        let is_ycsb = ycsb.is_some();
         let is_linkbench = name == "linkbench";
         let not_for = |flag: &str, given: bool, wanted: bool, which: &str| {
             if given && !wanted {
                 Err(Error::Config(format!(
-                    "{flag} applies to {which} only, not to workload `{}`",
-                    self.workload
+                    "{flag} applies to {which} only, not to workload `{workload}`"
                 )))
             } else {
                 Ok(())
@@ -287,7 +337,6 @@ impl BenchArgs {
         not_for("--mix", self.mix.is_some(), is_tpcc, "tpcc")?;
         not_for("--rw-ratio", self.rw_ratio.is_some(), is_tpcc, "tpcc")?;
         not_for("--bind-warehouse", self.bind_warehouse, is_tpcc, "tpcc")?;
-        let is_ycsb = ycsb.is_some();
         not_for("--records", self.records.is_some(), is_ycsb, "ycsb-*")?;
         not_for(
             "--field-count",
@@ -302,29 +351,9 @@ impl BenchArgs {
             "ycsb-*",
         )?;
         not_for("--nodes", self.nodes.is_some(), is_linkbench, "linkbench")?;
-        let record = is_tpcc || is_ycsb || is_linkbench;
-        not_for(
-            "--read-ratio",
-            self.read_ratio.is_some(),
-            !record,
-            "the page mixes",
-        )?;
-        not_for(
-            "--locality",
-            self.locality.is_some(),
-            !record,
-            "the page mixes",
-        )?;
-        if record && self.no_log {
-            return Err(Error::Config(
-                "--no-log: record workloads run on the transactional store, which needs the \
-                 redo log"
-                    .into(),
-            ));
-        }
         if is_tpcc {
             let mut config = TpccConfig::new(self.warehouses.unwrap_or(1));
-            config.seed = self.seed;
+            config.seed = seed;
             config.bind_warehouse = self.bind_warehouse;
             config.mix = match (&self.mix, &self.rw_ratio) {
                 (Some(_), Some(_)) => {
@@ -339,7 +368,7 @@ impl BenchArgs {
         }
         if let Some(workload) = ycsb {
             let mut config = YcsbConfig::standard(workload, self.records.unwrap_or(100_000));
-            config.seed = self.seed;
+            config.seed = seed;
             if let Some(count) = self.field_count {
                 config.field_count = count;
             }
@@ -351,7 +380,7 @@ impl BenchArgs {
         }
         if is_linkbench {
             let mut config = LinkBenchConfig::new(self.nodes.unwrap_or(100_000));
-            config.seed = self.seed;
+            config.seed = seed;
             config.validate()?;
             return Ok(Some(RecordSpec::LinkBench(config)));
         }
@@ -549,23 +578,44 @@ fn parse_ratio(text: &str) -> Result<f64, String> {
 /// # Errors
 /// Load errors; a buffer larger than the loaded database.
 pub fn attach_record(args: &BenchArgs, config: &mut BenchConfig, spec: RecordSpec) -> Result<()> {
-    eprintln!(
-        "loading {} ({} KiB pages, in memory; every scheme gets a copy)...",
-        spec.describe(),
-        config.workload.page_size / 1024
-    );
-    let image = Image::build(&spec, config.workload.page_size, &mut |progress| {
-        if progress.rows > 0 && progress.rows.is_multiple_of(1_000_000) {
-            eprintln!("  {}: {} rows", progress.table, progress.rows);
-        }
-    })?;
-    eprint!("{}", load_summary(&image));
+    if args.db.is_none() {
+        eprintln!(
+            "loading {} ({} KiB pages, in memory; every scheme gets a copy)...",
+            spec.describe(),
+            config.workload.page_size / 1024
+        );
+    }
+    let image = if let Some(path) = &args.db {
+        let image = Image::read_file(path, &spec)?;
+        eprintln!(
+            "read image {} ({}): {} pages of {} bytes = {:.1} MB in {:.1} s",
+            path.display(),
+            image.load_key,
+            image.loaded_pages,
+            image.page_size,
+            image.loaded_bytes() as f64 / 1e6,
+            image.build_s
+        );
+        image
+    } else {
+        let image = Image::build(&spec, config.workload.page_size, &mut print_progress)?;
+        eprint!("{}", load_summary(&image));
+        image
+    };
     let loaded = image.loaded_pages;
     config.buffer_pages = parse_buffer(&args.buffer, loaded, image.page_size)
         .map_err(|why| flag_error("--buffer", &args.buffer, &why))?;
     config.workload.db_pages = loaded;
     config.record = Some(Arc::new(RecordDriver::new(spec, Arc::new(image))?));
     config.validate()
+}
+
+/// Prints a load's progress every million rows.
+#[allow(clippy::needless_pass_by_value)] // the load's callback type passes progress by value
+pub fn print_progress(progress: crate::workload::record::LoadProgress) {
+    if progress.rows > 0 && progress.rows.is_multiple_of(1_000_000) {
+        eprintln!("  {}: {} rows", progress.table, progress.rows);
+    }
 }
 
 /// What a load wrote: rows and bytes per table, pages, MB, time.

@@ -8,6 +8,7 @@ use crate::engine::compose::{Composition, HostEngine};
 use crate::error::{Error, Result};
 
 pub use crate::engine::compose::Scheme;
+pub use crate::policy::miss::raw::EmptyFreeList;
 
 /// Torn-page protection (architecture.md: a host-engine choice).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -115,6 +116,9 @@ pub struct PoolConfig {
     pub prefetch_trigger: usize,
     /// Pages read ahead per prefetch.
     pub prefetch_pages: usize,
+    /// RAW miss path on an empty free list: `legacy` (single-page flush) or `backoff`
+    /// (Percona's: wait for the cleaner, never flush).
+    pub empty_free_list: EmptyFreeList,
     /// Verify page checksums on read.
     pub verify_checksums: bool,
     /// Run the background cleaner (off only in model tests).
@@ -177,6 +181,7 @@ impl PoolConfig {
             write_batch_pages: 0,
             prefetch_trigger: 4,
             prefetch_pages: 8,
+            empty_free_list: EmptyFreeList::Legacy,
             verify_checksums: true,
             background: true,
         }
@@ -324,6 +329,15 @@ impl PoolConfig {
                  non-negative"
                     .into(),
             );
+        }
+        if self.empty_free_list == EmptyFreeList::Backoff
+            && self.scheme.miss != crate::engine::compose::MissKind::Raw
+        {
+            return bad(format!(
+                "empty_free_list = \"backoff\" is a setting of the RAW miss path; scheme `{}` \
+                 has another",
+                self.scheme
+            ));
         }
         if self.prefetch_pages > 64 || self.prefetch_trigger == 0 {
             return bad(format!(

@@ -27,10 +27,8 @@ fn args(path: &Path) -> CheckArgs {
 }
 
 fn temp(name: &str) -> PathBuf {
-    let path = std::env::temp_dir().join(format!(
-        "flashbuf-check-tpcc-{}-{name}",
-        std::process::id()
-    ));
+    let path =
+        std::env::temp_dir().join(format!("flashbuf-check-tpcc-{}-{name}", std::process::id()));
     let _ = std::fs::remove_file(&path);
     let _ = std::fs::remove_file(log_path_for(&path));
     path

@@ -176,6 +176,8 @@ fn small_config(mix: Mix, schemes: Vec<Scheme>) -> BenchConfig {
         pool_config: None,
         command_line: "bench_harness test".into(),
         progress: false,
+        record: None,
+        check: true,
     }
 }
 
@@ -502,7 +504,22 @@ fn cli_flags_parse_and_bad_values_error_cleanly() {
         (&["--warmup", "soon"], "--warmup"),
         (&["--read-ratio", "2"], "--read-ratio"),
         (&["--page-size", "1000"], "--page-size"),
-        (&["--workload", "tpcc"], "ms, wis, ris, mu"),
+        (&["--workload", "tpcx"], "ms, wis, ris, mu"),
+        (&["--workload", "tpcc", "--records", "10"], "--records"),
+        (&["--workload", "ms", "--warehouses", "2"], "--warehouses"),
+        (&["--workload", "tpcc", "--mix", "neworder=50"], "mix"),
+        (
+            &["--workload", "tpcc", "--mix", "no=100", "--rw-ratio", "4:1"],
+            "not both",
+        ),
+        (&["--workload", "tpcc", "--rw-ratio", "9:1"], "ratio"),
+        (
+            &["--workload", "tpcc", "--read-ratio", "0.5"],
+            "--read-ratio",
+        ),
+        (&["--workload", "tpcc", "--no-log"], "--no-log"),
+        (&["--workload", "ycsb-z"], "ycsb"),
+        (&["--workload", "linkbench", "--nodes", "1"], "nodes"),
         (&["--schemes", "fifo"], "valid presets"),
         (&["--device", "disk:/x"], "valid forms"),
         (&["--locality", "90"], "locality"),

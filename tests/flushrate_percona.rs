@@ -33,6 +33,8 @@ fn config(pool_config: &str) -> BenchConfig {
         pool_config: Some(format!("cleaner_period_ms = 100\n{pool_config}")),
         command_line: "flushrate_percona test".into(),
         progress: false,
+        record: None,
+        check: true,
     }
 }
 

@@ -39,6 +39,8 @@ fn config(schemes: &[&str]) -> BenchConfig {
         pool_config: Some("cleaner_period_ms = 100\n".into()),
         command_line: "flushrate_self_tuning test".into(),
         progress: false,
+        record: None,
+        check: true,
     }
 }
 

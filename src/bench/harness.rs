@@ -27,19 +27,19 @@ use indicatif::{ProgressBar, ProgressStyle};
 use parking_lot::Mutex;
 
 use super::cpu::{CpuSample, utilisation};
+use super::driver::{Driver, DriverRun, OpOutcome, SyntheticDriver};
 use super::report::{
     BenchResults, DoublewriteStats, FsyncStats, Header, IoRates, LatencyMs, LogRates, RunFailure,
-    RunResult, StallWaitMs, Steadiness,
+    RunResult, StallWaitMs, Steadiness, TypeResult,
 };
 use super::timeline::{TimelineRecorder, coefficient_of_variation, is_steady, windowed};
 use super::{BenchConfig, BenchTarget, LOG_PAGE_SIZE, TargetFactory, TargetSpec, WarmUp};
-use crate::datafile::{DATA_START, DataFile};
+use crate::datafile::DATA_START;
 use crate::device::{DeviceStats, OpenOptions, SharedDevice, open};
 use crate::engine::Composition;
 use crate::error::{Error, Result};
 use crate::pool::PoolStats;
 use crate::wal::WalStats;
-use crate::workload::synthetic::{OpKind, SyntheticWorkload};
 
 /// How often the control thread wakes up (real time).
 pub const TICK: Duration = Duration::from_millis(50);
@@ -114,13 +114,20 @@ pub fn run_bench_with(
     on_result: &mut dyn FnMut(&BenchResults),
 ) -> Result<BenchResults> {
     config.validate()?;
-    if config.buffer_pages as u64 > config.workload.db_pages {
+    let synthetic;
+    let driver: &dyn Driver = if let Some(record) = &config.record {
+        &**record
+    } else {
+        synthetic = SyntheticDriver::new(config.workload.clone())?;
+        &synthetic
+    };
+    if config.buffer_pages as u64 > driver.capacity_pages() {
         return Err(Error::Config(format!(
             "the buffer ({} pages) is larger than the database ({} pages)",
-            config.buffer_pages, config.workload.db_pages
+            config.buffer_pages,
+            driver.capacity_pages()
         )));
     }
-    let workload = SyntheticWorkload::new(config.workload.clone())?;
     let mut results = BenchResults {
         header: Header::new(&config.command_line),
         runs: Vec::new(),
@@ -128,8 +135,8 @@ pub fn run_bench_with(
     };
     for (index, scheme) in config.schemes.iter().enumerate() {
         let label = format!("{scheme} ({}/{})", index + 1, config.schemes.len());
-        let outcome = set_up(config, &workload, factory, scheme).and_then(|(device, target)| {
-            run_scheme(config, &workload, scheme, &label, &device, &*target)
+        let outcome = set_up(config, driver, factory, scheme).and_then(|(device, target)| {
+            run_scheme(config, driver, scheme, &label, &device, &*target)
         });
         match outcome {
             Ok(run) => results.runs.push(run),
@@ -146,12 +153,12 @@ pub fn run_bench_with(
 /// A fresh data device with the image loaded, a fresh log device, the target.
 fn set_up(
     config: &BenchConfig,
-    workload: &SyntheticWorkload,
+    driver: &dyn Driver,
     factory: &TargetFactory,
     scheme: &Composition,
 ) -> Result<(SharedDevice, Arc<dyn BenchTarget>)> {
-    let page_size = config.workload.page_size;
-    let db_pages = config.workload.db_pages;
+    let page_size = driver.page_size();
+    let db_pages = driver.capacity_pages();
     let device = open(
         &config.device,
         &OpenOptions {
@@ -166,10 +173,7 @@ fn set_up(
             "device reports time scale {scale}; it must be positive"
         )));
     }
-    let datafile = DataFile::create(Arc::clone(&device), 0, Some(db_pages))?;
-    workload.load(&datafile.data_device()?)?;
-    datafile.raise_high_water_mark(db_pages)?;
-    drop(datafile);
+    driver.load(&device)?;
     let log = match &config.log {
         Some(setup) => {
             let log_device = open(
@@ -189,6 +193,7 @@ fn set_up(
         log,
         frames: config.buffer_pages,
         pool_config: config.pool_config.clone(),
+        records: driver.is_record(),
     };
     let target = factory(scheme, &spec)?;
     if target.pages() < db_pages || target.page_size() != page_size {
@@ -235,22 +240,25 @@ struct Measured {
 
 fn run_scheme(
     config: &BenchConfig,
-    workload: &SyntheticWorkload,
+    driver: &dyn Driver,
     scheme: &Composition,
     label: &str,
     device: &SharedDevice,
     target: &dyn BenchTarget,
 ) -> Result<RunResult> {
+    let run = driver.start()?;
+    let types = driver.op_types().len();
     let control = Control::new(config.threads);
     let bar = progress_bar(config, label);
     let (measured, histograms) = std::thread::scope(|scope| {
         let mut handles = Vec::with_capacity(config.threads);
         for thread in 0..config.threads {
             let control = &control;
+            let run = &*run;
             let spawned = std::thread::Builder::new()
                 .name(format!("bench-worker-{thread}"))
                 .spawn_scoped(scope, move || {
-                    worker_loop(workload, target, control, thread)
+                    worker_loop(run, target, control, thread, types)
                 });
             match spawned {
                 Ok(handle) => handles.push(handle),
@@ -272,29 +280,58 @@ fn run_scheme(
             .collect();
         (measured, histograms)
     });
+    if let Some((thread, error)) = control.error.lock().take() {
+        bar.finish_and_clear();
+        let shutdown = target.shutdown();
+        return Err(Error::Config(format!(
+            "worker {thread} failed: {error}{}",
+            shutdown
+                .err()
+                .map_or_else(String::new, |err| format!("; shutdown also failed: {err}"))
+        )));
+    }
+    let outcome = merge(histograms, types)?;
+    let check = if config.check {
+        bar.set_message("consistency check");
+        run.check(target)?
+    } else {
+        None
+    };
     bar.set_message("write back");
     let shutdown = target.shutdown();
     bar.finish_and_clear();
-    if let Some((thread, error)) = control.error.lock().take() {
-        return Err(Error::Config(format!("worker {thread} failed: {error}")));
-    }
-    let outcome = merge(histograms)?;
     shutdown.map_err(|err| Error::Config(format!("shutdown failed: {err}")))?;
-    Ok(build_result(config, scheme, device, &measured, &outcome))
+    if let Some(check) = check.as_ref().filter(|check| !check.is_clean()) {
+        return Err(Error::Config(format!(
+            "CONSISTENCY CHECK FAILED after the run: {} workload violations ({}), {} tree \
+             problems ({})",
+            check.violations,
+            check.violation_samples.join("; "),
+            check.tree_problems,
+            check.tree_problem_samples.join("; ")
+        )));
+    }
+    let mut result = build_result(config, driver, scheme, device, &measured, &outcome);
+    result.check = check;
+    result.check_skipped = !config.check && driver.is_record();
+    Ok(result)
 }
 
 fn worker_loop(
-    workload: &SyntheticWorkload,
+    run: &dyn DriverRun,
     target: &dyn BenchTarget,
     control: &Control,
     thread: usize,
+    types: usize,
 ) -> Result<WorkerOutcome> {
-    let mut outcome = WorkerOutcome {
-        histogram: new_histogram()?,
-        reads: 0,
-        writes: 0,
+    let mut outcome = WorkerOutcome::new(types)?;
+    let mut client = match run.worker(target, thread) {
+        Ok(client) => client,
+        Err(error) => {
+            control.fail(thread, error);
+            return Ok(outcome);
+        }
     };
-    let mut generator = workload.worker(thread);
     let counter = &control.ops[thread].0;
     // Bound: until the control thread (or a failing worker) sets STOP.
     loop {
@@ -302,30 +339,86 @@ fn worker_loop(
         if phase == PHASE_STOP {
             break;
         }
-        let op = generator.next_op();
-        let begin = Instant::now();
-        if let Err(error) = generator.execute(target, op) {
-            control.fail(thread, error);
-            break;
-        }
-        if phase == PHASE_MEASURE {
-            let nanos = (begin.elapsed().as_nanos() as u64).clamp(1, MAX_LATENCY_NS);
-            outcome.histogram.saturating_record(nanos);
-            match op.kind {
-                OpKind::Read => outcome.reads += 1,
-                OpKind::Write => outcome.writes += 1,
+        let done = match client.run_one() {
+            Ok(done) => done,
+            Err(error) => {
+                control.fail(thread, error);
+                break;
             }
+        };
+        if phase == PHASE_MEASURE {
+            outcome.record(&done);
         }
-        counter.fetch_add(1, Ordering::Relaxed);
+        if done.op_type.is_some() {
+            counter.fetch_add(1, Ordering::Relaxed);
+        }
     }
     Ok(outcome)
 }
 
-/// What a worker measured: latencies and operation counts of the measured phase.
-struct WorkerOutcome {
+/// One operation type's measurements in one worker (or merged).
+struct TypeOutcome {
     histogram: Histogram<u64>,
-    reads: u64,
-    writes: u64,
+    count: u64,
+    retries: u64,
+    rollbacks: u64,
+}
+
+/// What a worker measured: latencies and counts of the measured phase.
+struct WorkerOutcome {
+    /// Every completed operation.
+    histogram: Histogram<u64>,
+    /// Per operation type.
+    types: Vec<TypeOutcome>,
+    /// Operations whose every attempt conflicted.
+    aborts: u64,
+}
+
+impl WorkerOutcome {
+    fn new(types: usize) -> Result<WorkerOutcome> {
+        Ok(WorkerOutcome {
+            histogram: new_histogram()?,
+            types: (0..types)
+                .map(|_| {
+                    Ok(TypeOutcome {
+                        histogram: new_histogram()?,
+                        count: 0,
+                        retries: 0,
+                        rollbacks: 0,
+                    })
+                })
+                .collect::<Result<_>>()?,
+            aborts: 0,
+        })
+    }
+
+    fn record(&mut self, done: &OpOutcome) {
+        let Some(kind) = done.op_type.and_then(|kind| self.types.get_mut(kind)) else {
+            self.aborts += 1;
+            return;
+        };
+        let nanos = (done.latency.as_nanos() as u64).clamp(1, MAX_LATENCY_NS);
+        self.histogram.saturating_record(nanos);
+        kind.histogram.saturating_record(nanos);
+        kind.count += 1;
+        kind.retries += done.retries as u64;
+        kind.rollbacks += u64::from(done.rolled_back);
+    }
+
+    fn add(&mut self, other: &WorkerOutcome) -> Result<()> {
+        let merge_error = |err: hdrhistogram::AdditionError| {
+            Error::Config(format!("cannot merge latency histograms: {err}"))
+        };
+        self.histogram.add(&other.histogram).map_err(merge_error)?;
+        for (mine, theirs) in self.types.iter_mut().zip(&other.types) {
+            mine.histogram.add(&theirs.histogram).map_err(merge_error)?;
+            mine.count += theirs.count;
+            mine.retries += theirs.retries;
+            mine.rollbacks += theirs.rollbacks;
+        }
+        self.aborts += other.aborts;
+        Ok(())
+    }
 }
 
 /// Whether the pool has been filled (no free frame, or as many misses as frames: schemes that
@@ -416,26 +509,17 @@ fn new_histogram() -> Result<Histogram<u64>> {
         .map_err(|err| Error::Config(format!("cannot build a latency histogram: {err}")))
 }
 
-fn merge(outcomes: Vec<Result<WorkerOutcome>>) -> Result<WorkerOutcome> {
-    let mut total = WorkerOutcome {
-        histogram: new_histogram()?,
-        reads: 0,
-        writes: 0,
-    };
+fn merge(outcomes: Vec<Result<WorkerOutcome>>, types: usize) -> Result<WorkerOutcome> {
+    let mut total = WorkerOutcome::new(types)?;
     for outcome in outcomes {
-        let outcome = outcome?;
-        total
-            .histogram
-            .add(&outcome.histogram)
-            .map_err(|err| Error::Config(format!("cannot merge latency histograms: {err}")))?;
-        total.reads += outcome.reads;
-        total.writes += outcome.writes;
+        total.add(&outcome?)?;
     }
     Ok(total)
 }
 
 fn build_result(
     config: &BenchConfig,
+    driver: &dyn Driver,
     scheme: &Composition,
     device: &SharedDevice,
     measured: &Measured,
@@ -464,8 +548,9 @@ fn build_result(
         / thread_seconds;
     cpu.bound =
         super::cpu::classify_run(cpu.cores_used, cpu.available_cores, wait_share).to_string();
-    let workload = &config.workload;
-    let io = io_rates(config, &device_stats, device_s);
+    let io = io_rates(config, driver, &device_stats, device_s);
+    let (name, read_ratio, locality, read_ops, write_ops) =
+        workload_labels(config, driver, outcome, device_read_share(&device_stats));
     let windows = windowed(measured.timeline.points(), WINDOW_POINTS.min(5));
     let cv = coefficient_of_variation(&windows);
     let log = match (&measured.start.log, &measured.end.log) {
@@ -474,15 +559,15 @@ fn build_result(
     };
     RunResult {
         scheme: scheme.name.clone(),
-        workload: workload.mix.name().to_string(),
-        read_ratio: workload.read_ratio,
-        locality: workload.skew.to_string(),
+        workload: name,
+        read_ratio,
+        locality,
         device: device.info().name.clone(),
         log_device: config.log.as_ref().map(|log| log.device.to_string()),
         threads: config.threads,
         buffer_pages: config.buffer_pages,
-        db_pages: workload.db_pages,
-        page_size: workload.page_size,
+        db_pages: driver.loaded_pages(),
+        page_size: driver.page_size(),
         duration_s: device_s,
         duration_real_s: real_s,
         warmup_s: measured.warmup_device_s,
@@ -494,10 +579,18 @@ fn build_result(
         ),
         ops,
         throughput: per_device_second(ops),
-        unit: "ops/s".to_string(),
+        unit: if driver.is_record() { "tx/s" } else { "ops/s" }.to_string(),
         latency_ms: latency_ms(&outcome.histogram, scale),
-        read_ops: outcome.reads,
-        write_ops: outcome.writes,
+        read_ops,
+        write_ops,
+        tpmc: tpmc(driver, outcome, device_s),
+        per_type: per_type_results(driver, outcome, scale, device_s),
+        aborts: outcome.aborts,
+        retries: outcome.types.iter().map(|t| t.retries).sum(),
+        rollbacks: outcome.types.iter().map(|t| t.rollbacks).sum(),
+        device_read_share: device_read_share(&device_stats),
+        check: None,
+        check_skipped: false,
         hit_ratio: pool.hit_ratio(),
         read_stall_ratio: pool.read_stall_ratio(),
         read_stall_wait_ms: StallWaitMs {
@@ -534,8 +627,46 @@ fn build_result(
     }
 }
 
+/// The workload's name, read ratio, locality (record workloads: parameters) and the
+/// synthetic mix's read and write counts.
+fn workload_labels(
+    config: &BenchConfig,
+    driver: &dyn Driver,
+    outcome: &WorkerOutcome,
+    device_read_share: Option<f64>,
+) -> (String, f64, String, u64, u64) {
+    let workload = &config.workload;
+    if driver.is_record() {
+        let params = config
+            .record
+            .as_ref()
+            .map_or_else(String::new, |record| record.spec().describe());
+        (
+            driver.name(),
+            device_read_share.unwrap_or(0.0),
+            params,
+            0,
+            0,
+        )
+    } else {
+        let count = |kind: usize| outcome.types.get(kind).map_or(0, |t| t.count);
+        (
+            workload.mix.name().to_string(),
+            workload.read_ratio,
+            workload.skew.to_string(),
+            count(0),
+            count(1),
+        )
+    }
+}
+
 /// Device I/O over the measured phase, and its share of the device's peak at the same mix.
-fn io_rates(config: &BenchConfig, stats: &DeviceStats, device_s: f64) -> IoRates {
+fn io_rates(
+    config: &BenchConfig,
+    driver: &dyn Driver,
+    stats: &DeviceStats,
+    device_s: f64,
+) -> IoRates {
     let per_second = |count: u64| count as f64 / device_s;
     let read_mbps = per_second(stats.read_bytes) / 1e6;
     let write_mbps = per_second(stats.write_bytes) / 1e6;
@@ -544,8 +675,8 @@ fn io_rates(config: &BenchConfig, stats: &DeviceStats, device_s: f64) -> IoRates
         .then(|| {
             super::capacity::peak_mbps(
                 &config.device,
-                config.workload.page_size,
-                config.workload.db_pages,
+                driver.page_size(),
+                driver.loaded_pages(),
                 stats.reads as f64 / ios as f64,
             )
         })
@@ -559,6 +690,45 @@ fn io_rates(config: &BenchConfig, stats: &DeviceStats, device_s: f64) -> IoRates
         peak_mbps: peak,
         bandwidth_share: peak.map(|peak| (read_mbps + write_mbps) / peak),
     }
+}
+
+/// Device page reads / (reads + writes); `None` without I/O.
+fn device_read_share(stats: &DeviceStats) -> Option<f64> {
+    let ios = stats.reads + stats.writes;
+    (ios > 0).then(|| stats.reads as f64 / ios as f64)
+}
+
+/// TPC-C's New-Orders per device minute (rolled-back ones included, as the specification
+/// counts them); `None` for other workloads.
+fn tpmc(driver: &dyn Driver, outcome: &WorkerOutcome, device_s: f64) -> Option<f64> {
+    (driver.name() == "tpcc").then(|| {
+        outcome
+            .types
+            .first()
+            .map_or(0.0, |new_order| new_order.count as f64 * 60.0 / device_s)
+    })
+}
+
+/// Per operation type: counts, rates and latencies in device time.
+fn per_type_results(
+    driver: &dyn Driver,
+    outcome: &WorkerOutcome,
+    scale: f64,
+    device_s: f64,
+) -> Vec<TypeResult> {
+    driver
+        .op_types()
+        .into_iter()
+        .zip(&outcome.types)
+        .map(|(name, kind)| TypeResult {
+            name,
+            count: kind.count,
+            throughput: kind.count as f64 / device_s,
+            latency_ms: latency_ms(&kind.histogram, scale),
+            retries: kind.retries,
+            rollbacks: kind.rollbacks,
+        })
+        .collect()
 }
 
 fn latency_ms(histogram: &Histogram<u64>, scale: f64) -> LatencyMs {

@@ -21,7 +21,9 @@
 
 pub mod capacity;
 pub mod cpu;
+pub mod driver;
 pub mod harness;
+pub mod image;
 pub mod plot;
 pub mod report;
 pub mod target;
@@ -57,6 +59,14 @@ pub trait BenchTarget: PageAccess {
     /// # Errors
     /// Device errors during the final write-back.
     fn shutdown(&self) -> Result<()>;
+    /// The key-value store record workloads run on (`None`: a page-only target).
+    fn kv(&self) -> Option<&dyn crate::kv::KvEngine> {
+        None
+    }
+    /// The B+-tree check of every tree, at quiescence (`None`: the target has no trees).
+    fn tree_check(&self) -> Option<Result<crate::btree::check::CheckReport>> {
+        None
+    }
 }
 
 /// The redo log of a run (issue 9 item 4).
@@ -85,6 +95,8 @@ pub struct TargetSpec {
     pub frames: usize,
     /// Pool configuration TOML text.
     pub pool_config: Option<String>,
+    /// Build a key-value store (record workloads) rather than a page target.
+    pub records: bool,
 }
 
 impl TargetSpec {
@@ -120,11 +132,21 @@ pub fn pool_config(scheme: &Composition, spec: &TargetSpec) -> Result<crate::poo
 pub fn default_factory() -> Box<TargetFactory> {
     Box::new(|scheme, spec| {
         let pool = pool_config(scheme, spec)?;
+        if spec.records && spec.log.is_none() {
+            return Err(Error::Config(
+                "record workloads run on the transactional store, which needs the redo log: \
+                 drop --no-log"
+                    .into(),
+            ));
+        }
         let Some((log, setup)) = &spec.log else {
             let datafile = DataFile::open(Arc::clone(&spec.data))?;
             let pool = target::open_unlogged_pool(&datafile, &pool)?;
             return Ok(Arc::new(pool) as Arc<dyn BenchTarget>);
         };
+        if spec.records {
+            return open_kv_target(spec, pool, log, setup);
+        }
         let config = DatabaseConfig {
             pool,
             wal: WalConfig {
@@ -140,6 +162,39 @@ pub fn default_factory() -> Box<TargetFactory> {
         let (db, _) = Database::open(Arc::clone(&spec.data), Arc::clone(log), &config)?;
         Ok(Arc::new(target::DatabaseTarget::new(db)) as Arc<dyn BenchTarget>)
     })
+}
+
+/// The database settings of a bench run: the scheme's pool, the run's log.
+fn database_config(pool: crate::pool::PoolConfig, setup: &LogSetup) -> DatabaseConfig {
+    DatabaseConfig {
+        pool,
+        wal: WalConfig {
+            log_size: setup.size,
+            page_size: LOG_PAGE_SIZE,
+            buffer_size: (setup.size / 16).clamp(64 << 10, 16 << 20) as usize / LOG_PAGE_SIZE
+                * LOG_PAGE_SIZE,
+            full_timeout: Duration::from_mins(1),
+        },
+        flush_log_at_trx_commit: setup.flush_log_at_trx_commit,
+        ..DatabaseConfig::default()
+    }
+}
+
+/// How long a record workload's lock request waits before it conflicts.
+pub const LOCK_TIMEOUT: Duration = Duration::from_secs(2);
+
+fn open_kv_target(
+    spec: &TargetSpec,
+    pool: crate::pool::PoolConfig,
+    log: &SharedDevice,
+    setup: &LogSetup,
+) -> Result<Arc<dyn BenchTarget>> {
+    let config = crate::txn::KvConfig {
+        database: database_config(pool, setup),
+        lock_timeout: LOCK_TIMEOUT,
+    };
+    let (kv, _) = crate::txn::KvStore::open(Arc::clone(&spec.data), Arc::clone(log), &config)?;
+    Ok(Arc::new(target::KvTarget::new(kv)) as Arc<dyn BenchTarget>)
 }
 
 impl BenchTarget for crate::pool::BufferPool {
@@ -206,6 +261,12 @@ pub struct BenchConfig {
     pub command_line: String,
     /// Show progress.
     pub progress: bool,
+    /// A record workload (TPC-C, YCSB, LinkBench) over its loaded image; when set, it is what
+    /// the workers run and `workload` only carries the page size and the loaded pages.
+    pub record: Option<Arc<driver::RecordDriver>>,
+    /// Run the workload's consistency check and the tree check after each scheme's measured
+    /// phase (record workloads; `--no-check` turns it off).
+    pub check: bool,
 }
 
 /// Upper bound on worker threads (every loop and queue is bounded).

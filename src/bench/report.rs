@@ -8,7 +8,13 @@
 //!   "runs": [ { scheme, workload, read_ratio, locality, device, log_device, threads,
 //!               buffer_pages, db_pages, page_size, duration_s, duration_real_s, warmup_s,
 //!               time_scale, model_host, ops, throughput, unit,
-//!               latency_ms {mean,p50,p95,p99,max}, read_ops, write_ops, hit_ratio,
+//!               latency_ms {mean,p50,p95,p99,max}, read_ops, write_ops,
+//!               tpmc | null, per_type [ {name, count, throughput, latency_ms {..}, retries,
+//!                                        rollbacks} ], aborts, retries, rollbacks,
+//!               device_read_share | null,
+//!               check {conditions, rows_scanned, violations, violation_samples, trees,
+//!                      tree_problems, tree_problem_samples, elapsed_s} | null, check_skipped,
+//!               hit_ratio,
 //!               read_stall_ratio, read_stall_wait_ms {mean,p99,max}, sync_write_pct,
 //!               io {read_iops,write_iops,read_mbps,write_mbps,write_amplification,peak_mbps,
 //!                   bandwidth_share},
@@ -21,6 +27,11 @@
 //!               pool_stats {..}, device_stats {..} } ],
 //!   "failures": [ { scheme, error } ] }
 //! ```
+//!
+//! Record workloads (TPC-C, YCSB, LinkBench): `unit` is `tx/s`, `workload` the workload's
+//! name, `locality` its parameters, `read_ratio` the device's observed read share,
+//! `read_ops`/`write_ops` 0; `per_type` has one entry per transaction type (for the page
+//! mixes: `read` and `write`).
 //!
 //! Durations (`duration_s`, `warmup_s`, timeline `t_s`), throughput, IOPS, MB/s and latencies
 //! are in device time; `duration_real_s`, mutex waits and CPU are real time (see
@@ -237,6 +248,23 @@ pub struct RunResult {
     pub read_ops: u64,
     /// Writes begun in the measured phase.
     pub write_ops: u64,
+    /// TPC-C only: New-Order transactions completed per minute of device time (rolled-back
+    /// ones included, as the specification counts them).
+    pub tpmc: Option<f64>,
+    /// Per operation (transaction) type: count, rate, latency, retries, rollbacks.
+    pub per_type: Vec<TypeResult>,
+    /// Transactions whose every attempt conflicted (record workloads; type not known).
+    pub aborts: u64,
+    /// Conflicts retried over all types.
+    pub retries: u64,
+    /// Rollbacks by design over all types (TPC-C's 1% of New-Orders).
+    pub rollbacks: u64,
+    /// Device page reads / (reads + writes) observed in the measured phase.
+    pub device_read_share: Option<f64>,
+    /// The consistency check after the run (record workloads; `None`: not run).
+    pub check: Option<super::driver::ConsistencyCheck>,
+    /// Whether `--no-check` skipped the check.
+    pub check_skipped: bool,
     /// Pool hit ratio over the measured phase.
     pub hit_ratio: f64,
     /// Read stalls / misses over the measured phase.
@@ -271,6 +299,23 @@ pub struct RunResult {
     pub pool_stats: PoolStats,
     /// Raw device counters over the measured phase.
     pub device_stats: DeviceStats,
+}
+
+/// One operation (transaction) type's measurements.
+#[derive(Debug, Clone, Default, Serialize, PartialEq)]
+pub struct TypeResult {
+    /// Type name (`new_order`, `read`, ...).
+    pub name: String,
+    /// Completed in the measured phase.
+    pub count: u64,
+    /// Completed per device second.
+    pub throughput: f64,
+    /// Latency (device time, retries included).
+    pub latency_ms: LatencyMs,
+    /// Conflicts retried.
+    pub retries: u64,
+    /// Rolled back by design.
+    pub rollbacks: u64,
 }
 
 /// A scheme whose run failed.
@@ -323,13 +368,21 @@ pub fn format_table(results: &BenchResults) -> String {
         append_failures(&mut out, results);
         return out;
     };
+    let record = first.unit == "tx/s";
+    let workload = if record {
+        first.locality.clone()
+    } else {
+        format!(
+            "{} (reads {:.0}%, locality {})",
+            first.workload,
+            first.read_ratio * 100.0,
+            first.locality
+        )
+    };
     let _ = writeln!(
         out,
-        "workload {} (reads {:.0}%, locality {}), device {}, log {}, {} threads, buffer {} of {} \
-         pages, {:.1} s measured (device time), model host {}",
-        first.workload,
-        first.read_ratio * 100.0,
-        first.locality,
+        "workload {workload}, device {}, log {}, {} threads, buffer {} of {} pages, {:.1} s \
+         measured (device time), model host {}",
         first.device,
         first.log_device.as_deref().unwrap_or("none"),
         first.threads,
@@ -344,17 +397,123 @@ pub fn format_table(results: &BenchResults) -> String {
          real time (columns: `flashbuf bench --help`)"
     );
     let header = [
-        "scheme", "ops/s", "ratio", "p95 ms", "p99 ms", "hit %", "stall %", "stall ms", "syncw %",
-        "fsync ms", "r IOPS", "w IOPS", "bw %", "mutex ms", "CPU", "bound", "steady",
+        "scheme",
+        if record { "tx/s" } else { "ops/s" },
+        "ratio",
+        "p95 ms",
+        "p99 ms",
+        "hit %",
+        "stall %",
+        "stall ms",
+        "syncw %",
+        "fsync ms",
+        "r IOPS",
+        "w IOPS",
+        "bw %",
+        "mutex ms",
+        "CPU",
+        "bound",
+        "steady",
     ];
     let mut rows = vec![header.iter().map(ToString::to_string).collect::<Vec<_>>()];
     for run in &results.runs {
         rows.push(table_row(run, first.throughput));
     }
     append_aligned(&mut out, &rows);
+    if record {
+        append_record_table(&mut out, results);
+        append_type_table(&mut out, results);
+    }
     append_mutex_table(&mut out, results);
     append_failures(&mut out, results);
     out
+}
+
+/// Record workloads: tpmC, aborts, retries, rollbacks, device read share, the check.
+fn append_record_table(out: &mut String, results: &BenchResults) {
+    let _ = writeln!(
+        out,
+        "\ntransactions (device time); aborts = every attempt conflicted; check = workload \
+         invariants + B+-tree check after the run"
+    );
+    let mut rows = vec![
+        [
+            "scheme",
+            "tx/s",
+            "tpmC",
+            "aborts",
+            "retries",
+            "rollbacks",
+            "dev reads %",
+            "check",
+        ]
+        .iter()
+        .map(ToString::to_string)
+        .collect::<Vec<_>>(),
+    ];
+    for run in &results.runs {
+        let check = match (&run.check, run.check_skipped) {
+            (Some(check), _) if check.is_clean() => {
+                format!("clean ({} rows, {} trees)", check.rows_scanned, check.trees)
+            }
+            (Some(check), _) => format!(
+                "VIOLATED ({} + {} tree problems)",
+                check.violations, check.tree_problems
+            ),
+            (None, true) => "skipped (--no-check)".to_string(),
+            (None, false) => "-".to_string(),
+        };
+        rows.push(vec![
+            run.scheme.clone(),
+            format!("{:.0}", run.throughput),
+            run.tpmc
+                .map_or_else(|| "-".to_string(), |tpmc| format!("{tpmc:.0}")),
+            run.aborts.to_string(),
+            run.retries.to_string(),
+            run.rollbacks.to_string(),
+            run.device_read_share
+                .map_or_else(|| "-".to_string(), |share| format!("{:.1}", share * 100.0)),
+            check,
+        ]);
+    }
+    append_aligned(out, &rows);
+}
+
+/// Per transaction type and scheme: rate, latency (device time), retries, rollbacks.
+fn append_type_table(out: &mut String, results: &BenchResults) {
+    let _ = writeln!(out, "\nper transaction type (latency in device-time ms)");
+    let mut rows = vec![
+        [
+            "scheme",
+            "type",
+            "count",
+            "tx/s",
+            "mean ms",
+            "p95 ms",
+            "p99 ms",
+            "retries",
+            "rollbacks",
+        ]
+        .iter()
+        .map(ToString::to_string)
+        .collect::<Vec<_>>(),
+    ];
+    for run in &results.runs {
+        for kind in &run.per_type {
+            rows.push(vec![
+                run.scheme.clone(),
+                kind.name.clone(),
+                kind.count.to_string(),
+                format!("{:.1}", kind.throughput),
+                format!("{:.3}", kind.latency_ms.mean),
+                format!("{:.3}", kind.latency_ms.p95),
+                format!("{:.3}", kind.latency_ms.p99),
+                kind.retries.to_string(),
+                kind.rollbacks.to_string(),
+            ]);
+        }
+    }
+    append_aligned(out, &rows);
 }
 
 fn table_row(run: &RunResult, base_throughput: f64) -> Vec<String> {

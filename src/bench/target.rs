@@ -121,3 +121,77 @@ pub fn open_unlogged_pool(datafile: &DataFile, config: &PoolConfig) -> Result<Bu
     pool.set_high_water(datafile.header().high_water_mark);
     Ok(pool)
 }
+
+/// A transactional key-value store as a bench target (record workloads): the B+-trees and
+/// [`crate::txn::KvStore`] over the scheme's [`Database`]. Pages change only through
+/// transactions, so the page-level `update_with` is refused; reads go through the pool.
+#[derive(Debug)]
+pub struct KvTarget {
+    kv: crate::txn::KvStore,
+    pages: u64,
+    page_size: usize,
+}
+
+impl KvTarget {
+    /// Wraps an open store.
+    #[must_use]
+    pub fn new(kv: crate::txn::KvStore) -> Self {
+        let pool = kv.trees().database().pool();
+        let (pages, page_size) = (pool.pages(), pool.page_size());
+        KvTarget {
+            kv,
+            pages,
+            page_size,
+        }
+    }
+
+    fn db(&self) -> &Database {
+        self.kv.trees().database()
+    }
+}
+
+impl PageAccess for KvTarget {
+    fn pages(&self) -> u64 {
+        self.pages
+    }
+
+    fn page_size(&self) -> usize {
+        self.page_size
+    }
+
+    fn read_with(&self, page: PageId, f: &mut dyn FnMut(&[u8])) -> Result<()> {
+        let guard = self.db().pool().read(page)?;
+        f(guard.data());
+        Ok(())
+    }
+
+    fn update_with(&self, page: PageId, _f: &mut dyn FnMut(&mut [u8])) -> Result<()> {
+        Err(Error::InvalidArgument(format!(
+            "page {page}: a key-value target changes pages only through transactions"
+        )))
+    }
+}
+
+impl BenchTarget for KvTarget {
+    fn stats(&self) -> PoolStats {
+        self.db().pool().stats()
+    }
+
+    fn log_stats(&self) -> Option<WalStats> {
+        Some(self.db().wal().stats())
+    }
+
+    fn shutdown(&self) -> Result<()> {
+        let db = self.db();
+        db.pool().flush_all()?;
+        db.checkpoint()
+    }
+
+    fn kv(&self) -> Option<&dyn crate::kv::KvEngine> {
+        Some(&self.kv)
+    }
+
+    fn tree_check(&self) -> Option<Result<crate::btree::check::CheckReport>> {
+        Some(self.kv.check())
+    }
+}

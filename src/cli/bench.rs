@@ -29,12 +29,19 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use std::sync::Arc;
+
+use crate::bench::driver::{RecordDriver, RecordSpec};
+use crate::bench::image::Image;
 use crate::bench::{BenchConfig, LogSetup, WarmUp, default_factory, plot, report};
 use crate::device::DeviceSpec;
 use crate::engine::Composition;
 use crate::error::{Error, Result};
 use crate::workload::keys::Skew;
+use crate::workload::linkbench::LinkBenchConfig;
 use crate::workload::synthetic::{Mix, SyntheticConfig};
+use crate::workload::tpcc::{TpccConfig, TpccMix};
+use crate::workload::ycsb::{YcsbConfig, YcsbWorkload};
 
 /// Default worker threads (see the module docs).
 pub const DEFAULT_THREADS: usize = 64;
@@ -45,11 +52,29 @@ pub const DEFAULT_MODEL_CORES: f64 = 32.0;
 
 /// Arguments of `bench`.
 #[derive(Debug, Clone, clap::Args)]
+#[allow(clippy::struct_excessive_bools)] // command-line switches are naturally booleans
 pub struct BenchArgs {
-    /// Workload mix (ACE Table II): ms (50/50 r/w, 90/10 locality), wis (10/90, 90/10),
-    /// ris (90/10, 90/10), mu (50/50, uniform).
+    /// Workload: a synthetic page mix (ACE Table II): ms (50/50 r/w, 90/10 locality), wis
+    /// (10/90, 90/10), ris (90/10, 90/10), mu (50/50, uniform); or a record workload on the
+    /// transactional B+-tree store: tpcc, ycsb-a .. ycsb-f, linkbench. A record workload's
+    /// database is loaded once per invocation (in memory) and copied into every scheme's fresh
+    /// device; throughput is then in transactions/s (plus tpmC for TPC-C) and a second table
+    /// gives, per transaction type: tx/s, mean/p95/p99 latency (device time), retries and
+    /// rollbacks; aborts (transactions whose every attempt conflicted) are counted per run.
     #[arg(long, default_value = "ms")]
     pub workload: String,
+    /// Record-workload parameters.
+    #[command(flatten)]
+    pub record: RecordFlags,
+    /// Record workloads: reuse the image file PATH made by `flashbuf load` (refused when it
+    /// was loaded with other parameters) instead of loading in memory.
+    #[arg(long)]
+    pub db: Option<PathBuf>,
+    /// Record workloads: skip the consistency check (workload invariants, e.g. TPC-C
+    /// conditions 1-4, and the B+-tree check) that otherwise runs after every scheme's
+    /// measured phase and fails the scheme when violated.
+    #[arg(long)]
+    pub no_check: bool,
     /// Comma-separated schemes, run in this order (ratios are to the first): presets, `all`
     /// (the InnoDB family), `postgres` (the PostgreSQL family and ACE), or compositions
     /// PRESET+PART (e.g. `pg-clock+ace`, `lru-c+self-tuning`; see `flashbuf schemes`).
@@ -121,6 +146,38 @@ pub struct BenchArgs {
     pub no_progress: bool,
 }
 
+/// The record workloads' parameters (`flashbuf bench` and `flashbuf load`).
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct RecordFlags {
+    /// TPC-C: warehouses (default 1).
+    #[arg(long)]
+    pub warehouses: Option<u16>,
+    /// TPC-C: transaction mix in percent, e.g.
+    /// `neworder=45,payment=43,orderstatus=4,delivery=4,stocklevel=4` (the standard mix).
+    #[arg(long)]
+    pub mix: Option<String>,
+    /// TPC-C: a mix for a device read:write ratio (`1:1`, `2:1` = standard, `3:1`, `4:1` = the
+    /// LRU-C paper's Figure 8); not with --mix.
+    #[arg(long)]
+    pub rw_ratio: Option<String>,
+    /// TPC-C: bind client t to warehouse t mod W + 1 (default: a uniform warehouse per
+    /// transaction).
+    #[arg(long)]
+    pub bind_warehouse: bool,
+    /// YCSB: records loaded (default 100000).
+    #[arg(long)]
+    pub records: Option<u64>,
+    /// YCSB: fields per record (default 10).
+    #[arg(long)]
+    pub field_count: Option<usize>,
+    /// YCSB: bytes per field (default 100).
+    #[arg(long)]
+    pub field_length: Option<usize>,
+    /// LinkBench: nodes loaded (default 100000).
+    #[arg(long)]
+    pub nodes: Option<u64>,
+}
+
 impl BenchArgs {
     /// Turns the flags into a harness configuration.
     ///
@@ -128,7 +185,12 @@ impl BenchArgs {
     /// [`Error::Config`] naming the bad flag and the accepted forms; [`Error::Io`] when the pool
     /// configuration file cannot be read.
     pub fn to_config(&self, command_line: &str) -> Result<BenchConfig> {
-        let mix = Mix::parse(&self.workload)?;
+        let record = self.record_spec()?;
+        let mix = if record.is_some() {
+            Mix::Ms
+        } else {
+            Mix::parse(&self.workload)?
+        };
         let schemes = Composition::parse_list(&self.schemes)?;
         let scale = self.time_scale()?;
         let device = with_time_scale(DeviceSpec::parse(&self.device)?, scale);
@@ -161,8 +223,14 @@ impl BenchArgs {
         }
         let db_pages = parse_size(&self.db_size, page_size)
             .map_err(|why| flag_error("--db-size", &self.db_size, &why))?;
-        let buffer_pages = parse_buffer(&self.buffer, db_pages, page_size)
-            .map_err(|why| flag_error("--buffer", &self.buffer, &why))?;
+        // A record workload's size is known only once loaded: check the form here, the size
+        // against the loaded pages in `run`.
+        let buffer_pages = if record.is_some() {
+            parse_buffer(&self.buffer, RECORD_PAGES_MAX, page_size)
+        } else {
+            parse_buffer(&self.buffer, db_pages, page_size)
+        }
+        .map_err(|why| flag_error("--buffer", &self.buffer, &why))?;
         let duration = parse_duration(&self.duration)
             .map_err(|why| flag_error("--duration", &self.duration, &why))?;
         if duration.is_zero() {
@@ -197,11 +265,131 @@ impl BenchArgs {
             pool_config,
             command_line: command_line.to_string(),
             progress: !self.no_progress,
+            record: None,
+            check: !self.no_check,
         };
         config.validate()?;
         Ok(config)
     }
+
+    /// The record workload the flags ask for (`None`: a synthetic mix), its flags checked:
+    /// flags of another workload are errors.
+    ///
+    /// # Errors
+    /// [`Error::Config`] naming the flag.
+    pub fn record_spec(&self) -> Result<Option<RecordSpec>> {
+        let spec = self.record.spec(&self.workload, self.seed)?;
+        let record = spec.is_some();
+        let not_for = |flag: &str, given: bool| {
+            if given {
+                Err(Error::Config(format!(
+                    "{flag} applies to {} only, not to workload `{}`",
+                    if record {
+                        "the page mixes"
+                    } else {
+                        "record workloads"
+                    },
+                    self.workload
+                )))
+            } else {
+                Ok(())
+            }
+        };
+        not_for("--read-ratio", record && self.read_ratio.is_some())?;
+        not_for("--locality", record && self.locality.is_some())?;
+        not_for("--db", !record && self.db.is_some())?;
+        if record && self.no_log {
+            return Err(Error::Config(
+                "--no-log: record workloads run on the transactional store, which needs the \
+                 redo log"
+                    .into(),
+            ));
+        }
+        Ok(spec)
+    }
 }
+
+impl RecordFlags {
+    /// The record workload `workload` names with these parameters (`None`: not a record
+    /// workload), its seed `seed`; a parameter of another workload is an error.
+    ///
+    /// # Errors
+    /// [`Error::Config`] naming the flag.
+    pub fn spec(&self, workload: &str, seed: u64) -> Result<Option<RecordSpec>> {
+        let name = workload.trim().to_ascii_lowercase();
+        let is_tpcc = name == "tpcc";
+        let ycsb = name
+            .strip_prefix("ycsb-")
+            .map(YcsbWorkload::parse)
+            .transpose()?;
+        let is_ycsb = ycsb.is_some();
+        let is_linkbench = name == "linkbench";
+        let not_for = |flag: &str, given: bool, wanted: bool, which: &str| {
+            if given && !wanted {
+                Err(Error::Config(format!(
+                    "{flag} applies to {which} only, not to workload `{workload}`"
+                )))
+            } else {
+                Ok(())
+            }
+        };
+        not_for("--warehouses", self.warehouses.is_some(), is_tpcc, "tpcc")?;
+        not_for("--mix", self.mix.is_some(), is_tpcc, "tpcc")?;
+        not_for("--rw-ratio", self.rw_ratio.is_some(), is_tpcc, "tpcc")?;
+        not_for("--bind-warehouse", self.bind_warehouse, is_tpcc, "tpcc")?;
+        not_for("--records", self.records.is_some(), is_ycsb, "ycsb-*")?;
+        not_for(
+            "--field-count",
+            self.field_count.is_some(),
+            is_ycsb,
+            "ycsb-*",
+        )?;
+        not_for(
+            "--field-length",
+            self.field_length.is_some(),
+            is_ycsb,
+            "ycsb-*",
+        )?;
+        not_for("--nodes", self.nodes.is_some(), is_linkbench, "linkbench")?;
+        if is_tpcc {
+            let mut config = TpccConfig::new(self.warehouses.unwrap_or(1));
+            config.seed = seed;
+            config.bind_warehouse = self.bind_warehouse;
+            config.mix = match (&self.mix, &self.rw_ratio) {
+                (Some(_), Some(_)) => {
+                    return Err(Error::Config("give --mix or --rw-ratio, not both".into()));
+                }
+                (Some(mix), None) => TpccMix::parse(mix)?,
+                (None, Some(ratio)) => TpccMix::parse_rw_ratio(ratio)?,
+                (None, None) => TpccMix::standard(),
+            };
+            config.validate()?;
+            return Ok(Some(RecordSpec::Tpcc(config)));
+        }
+        if let Some(workload) = ycsb {
+            let mut config = YcsbConfig::standard(workload, self.records.unwrap_or(100_000));
+            config.seed = seed;
+            if let Some(count) = self.field_count {
+                config.field_count = count;
+            }
+            if let Some(length) = self.field_length {
+                config.field_length = length;
+            }
+            config.validate()?;
+            return Ok(Some(RecordSpec::Ycsb(config)));
+        }
+        if is_linkbench {
+            let mut config = LinkBenchConfig::new(self.nodes.unwrap_or(100_000));
+            config.seed = seed;
+            config.validate()?;
+            return Ok(Some(RecordSpec::LinkBench(config)));
+        }
+        Ok(None)
+    }
+}
+
+/// The largest record database `--buffer` is checked against before the load.
+const RECORD_PAGES_MAX: u64 = 1 << 40;
 
 impl BenchArgs {
     /// The time scale that makes this host model `--model-cores` cores.
@@ -384,6 +572,81 @@ fn parse_ratio(text: &str) -> Result<f64, String> {
     }
 }
 
+/// Loads `spec`'s image once (in memory), prints what was loaded, and makes `config` run it:
+/// the buffer is re-read as a share of the loaded pages.
+///
+/// # Errors
+/// Load errors; a buffer larger than the loaded database.
+pub fn attach_record(args: &BenchArgs, config: &mut BenchConfig, spec: RecordSpec) -> Result<()> {
+    if args.db.is_none() {
+        eprintln!(
+            "loading {} ({} KiB pages, in memory; every scheme gets a copy)...",
+            spec.describe(),
+            config.workload.page_size / 1024
+        );
+    }
+    let image = if let Some(path) = &args.db {
+        let image = Image::read_file(path, &spec)?;
+        eprintln!(
+            "read image {} ({}): {} pages of {} bytes = {:.1} MB in {:.1} s",
+            path.display(),
+            image.load_key,
+            image.loaded_pages,
+            image.page_size,
+            image.loaded_bytes() as f64 / 1e6,
+            image.build_s
+        );
+        image
+    } else {
+        let image = Image::build(&spec, config.workload.page_size, &mut print_progress)?;
+        eprint!("{}", load_summary(&image));
+        image
+    };
+    let loaded = image.loaded_pages;
+    config.buffer_pages = parse_buffer(&args.buffer, loaded, image.page_size)
+        .map_err(|why| flag_error("--buffer", &args.buffer, &why))?;
+    config.workload.db_pages = loaded;
+    config.record = Some(Arc::new(RecordDriver::new(spec, Arc::new(image))?));
+    config.validate()
+}
+
+/// Prints a load's progress every million rows.
+#[allow(clippy::needless_pass_by_value)] // the load's callback type passes progress by value
+pub fn print_progress(progress: crate::workload::record::LoadProgress) {
+    if progress.rows > 0 && progress.rows.is_multiple_of(1_000_000) {
+        eprintln!("  {}: {} rows", progress.table, progress.rows);
+    }
+}
+
+/// What a load wrote: rows and bytes per table, pages, MB, time.
+#[must_use]
+pub fn load_summary(image: &Image) -> String {
+    use std::fmt::Write as _;
+    let mut out = String::new();
+    for table in &image.load.tables {
+        let _ = writeln!(
+            out,
+            "  {:<28} {:>12} rows {:>10.1} MB of keys+values",
+            table.name,
+            table.rows,
+            (table.key_bytes + table.value_bytes) as f64 / 1e6
+        );
+    }
+    let _ = writeln!(
+        out,
+        "loaded {} rows in {:.1} s (load {:.1} s): {} pages of {} bytes = {:.1} MB (image \
+         capacity {} pages)",
+        image.load.rows(),
+        image.build_s,
+        image.load.elapsed.as_secs_f64(),
+        image.loaded_pages,
+        image.page_size,
+        image.loaded_bytes() as f64 / 1e6,
+        image.capacity_pages
+    );
+    out
+}
+
 /// Runs the benchmark with the buffer pool of [`default_factory`].
 ///
 /// # Errors
@@ -391,19 +654,30 @@ fn parse_ratio(text: &str) -> Result<f64, String> {
 /// files that cannot be written.
 pub fn run(args: &BenchArgs) -> Result<()> {
     let command_line = std::env::args().collect::<Vec<_>>().join(" ");
-    let config = args.to_config(&command_line)?;
+    let mut config = args.to_config(&command_line)?;
+    if let Some(spec) = args.record_spec()? {
+        attach_record(args, &mut config, spec)?;
+    }
     let scale = args.time_scale()?;
     let warmup_max = match config.warmup {
         WarmUp::For(d) | WarmUp::UntilSteady { max: d } => d,
     };
+    let workload = config.record.as_ref().map_or_else(
+        || {
+            format!(
+                "{} (reads {:.0}%, locality {})",
+                config.workload.mix.name(),
+                config.workload.read_ratio * 100.0,
+                config.workload.skew
+            )
+        },
+        |record| record.spec().describe(),
+    );
     eprintln!(
-        "bench: workload {} (reads {:.0}%, locality {}), {} scheme(s), device {}, log {}, {} \
-         threads, buffer {} of {} pages of {} bytes, warm-up {}, {:?} measured per scheme \
-         (device time). Time scale {scale}: this host models {:.0} cores; each scheme takes \
-         about {:.0}-{:.0} s of real time.",
-        config.workload.mix.name(),
-        config.workload.read_ratio * 100.0,
-        config.workload.skew,
+        "bench: workload {workload}, {} scheme(s), device {}, log {}, {} threads, buffer {} of \
+         {} pages of {} bytes, warm-up {}, {:?} measured per scheme (device time). Time scale \
+         {scale}: this host models {:.0} cores; each scheme takes about {:.0}-{:.0} s of real \
+         time (plus the copy of the image and, for record workloads, the consistency check).",
         config.schemes.len(),
         config.device,
         config
@@ -424,15 +698,23 @@ pub fn run(args: &BenchArgs) -> Result<()> {
     let results = crate::bench::harness::run_bench_with(&config, &*factory, &mut |so_far| {
         if let Some(run) = so_far.runs.last() {
             eprintln!(
-                "  done: {} {:.0} ops/s, read stalls {:.1}%, {}",
+                "  done: {} {:.0} {}, read stalls {:.1}%, {}{}",
                 run.scheme,
                 run.throughput,
+                run.unit,
                 run.read_stall_ratio * 100.0,
-                run.bound
+                run.bound,
+                run.check.as_ref().map_or_else(String::new, |check| format!(
+                    ", check clean ({} rows, {} trees)",
+                    check.rows_scanned, check.trees
+                ))
             );
         }
     })?;
     print!("{}", report::format_table(&results));
+    if config.record.is_some() && !config.check {
+        println!("consistency check: SKIPPED (--no-check)");
+    }
     if let Some(path) = &args.json {
         results.write_json(path)?;
         eprintln!("wrote {}", path.display());

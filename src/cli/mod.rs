@@ -1,7 +1,8 @@
-//! The `flashbuf` command line: `device probe`, `bench`, `check` (and later `sweep`).
+//! The `flashbuf` command line: `device probe`, `bench`, `check`, `load` (and later `sweep`).
 
 pub mod bench;
 pub mod check;
+pub mod load;
 pub mod probe;
 
 use clap::{Parser, Subcommand};
@@ -26,6 +27,8 @@ enum Command {
     Bench(Box<bench::BenchArgs>),
     /// Verify a database image: page checksums and the structure of every B+-tree.
     Check(check::CheckArgs),
+    /// Build a record workload's database image file for `bench --db`.
+    Load(Box<load::LoadArgs>),
 }
 
 #[derive(Debug, Subcommand)]
@@ -44,6 +47,7 @@ pub fn run() -> i32 {
         } => probe::run(&args),
         Command::Bench(args) => bench::run(&args),
         Command::Check(args) => check::run(&args),
+        Command::Load(args) => load::run(&args),
     };
     match result {
         Ok(()) => 0,

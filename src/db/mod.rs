@@ -8,7 +8,8 @@
 //! is bound to. [`Database::open`] classifies both devices before writing anything:
 //! - both blank: a new database (the log is formatted first, then the data file bound to it);
 //! - a data file never bound to a log (an image loaded by `flashbuf load` or the bench) and a
-//!   blank log device: the log is formatted and the data file bound to it;
+//!   blank log device: the log is formatted and the data file bound to it (and with a log
+//!   formatted but never used, a crash between those two steps: the binding is finished);
 //! - a data file and its log: recovery;
 //! - a data file whose log is blank or lost its header, a log whose data file is blank (unless
 //!   the log was never used), a data file bound to another log, or anything foreign: an
@@ -570,6 +571,13 @@ fn plan(data: &SharedDevice, log: &SharedDevice, wal: &WalConfig) -> Result<Plan
         {
             Ok(Plan::Create)
         }
+        // An image never bound to a log and a log formatted for it but never used (a crash
+        // between formatting the log and binding the data file to it): finish binding.
+        (DataFileContent::Ours(header), LogDeviceContent::Formatted(slot))
+            if header.log_id == 0 && slot.seq == 1 && slot.redo_lsn == slot.durable_lsn =>
+        {
+            Ok(Plan::CreateLog)
+        }
         (DataFileContent::Ours(_), LogDeviceContent::Formatted(_)) => Ok(Plan::Open),
         (DataFileContent::Ours(header), LogDeviceContent::Blank) if header.log_id == 0 => {
             Ok(Plan::CreateLog)
@@ -628,7 +636,11 @@ fn create_log(
     wal_config: &WalConfig,
 ) -> Result<(DataFile, Arc<Wal>, Recovery)> {
     let datafile = DataFile::open(data)?;
-    let wal = Wal::create(log, wal_config.clone())?;
+    // The log is blank, or formatted and never used (see `plan`).
+    let wal = match crate::wal::inspect(log.as_ref(), wal_config)? {
+        LogDeviceContent::Blank => Wal::create(log, wal_config.clone())?,
+        _ => Wal::open(log, wal_config.clone())?.0,
+    };
     datafile.bind_log(wal.log_id())?;
     let recovery = Recovery {
         checkpoint: wal.newest_checkpoint(),

@@ -1,0 +1,333 @@
+//! A record workload's database image, built once per bench invocation (or once by
+//! `flashbuf load` into a file that `flashbuf bench --db PATH` reads) and copied into every
+//! scheme's fresh data device so that every scheme starts from the same bytes (issue 11 item 2).
+//!
+//! **What was loaded** is recorded in the image itself: a tree `bench.image` whose one row
+//! holds [`RecordSpec::load_key`] (the workload and the parameters that shape the load: TPC-C
+//! warehouses, scale and seed; YCSB records, row shape and seed; LinkBench nodes and seed).
+//! [`Image::read_file`] opens a copy and refuses an image whose key differs from the flags'.
+//!
+//! **Building** ([`Image::build`]): a key-value store on in-memory devices (data + log) is
+//! created, the workload's tables are bulk-loaded, the trees are checked, and the store is
+//! closed cleanly (every page written back and synced, a final checkpoint). The image is then
+//! *unbound* (see `docs/datafile-format.md`, "Unbound images"): a new data file is formatted
+//! with `log_id` 0 and a capacity of the loaded pages plus headroom, and every data page below
+//! the loaded high-water mark is copied into it with its page LSN reset to 0 (the header
+//! re-stamped, checksum recomputed). Resetting the LSNs is what makes the image safe to bind
+//! to a NEW log: a fresh log starts at a small LSN, and recovery skips a redo record whose LSN
+//! is not above the page's LSN, so pages carrying the loading log's (larger) LSNs would make
+//! recovery skip committed changes after a crash. Only a clean close makes this valid: no
+//! transaction is in flight and every change is in the data pages, so the old log is not
+//! needed. The doublewrite area of the image is zero.
+//!
+//! **Copying** ([`Image::copy_to`]): the image's device pages (header slots, doublewrite
+//! area, data pages below the high-water mark) are written with `Device::bulk_load` and the
+//! device is synced; pages above stay zero (never written).
+//!
+//! Bounds: the image holds `DATA_START + loaded_pages` pages in memory; the build touches at
+//! most three copies (loading device, unbound device, bytes) at once.
+
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Instant;
+
+use super::driver::RecordSpec;
+use crate::datafile::{DATA_START, DataFile, HEADER_BYTES, SlotContent, decode_slot};
+use crate::device::memory::MemoryDevice;
+use crate::device::{AlignedBuf, SharedDevice};
+use crate::error::{Error, Result};
+use crate::page;
+use crate::txn::{KvConfig, KvStore};
+use crate::workload::record::{LoadProgress, LoadReport};
+
+/// Pool frames of the store that loads the image (bulk loads bypass the pool).
+const LOAD_FRAMES: usize = 2048;
+/// Smallest headroom of the image's capacity above the loaded pages.
+const HEADROOM_PAGES_MIN: u64 = 4096;
+
+/// A loaded, cleanly closed, unbound database image in memory.
+#[derive(Debug)]
+pub struct Image {
+    /// Page size in bytes.
+    pub page_size: usize,
+    /// Data pages the image's data file holds (loaded pages plus headroom for the run's
+    /// inserts).
+    pub capacity_pages: u64,
+    /// Data pages the loaded database occupies (its high-water mark).
+    pub loaded_pages: u64,
+    /// What the load wrote per table.
+    pub load: LoadReport,
+    /// Real seconds to build the image (load, check, close, unbind) or to read it.
+    pub build_s: f64,
+    /// The load parameters ([`RecordSpec::load_key`]) recorded in the image.
+    pub load_key: String,
+    /// Device pages `0 .. DATA_START + loaded_pages` of the image.
+    bytes: Vec<u8>,
+}
+
+impl Image {
+    /// Builds the image of `spec` with pages of `page_size` bytes; `progress` sees the load.
+    ///
+    /// # Errors
+    /// Configuration errors, a load that does not fit the estimated capacity, a tree check
+    /// that fails on the fresh image.
+    pub fn build(
+        spec: &RecordSpec,
+        page_size: usize,
+        progress: &mut dyn FnMut(LoadProgress),
+    ) -> Result<Image> {
+        let began = Instant::now();
+        let workload = spec.build()?;
+        let load_capacity = estimate_pages(spec, page_size);
+        let data: SharedDevice =
+            Arc::new(MemoryDevice::new(page_size, DATA_START + load_capacity)?);
+        let mut config = KvConfig::new(LOAD_FRAMES);
+        config.database.flush_log_at_trx_commit = 0;
+        let log: SharedDevice = Arc::new(MemoryDevice::new(
+            config.database.wal.page_size,
+            config.database.wal.log_size / config.database.wal.page_size as u64,
+        )?);
+        let (kv, _) = KvStore::open(Arc::clone(&data), log, &config)?;
+        let load = workload.load(&kv, progress)?;
+        record_spec_in(&kv, &spec.load_key())?;
+        let trees = kv.check()?;
+        if !trees.is_ok() {
+            return Err(Error::Config(format!(
+                "the freshly loaded {} image fails the tree check: {}",
+                spec.name(),
+                trees.problems.join("; ")
+            )));
+        }
+        kv.close()?;
+        let loaded = DataFile::open(Arc::clone(&data))?;
+        let loaded_pages = loaded.header().high_water_mark.max(trees.high_water);
+        let capacity_pages = loaded_pages + loaded_pages.max(HEADROOM_PAGES_MIN);
+        let bytes = unbind(
+            &loaded.data_device()?,
+            page_size,
+            loaded_pages,
+            capacity_pages,
+        )?;
+        Ok(Image {
+            page_size,
+            capacity_pages,
+            loaded_pages,
+            load,
+            build_s: began.elapsed().as_secs_f64(),
+            load_key: spec.load_key(),
+            bytes,
+        })
+    }
+
+    /// Writes the image to a new file `path` (refuses an existing one): the data-file layout
+    /// with the loaded pages, extended (sparsely) to its capacity, synced.
+    ///
+    /// # Errors
+    /// [`Error::Io`] naming the file (it exists, or cannot be written).
+    pub fn write_file(&self, path: &Path) -> Result<()> {
+        use std::io::Write as _;
+        let context = |what: &str| format!("{what} image {}", path.display());
+        let mut file = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(path)
+            .map_err(|err| Error::io(context("creating (it must not exist)"), err))?;
+        file.write_all(&self.bytes)
+            .and_then(|()| file.set_len((DATA_START + self.capacity_pages) * self.page_size as u64))
+            .and_then(|()| file.sync_all())
+            .map_err(|err| Error::io(context("writing"), err))
+    }
+
+    /// Reads an image file written by [`Image::write_file`] (`flashbuf load`) and checks that
+    /// it was loaded with the parameters of `spec` (its [`RecordSpec::load_key`], recorded in
+    /// the image's `bench.image` tree).
+    ///
+    /// # Errors
+    /// [`Error::Io`] for an unreadable file; [`Error::Format`] / [`Error::CorruptPage`] for a
+    /// file that is not a data file; [`Error::Config`] for a data file bound to a log (not an
+    /// image), one without the record of its load, or one loaded with other parameters.
+    pub fn read_file(path: &Path, spec: &RecordSpec) -> Result<Image> {
+        let began = Instant::now();
+        let bytes = std::fs::read(path)
+            .map_err(|err| Error::io(format!("reading image {}", path.display()), err))?;
+        let header = match decode_slot(bytes.get(..HEADER_BYTES).unwrap_or(&[])) {
+            SlotContent::Valid(header) => header,
+            other => {
+                return Err(Error::Config(format!(
+                    "{} is not a flashbuf image (its first header slot is {other:?})",
+                    path.display()
+                )));
+            }
+        };
+        let page_size = header.page_size as usize;
+        let refuse = |why: String| Err(Error::Config(format!("image {}: {why}", path.display())));
+        if header.log_id != 0 {
+            return refuse(format!(
+                "the data file is bound to log {:#x}: it is a database, not an unbound image \
+                 made by `flashbuf load`",
+                header.log_id
+            ));
+        }
+        let total = (DATA_START + header.data_pages) as usize * page_size;
+        if bytes.len() < total {
+            return refuse(format!(
+                "{} bytes, the header says {total} (truncated)",
+                bytes.len()
+            ));
+        }
+        let device: SharedDevice = Arc::new(MemoryDevice::new(
+            page_size,
+            DATA_START + header.data_pages,
+        )?);
+        device.bulk_load(0, &bytes[..total])?;
+        let datafile = DataFile::open(Arc::clone(&device))?;
+        let loaded_pages = datafile.header().high_water_mark;
+        drop(datafile);
+        let found = read_recorded_spec(&device)?;
+        let wanted = spec.load_key();
+        if found != wanted {
+            return refuse(format!(
+                "it was loaded with `{found}`, the flags ask for `{wanted}`"
+            ));
+        }
+        let mut bytes = bytes;
+        bytes.truncate((DATA_START + loaded_pages) as usize * page_size);
+        Ok(Image {
+            page_size,
+            capacity_pages: header.data_pages,
+            loaded_pages,
+            load: LoadReport::default(),
+            build_s: began.elapsed().as_secs_f64(),
+            load_key: found,
+            bytes,
+        })
+    }
+
+    /// Bytes of the loaded database (its high-water mark times the page size).
+    #[must_use]
+    pub fn loaded_bytes(&self) -> u64 {
+        self.loaded_pages * self.page_size as u64
+    }
+
+    /// Writes the image into a fresh device of at least `DATA_START + capacity_pages` pages of
+    /// the image's page size, and syncs it.
+    ///
+    /// # Errors
+    /// [`Error::Config`] for a device of another page size or too small; device errors.
+    pub fn copy_to(&self, device: &SharedDevice) -> Result<()> {
+        let info = device.info();
+        if info.page_size != self.page_size || info.pages < DATA_START + self.capacity_pages {
+            return Err(Error::Config(format!(
+                "device {} ({} pages of {} bytes) cannot hold the image ({} pages of {} bytes)",
+                info.name,
+                info.pages,
+                info.page_size,
+                DATA_START + self.capacity_pages,
+                self.page_size
+            )));
+        }
+        device.bulk_load(0, &self.bytes)?;
+        device.sync()?;
+        Ok(())
+    }
+}
+
+/// The tree holding what an image was loaded with.
+pub const IMAGE_TREE: &str = "bench.image";
+/// Its one key.
+const IMAGE_KEY: &[u8] = b"load";
+
+fn record_spec_in(kv: &KvStore, key: &str) -> Result<()> {
+    use crate::kv::KvEngine as _;
+    let tree = kv.open_tree(IMAGE_TREE)?;
+    let mut txn = kv.begin()?;
+    txn.put(tree, IMAGE_KEY, key.as_bytes())?;
+    txn.commit()
+}
+
+/// Opens a copy of the image (on memory devices) and reads what it was loaded with.
+fn read_recorded_spec(image: &SharedDevice) -> Result<String> {
+    use crate::kv::KvEngine as _;
+    let info = image.info();
+    let copy: SharedDevice = Arc::new(MemoryDevice::new(info.page_size, info.pages)?);
+    let mut buf = AlignedBuf::new(info.page_size);
+    // Bound: the image's pages.
+    for page_id in 0..info.pages {
+        image.read_page(page_id, &mut buf)?;
+        if buf.as_slice().iter().any(|&b| b != 0) {
+            copy.write_page(page_id, &buf)?;
+        }
+    }
+    let config = KvConfig::new(256);
+    let log: SharedDevice = Arc::new(MemoryDevice::new(
+        config.database.wal.page_size,
+        config.database.wal.log_size / config.database.wal.page_size as u64,
+    )?);
+    let (kv, _) = KvStore::open(copy, log, &config)?;
+    let tree = kv.open_tree(IMAGE_TREE)?;
+    let mut txn = kv.begin()?;
+    let value = txn.get(tree, IMAGE_KEY)?;
+    txn.commit()?;
+    kv.abandon();
+    let value = value.ok_or_else(|| {
+        Error::Config(format!(
+            "the image has no record of its load (tree {IMAGE_TREE}): not made by `flashbuf load`"
+        ))
+    })?;
+    String::from_utf8(value)
+        .map_err(|_| Error::Config(format!("the record in tree {IMAGE_TREE} is not text")))
+}
+
+/// Formats a new unbound data file of `capacity_pages`, copies the data pages below
+/// `loaded_pages` from `source` with their LSN reset to 0, raises the high-water mark, and
+/// returns device pages `0 .. DATA_START + loaded_pages`.
+fn unbind(
+    source: &SharedDevice,
+    page_size: usize,
+    loaded_pages: u64,
+    capacity_pages: u64,
+) -> Result<Vec<u8>> {
+    let device: SharedDevice = Arc::new(MemoryDevice::new(page_size, DATA_START + capacity_pages)?);
+    let datafile = DataFile::create(Arc::clone(&device), 0, Some(capacity_pages))?;
+    let target = datafile.data_device()?;
+    let mut buf = AlignedBuf::new(page_size);
+    // Bound: `loaded_pages` iterations.
+    for page_id in 0..loaded_pages {
+        source.read_page(page_id, &mut buf)?;
+        if buf.as_slice().iter().all(|&b| b == 0) {
+            continue;
+        }
+        page::verify(buf.as_slice(), page_id)?;
+        page::stamp(buf.as_mut_slice(), page_id, 0);
+        target.write_page(page_id, &buf)?;
+    }
+    device.sync()?;
+    datafile.raise_high_water_mark(loaded_pages)?;
+    drop(datafile);
+    let total = DATA_START + loaded_pages;
+    let mut bytes = Vec::with_capacity(total as usize * page_size);
+    // Bound: `total` iterations.
+    for device_page in 0..total {
+        device.read_page(device_page, &mut buf)?;
+        bytes.extend_from_slice(buf.as_slice());
+    }
+    Ok(bytes)
+}
+
+/// A generous upper bound on the pages a load needs (the in-memory device is zero-filled
+/// lazily, so unused capacity costs address space, not memory).
+fn estimate_pages(spec: &RecordSpec, page_size: usize) -> u64 {
+    let bytes: u64 = match spec {
+        // About 100 MB of rows per warehouse at specification scale; trees and the indexes
+        // at most triple it. The reduced scale shrinks ITEM, STOCK and the per-district rows.
+        RecordSpec::Tpcc(c) => {
+            let share = f64::from(c.scale.customers_per_district) / 3000.0;
+            let stock = f64::from(c.scale.items) / 100_000.0;
+            let per_warehouse = 300e6 * share.max(stock);
+            (per_warehouse * f64::from(c.warehouses)) as u64 + 60_000_000
+        }
+        RecordSpec::Ycsb(c) => c.record_count * (c.row_bytes() as u64 + 64) * 3,
+        RecordSpec::LinkBench(c) => c.nodes * 4096,
+    };
+    (bytes / page_size as u64).max(HEADROOM_PAGES_MIN * 4)
+}

@@ -1,0 +1,62 @@
+//! `flashbuf load`: builds a record workload's database image file once (issue 11 item 2), for
+//! `flashbuf bench --db PATH` to reuse: the tables bulk-loaded into a store, checked, closed
+//! cleanly, then unbound (`docs/datafile-format.md`, "Unbound images") and written to PATH
+//! (which must not exist) with what was loaded recorded in its `bench.image` tree. Prints rows
+//! and key+value MB per table, the load time, pages and MB.
+//!
+//! The image is built in memory first (`bench::image::Image::build`), so the machine needs
+//! about three times the image's size in RAM while it is built.
+
+use std::path::PathBuf;
+
+use super::bench::{RecordFlags, load_summary, print_progress};
+use crate::bench::image::Image;
+use crate::error::{Error, Result};
+
+/// Arguments of `load`.
+#[derive(Debug, Clone, clap::Args)]
+pub struct LoadArgs {
+    /// The record workload: tpcc, ycsb-a .. ycsb-f (one image serves them all), linkbench.
+    #[arg(long)]
+    pub workload: String,
+    /// The image file to write (must not exist).
+    #[arg(long)]
+    pub db: PathBuf,
+    /// Record-workload parameters (only those that shape the load matter).
+    #[command(flatten)]
+    pub record: RecordFlags,
+    /// Page size in bytes (a power of two from 4096 to 65536).
+    #[arg(long, default_value_t = crate::device::DEFAULT_PAGE_SIZE)]
+    pub page_size: usize,
+    /// The workload's seed (the bench's `--seed` must match to reuse the image).
+    #[arg(long, default_value_t = 42)]
+    pub seed: u64,
+}
+
+/// Builds the image and writes it.
+///
+/// # Errors
+/// Bad flags, an existing file, load or write errors.
+pub fn run(args: &LoadArgs) -> Result<()> {
+    let spec = args
+        .record
+        .spec(&args.workload, args.seed)?
+        .ok_or_else(|| {
+            Error::Config(format!(
+                "`{}` is not a record workload (tpcc, ycsb-a .. ycsb-f, linkbench)",
+                args.workload
+            ))
+        })?;
+    if args.db.exists() {
+        return Err(Error::Config(format!(
+            "{} exists: `flashbuf load` writes a new file only",
+            args.db.display()
+        )));
+    }
+    eprintln!("loading {} into {}...", spec.describe(), args.db.display());
+    let image = Image::build(&spec, args.page_size, &mut print_progress)?;
+    image.write_file(&args.db)?;
+    print!("{}", load_summary(&image));
+    println!("wrote {} ({})", args.db.display(), image.load_key);
+    Ok(())
+}

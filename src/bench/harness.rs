@@ -138,6 +138,7 @@ pub fn run_bench_with(
         let outcome = set_up(config, driver, factory, scheme).and_then(|(device, target)| {
             run_scheme(config, driver, scheme, &label, &device, &*target)
         });
+        remove_scratch_files(config);
         match outcome {
             Ok(run) => results.runs.push(run),
             Err(err) => results.failures.push(RunFailure {
@@ -148,6 +149,18 @@ pub fn run_bench_with(
         on_result(&results);
     }
     Ok(results)
+}
+
+/// Deletes the `file:` devices bench created for a scheme (validation refused existing ones,
+/// so these are ours). The devices are closed by now: the targets are dropped.
+fn remove_scratch_files(config: &BenchConfig) {
+    for path in config.scratch_files() {
+        if let Err(err) = std::fs::remove_file(&path)
+            && err.kind() != std::io::ErrorKind::NotFound
+        {
+            eprintln!("flashbuf: could not remove {}: {err}", path.display());
+        }
+    }
 }
 
 /// A fresh data device with the image loaded, a fresh log device, the target.

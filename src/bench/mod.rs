@@ -275,12 +275,36 @@ pub const MAX_THREADS: usize = 4096;
 pub const MAX_PHASE: Duration = Duration::from_hours(24);
 
 impl BenchConfig {
+    /// The `file:` paths of the data and log devices: bench creates them for each scheme and
+    /// deletes them after it (a real device gets a fresh file per scheme, like an emulated
+    /// one gets a fresh model).
+    #[must_use]
+    pub fn scratch_files(&self) -> Vec<std::path::PathBuf> {
+        let log = self.log.as_ref().map(|log| &log.device);
+        [Some(&self.device), log]
+            .into_iter()
+            .flatten()
+            .filter_map(|spec| match spec {
+                DeviceSpec::File(path) => Some(path.clone()),
+                _ => None,
+            })
+            .collect()
+    }
+
     /// Checks the parameters.
     ///
     /// # Errors
     /// [`Error::Config`].
     pub fn validate(&self) -> Result<()> {
         self.workload.validate()?;
+        if let (Some(log), DeviceSpec::File(data)) = (&self.log, &self.device)
+            && log.device == self.device
+        {
+            return Err(Error::Config(format!(
+                "the data and the log device are the same file ({}): give the log its own path",
+                data.display()
+            )));
+        }
         if self.schemes.is_empty() {
             return Err(Error::Config("no scheme to run".into()));
         }
@@ -308,6 +332,16 @@ impl BenchConfig {
         }
         if self.step.is_zero() {
             return Err(Error::Config("the timeline step must be positive".into()));
+        }
+        for path in self.scratch_files() {
+            if path.exists() {
+                return Err(Error::Config(format!(
+                    "file:{} exists: bench creates a fresh data and log file for every scheme at \
+                     the paths given and deletes them afterwards, so it never overwrites a file \
+                     it did not create; remove it or give a new path",
+                    path.display()
+                )));
+            }
         }
         if let Some(log) = &self.log
             && log.flush_log_at_trx_commit > 2

@@ -402,6 +402,15 @@ impl BenchArgs {
                 "must be in (0, 4096]",
             ));
         }
+        // A real data device (file:, mem) runs in real time, and so must an emulated log
+        // beside it: the two share one clock.
+        let data_is_emulated = matches!(
+            DeviceSpec::parse(&self.device),
+            Ok(DeviceSpec::Emulated { .. })
+        );
+        if !data_is_emulated {
+            return Ok(1.0);
+        }
         Ok((self.model_cores / cores).max(1.0))
     }
 }
@@ -673,11 +682,19 @@ pub fn run(args: &BenchArgs) -> Result<()> {
         },
         |record| record.spec().describe(),
     );
+    let host = if matches!(config.device, DeviceSpec::Emulated { .. }) {
+        format!(
+            "Time scale {scale}: this host models {:.0} cores",
+            scale * crate::bench::cpu::available_cores() as f64
+        )
+    } else {
+        "A real device: time scale 1, this host is the host".to_string()
+    };
     eprintln!(
         "bench: workload {workload}, {} scheme(s), device {}, log {}, {} threads, buffer {} of \
-         {} pages of {} bytes, warm-up {}, {:?} measured per scheme (device time). Time scale \
-         {scale}: this host models {:.0} cores; each scheme takes about {:.0}-{:.0} s of real \
-         time (plus the copy of the image and, for record workloads, the consistency check).",
+         {} pages of {} bytes, warm-up {}, {:?} measured per scheme (device time). {host}; \
+         each scheme takes about {:.0}-{:.0} s of real time (plus the copy of the image and, \
+         for record workloads, the consistency check).",
         config.schemes.len(),
         config.device,
         config
@@ -690,8 +707,8 @@ pub fn run(args: &BenchArgs) -> Result<()> {
         config.workload.page_size,
         config.warmup,
         config.duration,
-        scale * crate::bench::cpu::available_cores() as f64,
-        (config.duration.as_secs_f64() + 2.0) * scale,
+        (config.duration.as_secs_f64() + 2.0).min((config.duration + warmup_max).as_secs_f64())
+            * scale,
         (config.duration + warmup_max).as_secs_f64() * scale,
     );
     let factory = default_factory();

@@ -349,12 +349,14 @@ fn one_crash(seed: u64, scheme: Scheme, max_txns: u32) -> Outcome {
         UnsyncedOnCrash::TearAll,
     ];
     let crash_data = rng.gen_bool(0.5);
-    // The data device sees far fewer operations than the log (pages stay cached). Known issue:
-    // with wider ranges (data 1..400, log 1..900, so that many runs crash late or not at all)
-    // about one run in 6000 with the doublewrite (odd seeds: 231, 767, 805, 833, 945 seen)
-    // loses an acknowledged commit's history insert whose commit lies before the recovered
-    // redo point while its balance updates survive; `CRASH_LOG=1` prints each run's recovery
-    // summary and a failing run prints the missing records. Not seen with page images.
+    // The data device sees far fewer operations than the log (pages stay cached).
+    // `TXN_CRASH_WIDE=1` widens the ranges (data 1..400, log 1..900) so that many runs crash
+    // late or not at all. Those runs found that an archive transaction whose delete was logged
+    // but whose leaf merge then failed (the data device had crashed, the log had not) left the
+    // delete out of its rollback and logged `TxnAbort`: a history record vanished while its
+    // transfer's balance updates stayed (fixed in `Transaction::write`; see
+    // `txn_delete_rollback_after_failed_merge.rs`). `CRASH_LOG=1` prints each run's recovery
+    // summary and a failing run prints the missing records.
     let wide = std::env::var_os("TXN_CRASH_WIDE").is_some();
     let crash_at = match (crash_data, wide) {
         (true, false) => rng.gen_range(1..150),

@@ -75,6 +75,15 @@ const ROW_RETRIES: usize = 64;
 /// with the change, if any.
 pub type UndoMaker<'a> = dyn FnMut(Option<&[u8]>) -> Option<Vec<u8>> + 'a;
 
+/// What [`TreeStore::delete_row`] removed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RowDeletion {
+    /// The removed value.
+    pub before: Vec<u8>,
+    /// The leaf was left underfull: [`TreeStore::shrink_after_delete`] merges or removes it.
+    pub underfull: bool,
+}
+
 /// One tree of the catalog.
 #[derive(Debug)]
 pub struct Tree {
@@ -513,6 +522,10 @@ impl TreeStore {
     /// returns the removed value. An underfull leaf is then merged or removed (a separate
     /// system mini-transaction).
     ///
+    /// An error from that structure change comes after the removal was logged: a caller that
+    /// must know whether the row change (and its undo entry) reached the log uses
+    /// [`TreeStore::delete_row`] and [`TreeStore::shrink_after_delete`] instead.
+    ///
     /// # Errors
     /// As [`TreeStore::put`].
     pub fn delete(
@@ -522,6 +535,30 @@ impl TreeStore {
         txn: TxnId,
         undo: &mut UndoMaker<'_>,
     ) -> Result<Option<Vec<u8>>> {
+        let Some(removed) = self.delete_row(tree, key, txn, undo)? else {
+            return Ok(None);
+        };
+        if removed.underfull {
+            self.shrink_after_delete(tree, key)?;
+        }
+        Ok(Some(removed.before))
+    }
+
+    /// The row half of [`TreeStore::delete`]: removes `key` as one mini-transaction of `txn`
+    /// (with the undo entry `undo` returns). `Ok(Some(_))` means the removal is logged;
+    /// `Ok(None)` that the key was absent (nothing logged, `undo` not called); an error that
+    /// nothing was logged. The leaf is left as it is even when underfull: call
+    /// [`TreeStore::shrink_after_delete`] when [`RowDeletion::underfull`] says so.
+    ///
+    /// # Errors
+    /// As [`TreeStore::put`]; nothing was logged then.
+    pub fn delete_row(
+        &self,
+        tree: TreeId,
+        key: &[u8],
+        txn: TxnId,
+        undo: &mut UndoMaker<'_>,
+    ) -> Result<Option<RowDeletion>> {
         self.limits.check(key, None)?;
         let tree = self.tree(tree)?;
         self.db.log_free_check()?;
@@ -540,10 +577,18 @@ impl TreeStore {
             smo::is_underfull(&node) && mtr.page_id(0) != tree.root
         };
         mtr.commit()?;
-        if underfull {
-            smo::shrink_at(self, &tree, key)?;
-        }
-        Ok(Some(before))
+        Ok(Some(RowDeletion { before, underfull }))
+    }
+
+    /// The structure half of [`TreeStore::delete`]: merges or removes the leaf covering `key`
+    /// if it is (still) underfull, as a system mini-transaction. Best effort: a leaf that no
+    /// longer qualifies is left alone; a failure leaves the tree valid (an underfull leaf).
+    ///
+    /// # Errors
+    /// Unknown tree, log and I/O errors, corrupt pages.
+    pub fn shrink_after_delete(&self, tree: TreeId, key: &[u8]) -> Result<()> {
+        let tree = self.tree(tree)?;
+        smo::shrink_at(self, &tree, key)
     }
 
     /// Visits pairs from `start` in `direction` under shared leaf latches, calling `visit`

@@ -392,6 +392,7 @@ impl Transaction<'_> {
         self.lock(tree, key, Mode::Exclusive)?;
         self.register();
         let mut captured: Option<UndoEntry> = None;
+        let mut underfull = false;
         let mut make_undo = |before: Option<&[u8]>| {
             let entry = UndoEntry {
                 tree,
@@ -402,15 +403,29 @@ impl Transaction<'_> {
             captured = Some(entry);
             Some(body)
         };
+        // The undo entry joins the list exactly when its row change reached the log (an
+        // error from `put` or `delete_row` means nothing was logged): the rollback of a
+        // failure that comes after the change, such as the merge of a leaf a delete left
+        // underfull, must undo it too, or the abort record seals a partial transaction.
         let before = match value {
             Some(value) => self
                 .kv
                 .store
                 .put(tree, key, value, self.id, &mut make_undo)?,
-            None => self.kv.store.delete(tree, key, self.id, &mut make_undo)?,
+            None => self
+                .kv
+                .store
+                .delete_row(tree, key, self.id, &mut make_undo)?
+                .map(|removed| {
+                    underfull = removed.underfull;
+                    removed.before
+                }),
         };
         if let Some(entry) = captured {
             self.undo.push(entry);
+        }
+        if underfull {
+            self.kv.store.shrink_after_delete(tree, key)?;
         }
         Ok(before)
     }

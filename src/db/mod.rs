@@ -448,8 +448,11 @@ impl Database {
         Ok(range)
     }
 
-    /// A fresh transaction id (unique across restarts: recovery starts above every id in the
-    /// log), for transaction layers built on mini-transactions.
+    /// A fresh transaction id, for transaction layers built on mini-transactions. Unique among
+    /// the transactions the log can still hold: recovery starts above every id after the redo
+    /// point. Ids are *not* unique across restarts (after a clean close the log holds none and
+    /// ids start again at 1); an active transaction keeps its first LSN registered, so no
+    /// checkpoint passes it and recovery never confuses two transactions with one id.
     pub fn next_txn_id(&self) -> crate::wal::TxnId {
         self.shared.next_txn.fetch_add(1, Ordering::Relaxed)
     }

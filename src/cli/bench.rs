@@ -52,11 +52,11 @@ pub struct BenchArgs {
     pub workload: String,
     /// Comma-separated schemes, run in this order (ratios are to the first): presets, `all`
     /// (the InnoDB family), `postgres` (the PostgreSQL family and ACE), or compositions
-    /// PRESET+PART (e.g. `pg-clock+ace`, `lru-c+self-tuning`; see `flashbuf schemes`).
+    /// PRESET+PART (e.g. `pg-clock+ace`, `vanilla+ace`; `flashbuf schemes` lists them all).
     #[arg(long, default_value = "all")]
     pub schemes: String,
     /// Data device: mem | file:PATH | emu:NAME[,key=value...]; every scheme gets a fresh device
-    /// loaded with the same database image.
+    /// loaded with the same database image (`flashbuf devices` lists profiles and options).
     #[arg(long, default_value = "emu:ssd-a")]
     pub device: String,
     /// The redo log's own device (the papers' separate log drive).
@@ -107,7 +107,8 @@ pub struct BenchArgs {
     /// Base seed of the workers' random generators.
     #[arg(long, default_value_t = 42)]
     pub seed: u64,
-    /// Buffer-pool configuration file (TOML), passed to every scheme.
+    /// Buffer-pool configuration file (TOML), passed to every scheme (`flashbuf config
+    /// --default` prints every key with its meaning, default and range).
     #[arg(long)]
     pub pool_config: Option<PathBuf>,
     /// Write the results (results.json format) to this file.

@@ -1,8 +1,12 @@
-//! The `flashbuf` command line: `device probe`, `bench`, `check` (and later `sweep`).
+//! The `flashbuf` command line: `device probe`, `bench`, `check`, and the listings `schemes`,
+//! `devices`, `config --default` (and later `sweep`).
 
 pub mod bench;
 pub mod check;
+pub mod config;
+pub mod devices;
 pub mod probe;
+pub mod schemes;
 
 use clap::{Parser, Subcommand};
 
@@ -26,6 +30,12 @@ enum Command {
     Bench(Box<bench::BenchArgs>),
     /// Verify a database image: page checksums and the structure of every B+-tree.
     Check(check::CheckArgs),
+    /// List the scheme presets, the composition grammar and its parts.
+    Schemes(schemes::SchemesArgs),
+    /// List the device strings, emulated profiles and every `emu:` option with its defaults.
+    Devices(devices::DevicesArgs),
+    /// Print the default pool configuration file (`config --default`).
+    Config(config::ConfigArgs),
 }
 
 #[derive(Debug, Subcommand)]
@@ -44,6 +54,9 @@ pub fn run() -> i32 {
         } => probe::run(&args),
         Command::Bench(args) => bench::run(&args),
         Command::Check(args) => check::run(&args),
+        Command::Schemes(args) => schemes::run(&args),
+        Command::Devices(args) => devices::run(&args),
+        Command::Config(args) => config::run(&args),
     };
     match result {
         Ok(()) => 0,

@@ -10,7 +10,8 @@
 //! | replacement order | `lru-midpoint`, `lru`, `clock`, `cflru`, `lru-wsr` |
 //! | miss path | `raw`, `lru-c`, `war`, `rw`, `pg`, `ace` |
 //! | flush-rate control | `fixed` |
-//! | read-ahead | `seq`, `history` |
+//!
+//! ([`PARTS`] is the list `flashbuf schemes` prints; read-ahead has no parts yet.)
 //!
 //! For example `pg-clock+ace` is ACE over PostgreSQL's Clock Sweep (the preset `ace-clock`),
 //! `vanilla+ace` ACE's writer on InnoDB's LRU. A composition that cannot work is an error that
@@ -377,7 +378,96 @@ pub const PARTS: &[(&str, &str)] = &[
     ),
 ];
 
+impl OrderKind {
+    /// The part name that selects it.
+    #[must_use]
+    pub fn name(self) -> &'static str {
+        match self {
+            OrderKind::LruMidpoint => "lru-midpoint",
+            OrderKind::Lru => "lru",
+            OrderKind::Clock => "clock",
+            OrderKind::Cflru => "cflru",
+            OrderKind::LruWsr => "lru-wsr",
+        }
+    }
+}
+
+impl MissKind {
+    /// The part name that selects it.
+    #[must_use]
+    pub fn name(self) -> &'static str {
+        match self {
+            MissKind::Raw => "raw",
+            MissKind::LruC => "lru-c",
+            MissKind::War => "war",
+            MissKind::Rw => "rw",
+            MissKind::Pg => "pg",
+            MissKind::Ace => "ace",
+        }
+    }
+}
+
+impl WritebackKind {
+    /// A short name (for listings; not a part: the miss path brings its write-back).
+    #[must_use]
+    pub fn name(self) -> &'static str {
+        match self {
+            WritebackKind::InnodbTail => "innodb-page-cleaner",
+            WritebackKind::LruCFixed => "lru-c-fixed-batch",
+            WritebackKind::LruCDynamic => "lru-c-dirty-region",
+            WritebackKind::Postgres => "pg-bgwriter",
+        }
+    }
+}
+
+impl HostEngine {
+    /// A short name (for listings).
+    #[must_use]
+    pub fn name(self) -> &'static str {
+        match self {
+            HostEngine::Innodb => "innodb",
+            HostEngine::Postgres => "postgres",
+        }
+    }
+}
+
+/// The presets a `+PART` can be appended to (found by parsing `PRESET+PART` for every preset, so
+/// the listing cannot disagree with [`Composition::parse`]).
+#[must_use]
+pub fn part_combines_with(part: &str) -> Vec<Scheme> {
+    Scheme::presets()
+        .into_iter()
+        .filter(|preset| Composition::parse(&format!("{}+{part}", preset.name())).is_ok())
+        .collect()
+}
+
 impl Composition {
+    /// Its decisions in one line: `order=lru-midpoint miss=raw write-back=... engine=innodb`,
+    /// plus the flags that are set.
+    #[must_use]
+    pub fn decisions(&self) -> String {
+        let mut out = format!(
+            "order={} miss={} write-back={} engine={}",
+            self.order.name(),
+            self.miss.name(),
+            self.writeback.name(),
+            self.engine.name()
+        );
+        if self.writeback == WritebackKind::InnodbTail {
+            out.push_str(" rate=fixed");
+        }
+        for (set, flag) in [
+            (self.split_mutex, " lru-m/lru-d-split"),
+            (self.deep_scan, " cf-lru-deep-scan"),
+            (self.innodb_defaults, " innodb-default-knobs"),
+        ] {
+            if set {
+                out.push_str(flag);
+            }
+        }
+        out
+    }
+
     /// Parses `PRESET(+PART)*` (see the module docs).
     ///
     /// # Errors

@@ -1,6 +1,7 @@
 //! The listings (`flashbuf schemes`, `flashbuf devices`, `flashbuf config --default`) and the
 //! README's scheme and device lists agree with the parsers: every key, part and option a
-//! parser accepts is listed, and every listed one is accepted.
+//! parser accepts is listed, and every listed one is accepted. The README's library example is
+//! the crate docs' (tested) one.
 //!
 //! "Accepted by the parser" is read two ways: by calling the parser with every listed name
 //! (listed => accepted), and, for the two hand-written `match` parsers (`apply_override`,
@@ -182,4 +183,28 @@ fn readme_lists_agree() {
         readme[start..end] == expected,
         "README's listings block is stale; replace it with:\n{expected}"
     );
+}
+
+/// The README's library example is the crate docs' tested example (every line of the README's
+/// `rust` block appears in src/lib.rs's docs).
+#[test]
+fn readme_library_example_is_the_tested_one() {
+    let readme = include_str!("../README.md");
+    let start = readme.find("```rust\n").expect("README has a rust block") + 8;
+    let end = start + readme[start..].find("```").expect("block end");
+    let docs: Vec<&str> = include_str!("../src/lib.rs")
+        .lines()
+        .filter_map(|line| line.strip_prefix("//!"))
+        .map(str::trim)
+        .collect();
+    for line in readme[start..end]
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+    {
+        assert!(
+            docs.contains(&line),
+            "README line not in the crate example: {line}"
+        );
+    }
 }

@@ -154,6 +154,7 @@ fn grouped_bars(
             .x_labels(labels.len() * 2 + 1)
             .x_label_formatter(&label_of)
             .y_desc(y_label)
+            .y_label_formatter(&|y| tick(*y))
             .draw()
             .map_err(plot_error)?;
         let count = series.len().max(1) as f64;
@@ -208,7 +209,8 @@ fn timeline_lines(
 ) -> Result<String> {
     svg(|root| {
         let points = || results.runs.iter().flat_map(|run| run.timeline.iter());
-        let t_max = axis_max(points().map(|p| p.t_s), 0.1) / 1.1;
+        // 2% past the last step, so the last point sits inside the frame.
+        let t_max = axis_max(points().map(|p| p.t_s), 0.1) / 1.1 * 1.02;
         let y_max = axis_max(points().map(value), 1.0);
         let mut chart = ChartBuilder::on(root)
             .caption(title, ("sans-serif", 20))
@@ -221,6 +223,7 @@ fn timeline_lines(
             .configure_mesh()
             .x_desc("device seconds into the measured phase (one point per 100 ms step)")
             .y_desc(y_label)
+            .y_label_formatter(&|y| tick(*y))
             .draw()
             .map_err(plot_error)?;
         for (index, run) in results.runs.iter().enumerate() {
@@ -302,6 +305,17 @@ fn latency_cdf_svg(results: &BenchResults) -> Result<String> {
             .map_err(plot_error)?;
         Ok(())
     })
+}
+
+/// An axis tick: no decimals from 100 up, else up to three significant decimals.
+fn tick(value: f64) -> String {
+    if value.abs() >= 100.0 {
+        format!("{value:.0}")
+    } else if value.abs() >= 1.0 {
+        format!("{value:.1}")
+    } else {
+        format!("{value:.3}")
+    }
 }
 
 fn scheme_labels(results: &BenchResults) -> Vec<String> {
@@ -562,7 +576,7 @@ pub fn report_html(results: &BenchResults) -> Result<String> {
         out,
         "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
          <title>flashbuf bench report</title>\n<style>\
-         body{{font-family:sans-serif;margin:2em;max-width:1000px}}\
+         body{{font-family:sans-serif;margin:2em;max-width:1350px}}\
          pre{{background:#f6f6f6;padding:1em;overflow-x:auto;font-size:12px}}\
          table.kv th{{text-align:left;padding-right:1em;vertical-align:top}}\
          dt{{font-weight:bold;font-family:monospace}}dd{{margin:0 0 .4em 2em}}\

@@ -192,3 +192,32 @@ fn report_is_self_contained_and_has_every_plot() {
         assert!(html.contains(&plot::escape(meaning)), "column {name}");
     }
 }
+
+/// Every column header of the comparison table is explained once in [`COLUMNS`] (the text
+/// `flashbuf bench --help` and the report print), and nothing else is.
+#[test]
+fn every_table_column_is_explained_once() {
+    let table = flashbuf::bench::report::format_table(&results());
+    let header_line = table
+        .lines()
+        .find(|line| line.starts_with("scheme "))
+        .expect("table header");
+    let headers: Vec<&str> = header_line
+        .split("  ")
+        .map(str::trim)
+        .filter(|h| !h.is_empty())
+        .collect();
+    let explained: Vec<&str> = COLUMNS
+        .iter()
+        .flat_map(|(name, _)| name.split(", "))
+        .collect();
+    let mut sorted_headers = headers.clone();
+    sorted_headers.sort_unstable();
+    let mut sorted_explained = explained.clone();
+    sorted_explained.sort_unstable();
+    assert_eq!(sorted_headers, sorted_explained, "table columns vs COLUMNS");
+    let help = plot::columns_help();
+    for (name, meaning) in COLUMNS {
+        assert!(help.contains(name) && help.contains(meaning), "{name}");
+    }
+}

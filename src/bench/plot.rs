@@ -51,7 +51,7 @@ fn colour(index: usize) -> RGBColor {
 }
 
 /// Every column of the comparison table with its meaning: the one text source for the report
-/// (and meant for `flashbuf bench --help`, which does not print it yet).
+/// and `flashbuf bench --help` ([`columns_help`]).
 pub const COLUMNS: &[(&str, &str)] = &[
     (
         "scheme",
@@ -89,7 +89,10 @@ pub const COLUMNS: &[(&str, &str)] = &[
         "mutex ms",
         "real ms threads waited on the pool's list mutexes, summed over mutexes",
     ),
-    ("CPU", "CPU use as % of the available cores (real time)"),
+    (
+        "CPU",
+        "cores kept busy on average, and that as % of the available cores (real time)",
+    ),
     (
         "bound",
         "what limited the run: cpu-bound, device-bound, lock-bound, mixed or unknown",
@@ -99,6 +102,19 @@ pub const COLUMNS: &[(&str, &str)] = &[
         "whether the warm-up reached a steady state and the measured window's throughput varied little",
     ),
 ];
+
+/// The columns of the comparison table explained, for `flashbuf bench --help`.
+#[must_use]
+pub fn columns_help() -> String {
+    let mut out = String::from("Columns of the comparison table:\n");
+    for (name, meaning) in COLUMNS {
+        let _ = writeln!(out, "  {name:15} {meaning}");
+    }
+    out.push_str(
+        "\nListings: `flashbuf schemes`, `flashbuf devices`, `flashbuf config --default`.",
+    );
+    out
+}
 
 fn plot_error(err: impl std::fmt::Display) -> Error {
     Error::io("drawing a plot", std::io::Error::other(err.to_string()))

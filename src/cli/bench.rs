@@ -45,6 +45,7 @@ pub const DEFAULT_MODEL_CORES: f64 = 32.0;
 
 /// Arguments of `bench`.
 #[derive(Debug, Clone, clap::Args)]
+#[command(after_long_help = crate::bench::plot::columns_help())]
 pub struct BenchArgs {
     /// Workload mix (ACE Table II): ms (50/50 r/w, 90/10 locality), wis (10/90, 90/10),
     /// ris (90/10, 90/10), mu (50/50, uniform).

@@ -24,6 +24,7 @@ use std::path::Path;
 
 use plotters::coord::Shift;
 use plotters::prelude::*;
+use plotters::style::text_anchor::{HPos, Pos, VPos};
 
 use super::report::{BenchResults, RunResult, format_table};
 use crate::engine::Composition;
@@ -132,6 +133,12 @@ fn svg(draw: impl FnOnce(&DrawingArea<SVGBackend<'_>, Shift>) -> Result<()>) -> 
     Ok(out)
 }
 
+/// Headroom above the data for a legend of `entries` lines in the upper right corner (so it
+/// does not cover bars or lines): the axis grows by 6% per entry.
+fn legend_headroom(entries: usize) -> f64 {
+    1.0 + 0.06 * (entries.max(1) as f64 + 1.0)
+}
+
 /// An upper bound for an axis: 10% over the maximum, at least `floor`.
 fn axis_max(values: impl Iterator<Item = f64>, floor: f64) -> f64 {
     let max = values.filter(|v| v.is_finite()).fold(0.0, f64::max);
@@ -147,7 +154,10 @@ fn grouped_bars(
     value_format: fn(f64) -> String,
 ) -> Result<String> {
     svg(|root| {
-        let y_max = axis_max(series.iter().flat_map(|(_, v)| v.iter().copied()), 1e-9);
+        let mut y_max = axis_max(series.iter().flat_map(|(_, v)| v.iter().copied()), 1e-9);
+        if series.len() > 1 {
+            y_max *= legend_headroom(series.len());
+        }
         let groups = labels.len().max(1) as f64;
         let mut chart = ChartBuilder::on(root)
             .caption(title, ("sans-serif", 20))
@@ -181,7 +191,9 @@ fn grouped_bars(
             } else {
                 Some(colour(k))
             };
-            let bars = values.iter().enumerate().map(|(group, value)| {
+            // NaN: no such value for this group (a mutex the scheme does not have): no bar.
+            let present = || values.iter().enumerate().filter(|(_, v)| v.is_finite());
+            let bars = present().map(|(group, value)| {
                 let x0 = group as f64 + 0.1 + width * k as f64;
                 let c = fill.unwrap_or_else(|| colour(group));
                 Rectangle::new([(x0, 0.0), (x0 + width * 0.92, *value)], c.filled())
@@ -193,12 +205,14 @@ fn grouped_bars(
                     Rectangle::new([(x, y - 5), (x + 10, y + 5)], c.filled())
                 });
             }
-            let texts = values.iter().enumerate().map(|(group, value)| {
-                let x = group as f64 + 0.1 + width * (k as f64 + 0.1);
+            let label_style = TextStyle::from(("sans-serif", 13).into_font())
+                .pos(Pos::new(HPos::Center, VPos::Bottom));
+            let texts = present().map(|(group, value)| {
+                let x = group as f64 + 0.1 + width * (k as f64 + 0.46);
                 Text::new(
                     value_format(*value),
-                    (x, *value + y_max * 0.01),
-                    ("sans-serif", 11),
+                    (x, *value + y_max * 0.005),
+                    label_style.clone(),
                 )
             });
             chart.draw_series(texts).map_err(plot_error)?;
@@ -227,7 +241,7 @@ fn timeline_lines(
         let points = || results.runs.iter().flat_map(|run| run.timeline.iter());
         // 2% past the last step, so the last point sits inside the frame.
         let t_max = axis_max(points().map(|p| p.t_s), 0.1) / 1.1 * 1.02;
-        let y_max = axis_max(points().map(value), 1.0);
+        let y_max = axis_max(points().map(value), 1.0) * legend_headroom(results.runs.len());
         let mut chart = ChartBuilder::on(root)
             .caption(title, ("sans-serif", 20))
             .margin(12)
@@ -325,7 +339,9 @@ fn latency_cdf_svg(results: &BenchResults) -> Result<String> {
 
 /// An axis tick: no decimals from 100 up, else up to three significant decimals.
 fn tick(value: f64) -> String {
-    if value.abs() >= 100.0 {
+    if value == 0.0 {
+        "0".to_string()
+    } else if value.abs() >= 100.0 {
         format!("{value:.0}")
     } else if value.abs() >= 1.0 {
         format!("{value:.1}")
@@ -444,7 +460,7 @@ fn mutex_svg(results: &BenchResults) -> Result<String> {
             let values = results
                 .runs
                 .iter()
-                .map(|r| r.mutex_wait_ms.get(name).copied().unwrap_or(0.0))
+                .map(|r| r.mutex_wait_ms.get(name).copied().unwrap_or(f64::NAN))
                 .collect();
             (name.clone(), values)
         })

@@ -18,21 +18,24 @@ use flashbuf::device::emulated::profile::{
 use flashbuf::engine::compose::{PARTS, part_combines_with};
 use flashbuf::engine::{Composition, PoolConfig, Scheme, TornPageProtection};
 
-/// The string keys of a `match` inside function `function` of `source` (arms `"key" =>`), up
-/// to the catch-all arm `other =>`.
+/// The string keys of a `match` inside function `function` of `source` (arms `"key" =>` and
+/// `"a" | "b" =>`), up to the catch-all arm `other =>`.
 fn match_arms(source: &str, function: &str) -> BTreeSet<String> {
     let start = source.find(function).expect("function present");
     let body = &source[start..];
     let end = body.find("other =>").expect("catch-all arm");
-    body[..end]
-        .lines()
-        .filter_map(|line| {
-            let line = line.trim();
-            let rest = line.strip_prefix('"')?;
-            let (key, tail) = rest.split_once('"')?;
-            tail.trim_start().starts_with("=>").then(|| key.to_string())
-        })
-        .collect()
+    let mut keys = BTreeSet::new();
+    for line in body[..end].lines() {
+        let Some((lhs, _)) = line.trim().split_once("=>") else {
+            continue;
+        };
+        let pieces: Vec<&str> = lhs.split('|').map(str::trim).collect();
+        let quoted = |p: &&str| p.len() >= 2 && p.starts_with('"') && p.ends_with('"');
+        if pieces.iter().all(quoted) {
+            keys.extend(pieces.iter().map(|p| p[1..p.len() - 1].to_string()));
+        }
+    }
+    keys
 }
 
 #[test]

@@ -116,6 +116,22 @@ pub trait OrderState: Send + Debug {
     /// Bounded by the order's length.
     fn peek(&self, frames: &[Frame], visit: &mut dyn FnMut(FrameId) -> bool);
 
+    /// A writer's look-ahead (ACE): offers the frames the order will evict next, in that order,
+    /// until `visit` returns false. By default a [`OrderState::walk`] that takes nothing, so
+    /// the bookkeeping an eviction scan applies to the pages it passes happens (LRU-WSR's second
+    /// chance). An order whose walk would change more than the coming evictions do overrides
+    /// it (Clock Sweep: finding n dirty pages can take several sweeps, each decrementing every
+    /// usage count, which ages the whole pool; it looks with [`OrderState::peek`] instead).
+    fn lookahead(&mut self, frames: &[Frame], visit: &mut dyn FnMut(FrameId) -> bool) {
+        self.walk(frames, &mut |id| {
+            if visit(id) {
+                Verdict::Skip
+            } else {
+                Verdict::Stop
+            }
+        });
+    }
+
     /// Every frame on the order (for the invariant checker).
     fn members(&self, frames: &[Frame]) -> Vec<FrameId>;
 

@@ -120,6 +120,14 @@ pub struct Counters {
     pub free_waits: AtomicU64,
     /// Hits that backed off from a frame being repurposed.
     pub busy_backoffs: AtomicU64,
+    /// Pages user threads scanned to find a dirty victim to write synchronously (the
+    /// self-tuning paper's `NP_dirty`).
+    pub user_scan_dirty_pages: AtomicU64,
+    /// Pages user threads scanned to find a clean victim (`NP_clean`).
+    pub user_scan_clean_pages: AtomicU64,
+    /// Waits of query threads that found the free list empty under the `backoff` policy
+    /// (Percona's `innodb_empty_free_list_algorithm = backoff`).
+    pub backoff_waits: AtomicU64,
 }
 
 /// Whether a fetch wants the latch shared or exclusive.

@@ -9,15 +9,21 @@
 //! |---|---|
 //! | replacement order | `lru-midpoint`, `lru`, `clock`, `cflru`, `lru-wsr` |
 //! | miss path | `raw`, `lru-c`, `war`, `rw`, `pg`, `ace` |
-//! | flush-rate control | `fixed` |
+//! | flush-rate control | `fixed`, `percona`, `self-tuning` |
+//! | read-ahead | `seq`, `history` |
 //!
-//! ([`PARTS`] is the list `flashbuf schemes` prints; read-ahead has no parts yet.)
+//! ([`PARTS`] is the list `flashbuf schemes` prints.)
 //!
 //! For example `pg-clock+ace` is ACE over PostgreSQL's Clock Sweep (the preset `ace-clock`),
 //! `vanilla+ace` ACE's writer on InnoDB's LRU. A composition that cannot work is an error that
 //! says why: LRU-C's pointer needs an LRU order (it splits the list at the pointer) and brings
 //! its own flusher; a flush-rate controller drives InnoDB's page cleaner, not PostgreSQL's
-//! bgwriter; one part per decision.
+//! bgwriter; one part per decision. A flush-rate controller composes with the LRU-C presets too
+//! (`lru-c+self-tuning`): the page cleaner also runs LRU-C's dirty-region flusher, where `P_scan`
+//! is basic LRU-C's batch and dynamic batch write ignores it (it writes the whole region), so
+//! there the controller tunes `P_io` and the pacing only.
+
+use std::fmt::Write as _;
 
 use serde::{Deserialize, Serialize};
 
@@ -73,6 +79,22 @@ pub enum WritebackKind {
 pub enum RateKind {
     /// MySQL's fixed per-second `P_scan` and adaptive `P_io`.
     Fixed,
+    /// Percona Server 5.6's LRU manager and furious flushing.
+    Percona,
+    /// The self-tuning paper's Algorithm 3.
+    SelfTuning,
+}
+
+impl RateKind {
+    /// The part's name.
+    #[must_use]
+    pub fn name(self) -> &'static str {
+        match self {
+            RateKind::Fixed => "fixed",
+            RateKind::Percona => "percona",
+            RateKind::SelfTuning => "self-tuning",
+        }
+    }
 }
 
 /// Read-ahead (the fifth decision).
@@ -80,6 +102,10 @@ pub enum RateKind {
 pub enum PrefetchKind {
     /// None.
     None,
+    /// The sequential stream-table prefetcher (`seq`).
+    Sequential,
+    /// The history-based prefetcher (`history`).
+    History,
 }
 
 /// The host engine a scheme imitates (torn-page protection and background machinery defaults).
@@ -376,6 +402,22 @@ pub const PARTS: &[(&str, &str)] = &[
         "fixed",
         "flush rate: MySQL's per-second P_scan and adaptive P_io",
     ),
+    (
+        "seq",
+        "read-ahead: sequential streams (prefetch_trigger misses, then prefetch_pages pages)",
+    ),
+    (
+        "history",
+        "read-ahead: history-based, up to 3 weighted successors per page",
+    ),
+    (
+        "percona",
+        "flush rate: Percona 5.6's LRU manager (free-list paced) and furious flushing",
+    ),
+    (
+        "self-tuning",
+        "flush rate: self-tuning P_scan and P_io (the JISE paper's Algorithm 3)",
+    ),
 ];
 
 impl OrderKind {
@@ -453,8 +495,13 @@ impl Composition {
             self.writeback.name(),
             self.engine.name()
         );
-        if self.writeback == WritebackKind::InnodbTail {
-            out.push_str(" rate=fixed");
+        if self.writeback != WritebackKind::Postgres {
+            let _ = write!(out, " rate={}", self.rate.name());
+        }
+        match self.prefetch {
+            PrefetchKind::None => {}
+            PrefetchKind::Sequential => out.push_str(" prefetch=seq"),
+            PrefetchKind::History => out.push_str(" prefetch=history"),
         }
         for (set, flag) in [
             (self.split_mutex, " lru-m/lru-d-split"),
@@ -545,6 +592,12 @@ impl Composition {
         if self.deep_scan && self.miss != MissKind::Raw {
             return bad("the InnoDB-emulated CF-LRU deep scan is a RAW miss path setting");
         }
+        if self.rate != RateKind::Fixed && self.writeback == WritebackKind::Postgres {
+            return bad(
+                "flush-rate controllers drive InnoDB's page cleaner; PostgreSQL's bgwriter \
+                 paces itself (bgwriter_delay, bgwriter_lru_*)",
+            );
+        }
         Ok(())
     }
 }
@@ -582,14 +635,26 @@ fn apply_part(composition: &mut Composition, part: &str) -> Result<&'static str>
         "rw" => miss(composition, MissKind::Rw),
         "pg" => miss(composition, MissKind::Pg),
         "ace" => miss(composition, MissKind::Ace),
-        "fixed" => {
+        "seq" => {
+            composition.prefetch = PrefetchKind::Sequential;
+            Ok("read-ahead")
+        }
+        "history" => {
+            composition.prefetch = PrefetchKind::History;
+            Ok("read-ahead")
+        }
+        "fixed" | "percona" | "self-tuning" => {
             if composition.writeback == WritebackKind::Postgres {
                 return Err(Error::Config(format!(
                     "scheme part `{part}`: flush-rate controllers drive InnoDB's page cleaner; \
                      PostgreSQL's bgwriter paces itself (bgwriter_delay, bgwriter_lru_*)"
                 )));
             }
-            composition.rate = RateKind::Fixed;
+            composition.rate = match part {
+                "percona" => RateKind::Percona,
+                "self-tuning" => RateKind::SelfTuning,
+                _ => RateKind::Fixed,
+            };
             Ok("flush-rate controller")
         }
         other => Err(Error::Config(format!(
@@ -697,5 +762,43 @@ mod tests {
         assert_eq!(war.writeback, WritebackKind::InnodbTail);
         assert!(!war.split_mutex);
         assert_eq!(Composition::parse_list("all,postgres").unwrap().len(), 16);
+    }
+
+    #[test]
+    fn flush_rate_controllers_compose_with_innodb_and_lru_c_but_not_postgres() {
+        for (text, rate) in [
+            ("vanilla+percona", RateKind::Percona),
+            ("vanilla+self-tuning", RateKind::SelfTuning),
+            ("lru-c+self-tuning", RateKind::SelfTuning),
+            ("lru-c-basic+percona", RateKind::Percona),
+            ("vanilla+fixed", RateKind::Fixed),
+        ] {
+            let composition = Composition::parse(text).unwrap();
+            assert_eq!(composition.rate, rate, "{text}");
+            assert_eq!(composition.name, text);
+            assert_eq!(rate.name(), text.rsplit('+').next().unwrap());
+        }
+        let seq = Composition::parse("pg-clock+ace+seq").unwrap();
+        assert_eq!(seq.prefetch, PrefetchKind::Sequential);
+        assert_eq!(
+            Composition::parse("vanilla+history").unwrap().prefetch,
+            PrefetchKind::History
+        );
+        assert!(Composition::parse("vanilla+seq+history").is_err());
+        let lru_c = Composition::parse("lru-c+self-tuning").unwrap();
+        assert_eq!(lru_c.writeback, WritebackKind::LruCDynamic);
+        assert!(lru_c.split_mutex);
+        for text in ["pg-clock+self-tuning", "ace-lru+percona"] {
+            let err = Composition::parse(text).unwrap_err().to_string();
+            assert!(err.contains("bgwriter"), "{text}: {err}");
+        }
+        let err = Composition::parse("vanilla+percona+self-tuning")
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("two parts"), "{err}");
+        // A later part cannot move a controller onto the bgwriter either.
+        let mut moved = Composition::parse("vanilla+self-tuning").unwrap();
+        moved.writeback = WritebackKind::Postgres;
+        assert!(moved.validate().is_err());
     }
 }

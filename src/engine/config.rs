@@ -11,6 +11,7 @@ use crate::engine::compose::{Composition, HostEngine};
 use crate::error::{Error, Result};
 
 pub use crate::engine::compose::Scheme;
+pub use crate::policy::miss::raw::EmptyFreeList;
 
 /// Torn-page protection (architecture.md: a host-engine choice).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -118,6 +119,9 @@ pub struct PoolConfig {
     pub prefetch_trigger: usize,
     /// Pages read ahead per prefetch.
     pub prefetch_pages: usize,
+    /// RAW miss path on an empty free list: `legacy` (single-page flush) or `backoff`
+    /// (Percona's: wait for the cleaner, never flush).
+    pub empty_free_list: EmptyFreeList,
     /// Verify page checksums on read.
     pub verify_checksums: bool,
     /// Run the background cleaner (off only in model tests).
@@ -302,6 +306,12 @@ impl PoolConfig {
         ),
         key("prefetch_pages", "pages read ahead per prefetch", "0..=64"),
         key(
+            "empty_free_list",
+            "RAW miss path on an empty free list: legacy (single-page flush) or backoff \
+             (Percona: wait for the cleaner, never flush)",
+            "\"legacy\" | \"backoff\" (backoff: RAW miss path only)",
+        ),
+        key(
             "verify_checksums",
             "verify page checksums on read",
             "true | false",
@@ -392,6 +402,7 @@ impl PoolConfig {
             write_batch_pages: 0,
             prefetch_trigger: 4,
             prefetch_pages: 8,
+            empty_free_list: EmptyFreeList::Legacy,
             verify_checksums: true,
             background: true,
         }
@@ -539,6 +550,15 @@ impl PoolConfig {
                  non-negative"
                     .into(),
             );
+        }
+        if self.empty_free_list == EmptyFreeList::Backoff
+            && self.scheme.miss != crate::engine::compose::MissKind::Raw
+        {
+            return bad(format!(
+                "empty_free_list = \"backoff\" is a setting of the RAW miss path; scheme `{}` \
+                 has another",
+                self.scheme
+            ));
         }
         if self.prefetch_pages > 64 || self.prefetch_trigger == 0 {
             return bad(format!(

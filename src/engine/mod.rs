@@ -11,11 +11,13 @@ pub mod innodb;
 
 use std::sync::Arc;
 
-pub use compose::{Composition, HostEngine, MissKind, OrderKind, Scheme, WritebackKind};
-pub use config::{FlushMethod, PoolConfig, TornPageProtection};
+pub use compose::{
+    Composition, HostEngine, MissKind, OrderKind, PrefetchKind, RateKind, Scheme, WritebackKind,
+};
+pub use config::{EmptyFreeList, FlushMethod, PoolConfig, TornPageProtection};
 
 use crate::core::order::ReplacementOrder;
-use crate::core::parts::{MissPath, Writeback};
+use crate::core::parts::{MissPath, Prefetcher, Writeback};
 use crate::core::redo::{NullLog, RedoLog};
 use crate::core::write_path::{DirectWrites, SyncGate, WritePath};
 use crate::core::{BufferPool, CoreConfig, Parts};
@@ -23,6 +25,8 @@ use crate::device::SharedDevice;
 use crate::error::{Error, Result};
 use crate::policy::flushrate::adaptive::AdaptiveConfig;
 use crate::policy::flushrate::fixed::MysqlFixed;
+use crate::policy::flushrate::percona::Percona;
+use crate::policy::flushrate::self_tuning::SelfTuning;
 use crate::policy::miss::ace::Ace;
 use crate::policy::miss::fused_rw::FusedRw;
 use crate::policy::miss::lru_c::LruCPointer;
@@ -30,6 +34,7 @@ use crate::policy::miss::pg::BackendWrite;
 use crate::policy::miss::raw::Raw;
 use crate::policy::miss::war::War;
 use crate::policy::order::{Cflru, ClockSweep, Lru, LruWsr, MidpointLru};
+use crate::policy::prefetch::{History, Sequential};
 use crate::policy::writeback::innodb::{LruFlush, PageCleaner};
 use crate::policy::writeback::pg::{PgBackground, PgSettings};
 
@@ -97,7 +102,10 @@ fn build_miss(
 ) -> Arc<dyn MissPath> {
     let scan_depth = config.scan_depth(instance_frames);
     match config.scheme.miss {
-        MissKind::Raw => Arc::new(Raw { scan_depth }),
+        MissKind::Raw => Arc::new(Raw {
+            scan_depth,
+            empty_free_list: config.empty_free_list,
+        }),
         MissKind::LruC => Arc::new(LruCPointer::new(config.scheme.split_mutex)),
         MissKind::War => {
             // The prototype's sizes: a TWB of 4 x lru_scan_depth per instance, a stall copies
@@ -128,17 +136,19 @@ fn build_miss(
 fn build_writeback(config: &PoolConfig, instance_frames: usize) -> Arc<dyn Writeback> {
     let scan_depth = config.scan_depth(instance_frames);
     let rate = || -> Box<dyn crate::policy::flushrate::FlushRate> {
-        Box::new(MysqlFixed::new(
-            scan_depth,
-            AdaptiveConfig {
-                io_capacity: config.io_capacity,
-                io_capacity_max: config.io_capacity_max,
-                max_dirty_pages_pct: config.max_dirty_pages_pct,
-                max_dirty_pages_pct_lwm: config.max_dirty_pages_pct_lwm,
-                adaptive_flushing_lwm: config.adaptive_flushing_lwm,
-            },
-            config.cleaner_period_ms,
-        ))
+        let adaptive = AdaptiveConfig {
+            io_capacity: config.io_capacity,
+            io_capacity_max: config.io_capacity_max,
+            max_dirty_pages_pct: config.max_dirty_pages_pct,
+            max_dirty_pages_pct_lwm: config.max_dirty_pages_pct_lwm,
+            adaptive_flushing_lwm: config.adaptive_flushing_lwm,
+        };
+        let period = config.cleaner_period_ms;
+        match config.scheme.rate {
+            RateKind::Fixed => Box::new(MysqlFixed::new(scan_depth, adaptive, period)),
+            RateKind::Percona => Box::new(Percona::new(scan_depth, adaptive, period)),
+            RateKind::SelfTuning => Box::new(SelfTuning::new(scan_depth, adaptive, period)),
+        }
     };
     let cleaner = |lru| -> Arc<dyn Writeback> {
         Arc::new(PageCleaner::new(
@@ -159,6 +169,26 @@ fn build_writeback(config: &PoolConfig, instance_frames: usize) -> Arc<dyn Write
             checkpoint_timeout_ms: config.checkpoint_timeout_ms,
             checkpoint_completion_target: config.checkpoint_completion_target,
         })),
+    }
+}
+
+/// The read-ahead part, sized for a database of `db_pages` pages of `page_size` bytes.
+fn build_prefetch(
+    config: &PoolConfig,
+    db_pages: u64,
+    page_size: usize,
+) -> Option<Arc<dyn Prefetcher>> {
+    match config.scheme.prefetch {
+        PrefetchKind::None => None,
+        PrefetchKind::Sequential => Some(Arc::new(Sequential::new(
+            config.prefetch_trigger,
+            config.prefetch_pages,
+            crate::policy::prefetch::sequential::DEFAULT_ENTRIES,
+        ))),
+        PrefetchKind::History => Some(Arc::new(History::new(
+            History::entries_for(db_pages, page_size),
+            crate::policy::prefetch::history::DEFAULT_THRESHOLD,
+        ))),
     }
 }
 
@@ -189,7 +219,7 @@ pub fn open_pool(
         order: build_order(config),
         miss: build_miss(config, instances, instance_frames, info.page_size),
         writeback: build_writeback(config, instance_frames),
-        prefetch: None,
+        prefetch: build_prefetch(config, info.pages, info.page_size),
         write_path: build_write_path(config, target)?,
     };
     let core_config = CoreConfig {

@@ -7,9 +7,18 @@
 //! the plan out. Controllers:
 //! - [`fixed::MysqlFixed`]: MySQL 5.7's: `P_scan` = `lru_scan_depth` every second, `P_io` from
 //!   InnoDB's adaptive flushing (the arithmetic is in [`adaptive`]).
+//! - [`percona::Percona`]: Percona Server 5.6's: the LRU manager paces each instance's LRU
+//!   flush by its free-list length, the flush-list flusher sleeps 0 past
+//!   `max_modified_age_sync` ("furious flushing"), else 1 s. The two parts have separate
+//!   pacing ([`FlushRate::lru_due`], [`FlushRate::observe_lru_instance`]).
+//! - [`self_tuning::SelfTuning`]: the self-tuning paper's Algorithm 3: `P_scan` and `P_io`
+//!   tuned from synchronous writes, surplus free pages and `T_flushing`, with its stable-state
+//!   memory ([`FlushRate::after_observe`] applies its decisions at once).
 
 pub mod adaptive;
 pub mod fixed;
+pub mod percona;
+pub mod self_tuning;
 
 use std::collections::BTreeMap;
 use std::fmt::Debug;
@@ -37,6 +46,9 @@ pub struct CleanerInputs {
     pub last_pages_flushed: u64,
     /// Instances.
     pub instances: usize,
+    /// Device-time milliseconds since the pool opened, at the start of the round (for
+    /// controllers that pace the LRU and flush-list parts separately).
+    pub now_ms: u64,
 }
 
 /// One round's plan.
@@ -77,6 +89,22 @@ pub struct RoundObservation {
     pub sync_recoverability_writes: u64,
     /// Device-time milliseconds the round's flushing took (`T_flushing`).
     pub flushing_ms: u64,
+    /// Pages user threads scanned, since the previous round, to find a dirty victim to write
+    /// synchronously (`NP_dirty`; counted by the RAW loop's single-page flush).
+    pub user_dirty_scanned: u64,
+    /// Pages user threads scanned, since the previous round, to find a clean victim (`NP_clean`;
+    /// counted by the RAW loop's step 2, whether or not it found one).
+    pub user_clean_scanned: u64,
+}
+
+/// What a controller decided when it observed a round, overriding the plan it made during the
+/// round (self-tuning decides `P_scan` and the sleep from `T_flushing`, known only at the end).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AfterObserve {
+    /// `P_scan` for the next round's LRU part.
+    pub lru_scan: usize,
+    /// Device-time milliseconds to sleep after this round, counted from its start.
+    pub sleep_ms: u64,
 }
 
 /// A flush-rate controller.
@@ -92,5 +120,27 @@ pub trait FlushRate: Send + Debug {
     /// Adds the controller's counters (e.g. current `P_scan`, `P_io`) to `out`.
     fn extra_stats(&self, out: &mut BTreeMap<String, f64>) {
         let _ = out;
+    }
+    /// Whether instance `instance`'s LRU part runs in the round starting at `now_ms` (device
+    /// time). Default: every round (MySQL's single cleaner loop).
+    fn lru_due(&mut self, instance: usize, now_ms: u64) -> bool {
+        let _ = (instance, now_ms);
+        true
+    }
+    /// Learns from one instance's LRU part (called only for instances whose part ran):
+    /// `flushed` pages written, `free_len` and `lru_len` after it.
+    fn observe_lru_instance(
+        &mut self,
+        instance: usize,
+        now_ms: u64,
+        flushed: u64,
+        free_len: usize,
+        lru_len: usize,
+    ) {
+        let _ = (instance, now_ms, flushed, free_len, lru_len);
+    }
+    /// Decisions taken in [`FlushRate::observe`] that override the plan; `None` keeps it.
+    fn after_observe(&self) -> Option<AfterObserve> {
+        None
     }
 }

@@ -14,7 +14,6 @@ use std::collections::BTreeMap;
 
 use crate::core::frame::{FrameId, IO_WRITE};
 use crate::core::instance::Instance;
-use crate::core::order::Verdict;
 use crate::core::parts::{Acquired, MissPath};
 use crate::core::pool::Core;
 use crate::core::write_path::WriteKind;
@@ -47,17 +46,20 @@ impl Ace {
 
     /// Claims up to `n_w - 1` more dirty, unpinned pages following the top in eviction order.
     fn claim_next_dirty(&self, core: &Core, instance: &Instance, top: FrameId) -> Vec<FrameId> {
+        // The order's look-ahead, not an eviction walk: Clock Sweep's walk would age every
+        // page for up to seven sweeps to find n_w dirty pages (more misses, pages written that
+        // are dirtied again before they are evicted); LRU-WSR still gives its second chances.
         let mut order = instance.lock_order();
         let mut batch = vec![top];
-        order.walk(&core.frames, &mut |id| {
+        order.lookahead(&core.frames, &mut |id| {
             if batch.len() >= self.n_w {
-                return Verdict::Stop;
+                return false;
             }
             let frame = core.frame(id);
             if id != top && frame.is_dirty() && !frame.is_pinned() && frame.try_claim_io(IO_WRITE) {
                 batch.push(id);
             }
-            Verdict::Skip
+            true
         });
         batch
     }

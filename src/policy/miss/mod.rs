@@ -106,6 +106,11 @@ pub(crate) fn scan_for_clean(core: &Core, instance: &Instance, depth: usize) -> 
         }
         Verdict::Skip
     });
+    drop(order);
+    // `NP_clean` of the self-tuning controller: every page this user-thread scan looked at.
+    core.counters
+        .user_scan_clean_pages
+        .fetch_add(scanned as u64, Ordering::Relaxed);
     victim
 }
 
@@ -113,7 +118,9 @@ pub(crate) fn scan_for_clean(core: &Core, instance: &Instance, depth: usize) -> 
 pub(crate) fn claim_dirty_victim(core: &Core, instance: &Instance) -> Option<FrameId> {
     let mut order = instance.lock_order();
     let mut found = None;
+    let mut scanned = 0u64;
     order.walk(&core.frames, &mut |id| {
+        scanned += 1;
         let frame = core.frame(id);
         if frame.is_dirty() && !frame.is_pinned() && frame.try_claim_io(IO_WRITE) {
             found = Some(id);
@@ -121,6 +128,13 @@ pub(crate) fn claim_dirty_victim(core: &Core, instance: &Instance) -> Option<Fra
         }
         Verdict::Skip
     });
+    drop(order);
+    if found.is_some() {
+        // `NP_dirty`: the pages scanned to find the dirty victim a user thread writes.
+        core.counters
+            .user_scan_dirty_pages
+            .fetch_add(scanned, Ordering::Relaxed);
+    }
     found
 }
 

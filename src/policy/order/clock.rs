@@ -142,6 +142,12 @@ impl OrderState for ClockState {
         }
     }
 
+    fn lookahead(&mut self, frames: &[Frame], visit: &mut dyn FnMut(FrameId) -> bool) {
+        // Only the pages the hand would evict in its current sweep: a walk would decrement
+        // every usage count for up to seven sweeps to find the pages asked for.
+        self.peek(frames, visit);
+    }
+
     fn members(&self, frames: &[Frame]) -> Vec<FrameId> {
         (0..self.frames)
             .map(|offset| self.id_at(offset))

@@ -17,7 +17,14 @@
 //!    LRU part, on the dirty pages it left; `P_scan` for the next round's LRU part comes from
 //!    the same plan.
 //!
-//! Lock order as in `core`; list mutexes are released before any write is submitted.
+//! The controller may pace the two parts separately (Percona's LRU manager and flush-list
+//! flusher): an instance's LRU part runs only when [`FlushRate::lru_due`] says so, and the
+//! controller's plan then sets the flush-list part (0 pages when it is not due) and the sleep
+//! until the next due part. A controller that decides at the end of the round
+//! ([`FlushRate::after_observe`], self-tuning) overrides `P_scan` and the sleep there.
+//!
+//! Lock order as in `core`; list mutexes are released before any write is submitted; the
+//! controller's mutex is taken with no list mutex held.
 
 use std::collections::BTreeMap;
 use std::time::Instant;
@@ -54,6 +61,8 @@ struct Previous {
     sync_rec: AtomicU64,
     misses: AtomicU64,
     stalls: AtomicU64,
+    dirty_scanned: AtomicU64,
+    clean_scanned: AtomicU64,
 }
 
 /// InnoDB's page cleaner (see the module docs).
@@ -66,6 +75,8 @@ pub struct PageCleaner {
     previous: Previous,
     /// `P_scan` as the controller planned it last round.
     last_lru_scan: AtomicU64,
+    /// Flush-list pages the controller asked for, all rounds (`NP_req_flush` summed).
+    requested_total: AtomicU64,
 }
 
 impl PageCleaner {
@@ -87,16 +98,18 @@ impl PageCleaner {
             page_cleaners: page_cleaners.max(1),
             neighbors,
             previous: Previous::default(),
+            requested_total: AtomicU64::new(0),
         }
     }
 
-    fn inputs(&self, core: &Core) -> CleanerInputs {
+    fn inputs(&self, core: &Core, now_ms: u64) -> CleanerInputs {
         let mut inputs = CleanerInputs {
             pool_pages: core.frames.len(),
             current_lsn: core.log.current_lsn(),
             log_capacity: core.log.capacity(),
             last_pages_flushed: self.previous.flushed.load(Ordering::Relaxed),
             instances: core.instances.len(),
+            now_ms,
             ..CleanerInputs::default()
         };
         for instance in &core.instances {
@@ -113,7 +126,16 @@ impl PageCleaner {
         inputs
     }
 
-    fn observe(&self, core: &Core, lru: u64, flush: u64, requested: u64, began: Instant) {
+    /// Hands the round's observation to the controller; returns the sleep it decided then, if
+    /// it overrides the plan's (and stores its `P_scan` for the next round).
+    fn observe(
+        &self,
+        core: &Core,
+        lru: u64,
+        flush: u64,
+        requested: u64,
+        began: Instant,
+    ) -> Option<u64> {
         let load = |counter: &AtomicU64| counter.load(Ordering::Relaxed);
         let swap = |previous: &AtomicU64, now: u64| {
             now.saturating_sub(previous.swap(now, Ordering::Relaxed))
@@ -140,9 +162,22 @@ impl PageCleaner {
                 load(&core.counters.sync_recoverability_writes),
             ),
             flushing_ms: (began.elapsed().as_secs_f64() * 1000.0 / core.time_scale) as u64,
+            user_dirty_scanned: swap(
+                &self.previous.dirty_scanned,
+                load(&core.counters.user_scan_dirty_pages),
+            ),
+            user_clean_scanned: swap(
+                &self.previous.clean_scanned,
+                load(&core.counters.user_scan_clean_pages),
+            ),
         };
         self.previous.flushed.store(lru + flush, Ordering::Relaxed);
-        self.rate.lock().observe(&observation);
+        let mut rate = self.rate.lock();
+        rate.observe(&observation);
+        let after = rate.after_observe()?;
+        self.last_lru_scan
+            .store(after.lru_scan as u64, Ordering::Relaxed);
+        Some(after.sleep_ms)
     }
 }
 
@@ -157,20 +192,53 @@ impl Writeback for PageCleaner {
 
     fn round(&self, core: &Core) -> Result<u64> {
         let began = Instant::now();
+        let now_ms = core.now_ms();
         // The LRU part uses the scan depth the controller planned last round; the flush-list
         // amount is planned after it, on the dirty pages the LRU part left (the order of the
         // code this reproduces; MySQL 5.7's coordinator plans both before the LRU flush).
         let lru_scan = self.last_lru_scan.load(Ordering::Relaxed) as usize;
+        let due: Vec<bool> = {
+            let mut rate = self.rate.lock();
+            (0..core.instances.len())
+                .map(|index| rate.lru_due(index, now_ms))
+                .collect()
+        };
         let lru_results = for_each_instance(core, self.page_cleaners, &|instance| {
             let held = core.parts.miss.write_held(core, instance)? as u64;
+            if !due.get(instance.index).copied().unwrap_or(true) {
+                return Ok(held);
+            }
             let lru = match self.lru {
                 LruFlush::Tail => flush_lru_tail(core, instance, lru_scan, self.neighbors)?,
-                LruFlush::DirtyRegion(limit) => flush_dirty_region(core, instance, limit)?,
+                // Basic LRU-C's fixed batch is `P_scan` (the configured scan depth unless a
+                // controller tunes it).
+                LruFlush::DirtyRegion(limit) => {
+                    flush_dirty_region(core, instance, limit.map(|_| lru_scan))?
+                }
             };
             Ok(held + lru)
         });
-        let inputs = self.inputs(core);
+        {
+            let after_ms = core.now_ms();
+            let mut rate = self.rate.lock();
+            for (instance, result) in core.instances.iter().zip(&lru_results) {
+                if due.get(instance.index).copied().unwrap_or(true) {
+                    let flushed = result.as_ref().map_or(0, |pages| *pages);
+                    let lru_len = instance.lock_order().len();
+                    rate.observe_lru_instance(
+                        instance.index,
+                        after_ms,
+                        flushed,
+                        instance.free_len(),
+                        lru_len,
+                    );
+                }
+            }
+        }
+        let inputs = self.inputs(core, now_ms);
         let plan = self.rate.lock().plan(&inputs);
+        self.requested_total
+            .fetch_add(plan.flush_list_pages, Ordering::Relaxed);
         self.last_lru_scan
             .store(plan.lru_scan as u64, Ordering::Relaxed);
         let dirty_total = inputs.dirty_pages.max(1) as u64;
@@ -201,11 +269,28 @@ impl Writeback for PageCleaner {
         };
         let lru = sum(lru_results);
         let flush = sum(flush_results);
-        self.observe(core, lru, flush, plan.flush_list_pages, began);
-        first_error.map_or(Ok(plan.sleep_ms), Err)
+        let sleep_ms = self.observe(core, lru, flush, plan.flush_list_pages, began);
+        first_error.map_or(Ok(sleep_ms.unwrap_or(plan.sleep_ms)), Err)
     }
 
-    fn extra_stats(&self, _core: &Core, out: &mut BTreeMap<String, f64>) {
+    fn extra_stats(&self, core: &Core, out: &mut BTreeMap<String, f64>) {
+        let load = |counter: &AtomicU64| counter.load(Ordering::Relaxed) as f64;
+        out.insert(
+            "flush_requested_pages".to_string(),
+            load(&self.requested_total),
+        );
+        out.insert(
+            "user_scan_dirty_pages".to_string(),
+            load(&core.counters.user_scan_dirty_pages),
+        );
+        out.insert(
+            "user_scan_clean_pages".to_string(),
+            load(&core.counters.user_scan_clean_pages),
+        );
+        out.insert(
+            "backoff_waits".to_string(),
+            load(&core.counters.backoff_waits),
+        );
         self.rate.lock().extra_stats(out);
     }
 }

@@ -3,8 +3,9 @@
 //! It implements LRU-C (Lee, An, Lee, PVLDB 16(9), 2023) and, in the same framework, the schemes
 //! it is measured against: the InnoDB-style baseline (tuned and with InnoDB's defaults), the
 //! InnoDB-emulated CF-LRU, WAR, the fused RW command, PostgreSQL's Clock Sweep, LRU, CFLRU and
-//! LRU-WSR with backend writes and the bgwriter, and ACE over each of them (`flashbuf schemes`
-//! lists the presets and the parts they are composed of). See `architecture.md` for the design
+//! LRU-WSR with backend writes and the bgwriter, and ACE over each of them; with three flush-rate
+//! controllers (MySQL's fixed, Percona's, self-tuning) and two prefetchers (`seq`, `history`) as
+//! composition parts (`flashbuf schemes` lists the presets and the parts they are composed of). See `architecture.md` for the design
 //! space.
 //!
 //! Layers, bottom up: [`device`] (real files, RAM, emulated flash SSD/HDD/cloud volume, fault

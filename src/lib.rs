@@ -1,18 +1,66 @@
 //! flashbuf: a database buffer manager for flash SSDs.
 //!
 //! It implements LRU-C (Lee, An, Lee, PVLDB 16(9), 2023) and, in the same framework, the schemes
-//! it is measured against: the InnoDB-style baseline, CF-LRU, WAR, the fused RW command, ACE and
-//! three flush-rate controllers. See `architecture.md` for the design space; each folder below
-//! is one decision of that table.
+//! it is measured against: the InnoDB-style baseline (tuned and with InnoDB's defaults), the
+//! InnoDB-emulated CF-LRU, WAR, the fused RW command, PostgreSQL's Clock Sweep, LRU, CFLRU and
+//! LRU-WSR with backend writes and the bgwriter, and ACE over each of them; with three flush-rate
+//! controllers (MySQL's fixed, Percona's, self-tuning) and two prefetchers (`seq`, `history`) as
+//! composition parts (`flashbuf schemes` lists the presets and the parts they are composed of). See `architecture.md` for the design
+//! space.
 //!
-//! Layers, bottom up: [`device`] (real files, RAM, emulated flash SSD/HDD, fault injection),
-//! [`core`] (frames, page table, latches, instances and lists: the pool, which knows no
-//! policy), [`policy`] (one folder per design decision: replacement order, miss path,
-//! write-back, flush rate), [`engine`] (compositions and presets, InnoDB's doublewrite),
-//! [`pool`] (the public API), [`wal`] (redo log, checkpoints, recovery), [`db`] (transactions
-//! and crash recovery), [`workload`] and [`bench`] (the tool).
+//! Layers, bottom up: [`device`] (real files, RAM, emulated flash SSD/HDD/cloud volume, fault
+//! injection, the probe), [`core`] (frames, page table, latches, instances and lists: the pool,
+//! which knows no policy), [`policy`] (the policy parts), [`engine`] (compositions and presets,
+//! the pool configuration, InnoDB's doublewrite, PostgreSQL's bgwriter), [`pool`] (the public
+//! API of the pool), [`wal`] (redo log and checkpoints), [`datafile`] (the data-file layout),
+//! [`db`] (transactions and crash recovery), [`workload`] and [`mod@bench`] (the `flashbuf` tool).
 //! Above the pool: [`btree`] (B+-trees over pool pages, mini-transactions) and [`txn`]
 //! (transactions with key locks, the [`kv::KvEngine`] implementation).
+//!
+//! **Closing.** [`db::Database::close`], [`txn::KvStore::close`] and
+//! [`pool::BufferPool::close`] stop the background threads, write every dirty page back and
+//! return the first error. Dropping one without `close()` does the same but can only print the
+//! error to stderr; `abandon()` stops without writing anything (what a crash leaves).
+//!
+//! # Example: pages and transactions on two devices
+//!
+//! ```
+//! use std::sync::Arc;
+//! use flashbuf::datafile::DATA_START;
+//! use flashbuf::db::{Database, DatabaseConfig};
+//! use flashbuf::device::{SharedDevice, memory::MemoryDevice};
+//! use flashbuf::page::PAGE_HEADER_SIZE;
+//! use flashbuf::pool::{PoolConfig, Scheme};
+//! use flashbuf::wal::WalConfig;
+//!
+//! # fn main() -> flashbuf::Result<()> {
+//! const PAGE: usize = 4096;
+//! // The data device (header, doublewrite area, then 256 data pages) and the redo log's device;
+//! // `flashbuf::device::open` opens `file:PATH` and `emu:NAME` devices the same way.
+//! let data: SharedDevice = Arc::new(MemoryDevice::new(PAGE, DATA_START + 256)?);
+//! let log: SharedDevice = Arc::new(MemoryDevice::new(PAGE, 1024)?);
+//! let config = DatabaseConfig {
+//!     pool: PoolConfig::for_scheme(Scheme::LruC, 64), // 64 frames managed by LRU-C
+//!     wal: WalConfig { log_size: 4 << 20, page_size: PAGE, ..WalConfig::default() },
+//!     ..DatabaseConfig::default() // commits sync the log (flush_log_at_trx_commit = 1)
+//! };
+//! let (db, _recovery) = Database::open(Arc::clone(&data), Arc::clone(&log), &config)?;
+//! let mut txn = db.begin();
+//! txn.lock(&[7])?; // page 7, exclusive until commit
+//! txn.update(7, PAGE_HEADER_SIZE, b"hello")?;
+//! txn.commit()?; // durable when it returns
+//! db.close()?; // writes every page back and takes a final checkpoint
+//!
+//! let (db, recovery) = Database::open(data, log, &config)?;
+//! assert_eq!(recovery.redo_applied, 0); // closed cleanly: nothing to replay
+//! let mut txn = db.begin();
+//! txn.lock(&[7])?;
+//! assert_eq!(&txn.page(7)?[PAGE_HEADER_SIZE..PAGE_HEADER_SIZE + 5], b"hello");
+//! txn.commit()?;
+//! db.close()?;
+//! # Ok(())
+//! # }
+//! ```
 //!
 //! # Example: a transactional key-value store in a file
 //!

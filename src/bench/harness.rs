@@ -12,7 +12,7 @@
 //! A scheme that cannot be set up or fails while running is recorded in
 //! [`BenchResults::failures`] and the next scheme runs.
 //!
-//! Threads: the workers and one control thread (the caller). Shared state is the [`Control`]
+//! Threads: the workers and one control thread (the caller). Shared state is the `Control`
 //! block: the phase word, per-worker op counters and the first error; no locks on the op path.
 //!
 //! Bounds: the control loop ticks every [`TICK`] of real time; the warm-up ends by its bound,

@@ -1,34 +1,477 @@
-//! Hand-written SVG plots and an HTML report for `bench --out DIR`.
+//! The plots and the self-contained HTML report of `bench --out DIR`, drawn with `plotters`'
+//! SVG backend.
 //!
-//! Writes into DIR: `results.json`, `throughput.svg` (bars per scheme, device time),
-//! `timeline.svg` (per-second throughput lines per scheme), `latency.svg` (grouped bars of mean,
-//! p95, p99 per scheme, device time) and `report.html` (the table and the three plots).
+//! Writes into DIR: `results.json`, `throughput.svg`, `timeline.svg` (throughput per 100 ms
+//! step), `latency.svg` and `report.html`. The report embeds every plot as inline SVG (no
+//! external file, script, font or URL: it opens offline and can go into an appendix) and holds:
+//! the setup (command line, device and its profile, model host, each scheme's composition), the
+//! comparison table with each column explained ([`COLUMNS`]), throughput bars with their
+//! values, per-interval timelines (throughput, free frames, dirty pages, read stalls per
+//! 100 ms step; one line per scheme), latency quantiles, read-stall waits, device bandwidth
+//! used against the device's limit, and mutex waits.
 //!
-//! Pure functions build each SVG as a string (no I/O); [`write_report_dir`] writes them.
-//! Bounds: one element per scheme, per timeline point, per axis tick (5).
+//! Partial (issue 13 item 3): the latency plot shows the quantiles results.json has (p50, p95,
+//! p99, max) as a step CDF, not the histogram's full CDF (that needs a `latency_cdf` array the
+//! harness fills); the read-stall plot shows mean, p99 and max, not the whole distribution; the
+//! setup does not list the pool-config differences from the defaults (results.json does not
+//! carry the pool config).
+//!
+//! Pure functions build each SVG and the HTML as strings (no I/O); [`write_report_dir`] writes
+//! them. Bounds: one element per scheme, per timeline point, per mutex.
 
 use std::fmt::Write as _;
 use std::path::Path;
 
-use super::report::{BenchResults, format_table};
+use plotters::coord::Shift;
+use plotters::prelude::*;
+use plotters::style::text_anchor::{HPos, Pos, VPos};
+
+use super::report::{BenchResults, RunResult, format_table};
+use crate::engine::Composition;
 use crate::error::{Error, Result};
 
-const WIDTH: f64 = 720.0;
-const HEIGHT: f64 = 360.0;
-const LEFT: f64 = 80.0;
-const RIGHT: f64 = 150.0;
-const TOP: f64 = 40.0;
-const BOTTOM: f64 = 60.0;
-const COLOURS: &[&str] = &[
-    "#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f",
-    "#bcbd22", "#17becf",
+/// Width and height of a plot in pixels.
+const SIZE: (u32, u32) = (900, 380);
+
+/// The scheme colours (Tableau 10), by scheme index.
+const COLOURS: &[RGBColor] = &[
+    RGBColor(0x1f, 0x77, 0xb4),
+    RGBColor(0xff, 0x7f, 0x0e),
+    RGBColor(0x2c, 0xa0, 0x2c),
+    RGBColor(0xd6, 0x27, 0x28),
+    RGBColor(0x94, 0x67, 0xbd),
+    RGBColor(0x8c, 0x56, 0x4b),
+    RGBColor(0xe3, 0x77, 0xc2),
+    RGBColor(0x7f, 0x7f, 0x7f),
+    RGBColor(0xbc, 0xbd, 0x22),
+    RGBColor(0x17, 0xbe, 0xcf),
 ];
 
-fn colour(index: usize) -> &'static str {
-    COLOURS
-        .get(index % COLOURS.len())
-        .copied()
-        .unwrap_or("#000")
+fn colour(index: usize) -> RGBColor {
+    COLOURS[index % COLOURS.len()]
+}
+
+/// Every column of the comparison table with its meaning: the one text source for the report
+/// and `flashbuf bench --help` ([`columns_help`]).
+pub const COLUMNS: &[(&str, &str)] = &[
+    (
+        "scheme",
+        "the scheme (preset or composition; `flashbuf schemes`)",
+    ),
+    (
+        "ops/s",
+        "operations completed per second of device time in the measured phase",
+    ),
+    ("ratio", "ops/s divided by the first scheme's ops/s"),
+    (
+        "p95 ms, p99 ms",
+        "95th and 99th percentile of one operation's latency, device-time ms",
+    ),
+    ("hit %", "page requests served from the pool without a read"),
+    (
+        "stall %",
+        "read stalls per miss: misses that had to write a dirty victim (or wait for one to be written) before reading",
+    ),
+    ("stall ms", "mean device-time ms a read stall waited"),
+    (
+        "syncw %",
+        "synchronous (foreground) page writes as % of all page writes",
+    ),
+    (
+        "fsync ms",
+        "mean device-time ms of one data-device sync of the write path",
+    ),
+    ("r IOPS, w IOPS", "page reads and writes per device second"),
+    (
+        "bw %",
+        "(read + write MB/s) / the device's peak MB/s at this read/write mix (LRU-C Table 5's bandwidth used)",
+    ),
+    (
+        "mutex ms",
+        "real ms threads waited on the pool's list mutexes, summed over mutexes",
+    ),
+    (
+        "CPU",
+        "cores kept busy on average, and that as % of the available cores (real time)",
+    ),
+    (
+        "bound",
+        "what limited the run: cpu-bound, device-bound, lock-bound, mixed or unknown",
+    ),
+    (
+        "steady",
+        "whether the warm-up reached a steady state and the measured window's throughput varied little",
+    ),
+];
+
+/// The columns of the comparison table explained, for `flashbuf bench --help`.
+#[must_use]
+pub fn columns_help() -> String {
+    let mut out = String::from("Columns of the comparison table:\n");
+    for (name, meaning) in COLUMNS {
+        let _ = writeln!(out, "  {name:15} {meaning}");
+    }
+    out.push_str(
+        "\nListings: `flashbuf schemes`, `flashbuf devices`, `flashbuf config --default`.",
+    );
+    out
+}
+
+fn plot_error(err: impl std::fmt::Display) -> Error {
+    Error::io("drawing a plot", std::io::Error::other(err.to_string()))
+}
+
+/// Draws into an SVG string of [`SIZE`].
+fn svg(draw: impl FnOnce(&DrawingArea<SVGBackend<'_>, Shift>) -> Result<()>) -> Result<String> {
+    let mut out = String::new();
+    {
+        let root = SVGBackend::with_string(&mut out, SIZE).into_drawing_area();
+        root.fill(&WHITE).map_err(plot_error)?;
+        draw(&root)?;
+        root.present().map_err(plot_error)?;
+    }
+    Ok(out)
+}
+
+/// Headroom above the data for a legend of `entries` lines in the upper right corner (so it
+/// does not cover bars or lines): the axis grows by 6% per entry.
+fn legend_headroom(entries: usize) -> f64 {
+    1.0 + 0.06 * (entries.max(1) as f64 + 1.0)
+}
+
+/// An upper bound for an axis: 10% over the maximum, at least `floor`.
+fn axis_max(values: impl Iterator<Item = f64>, floor: f64) -> f64 {
+    let max = values.filter(|v| v.is_finite()).fold(0.0, f64::max);
+    (max * 1.1).max(floor)
+}
+
+/// Groups of bars: one group per label, one bar per series, each bar with its value on top.
+fn grouped_bars(
+    title: &str,
+    y_label: &str,
+    labels: &[String],
+    series: &[(String, Vec<f64>)],
+    value_format: fn(f64) -> String,
+) -> Result<String> {
+    svg(|root| {
+        let mut y_max = axis_max(series.iter().flat_map(|(_, v)| v.iter().copied()), 1e-9);
+        if series.len() > 1 {
+            y_max *= legend_headroom(series.len());
+        }
+        let groups = labels.len().max(1) as f64;
+        let mut chart = ChartBuilder::on(root)
+            .caption(title, ("sans-serif", 20))
+            .margin(12)
+            .x_label_area_size(40)
+            .y_label_area_size(70)
+            .build_cartesian_2d(0.0..groups, 0.0..y_max)
+            .map_err(plot_error)?;
+        let label_of = |x: &f64| {
+            let index = x.floor();
+            if (x - index - 0.5).abs() < 1e-6 && index >= 0.0 {
+                labels.get(index as usize).cloned().unwrap_or_default()
+            } else {
+                String::new()
+            }
+        };
+        chart
+            .configure_mesh()
+            .disable_x_mesh()
+            .x_labels(labels.len() * 2 + 1)
+            .x_label_formatter(&label_of)
+            .y_desc(y_label)
+            .y_label_formatter(&|y| tick(*y))
+            .draw()
+            .map_err(plot_error)?;
+        let count = series.len().max(1) as f64;
+        let width = 0.8 / count;
+        for (k, (name, values)) in series.iter().enumerate() {
+            let fill = if series.len() == 1 {
+                None
+            } else {
+                Some(colour(k))
+            };
+            // NaN: no such value for this group (a mutex the scheme does not have): no bar.
+            let present = || values.iter().enumerate().filter(|(_, v)| v.is_finite());
+            let bars = present().map(|(group, value)| {
+                let x0 = group as f64 + 0.1 + width * k as f64;
+                let c = fill.unwrap_or_else(|| colour(group));
+                Rectangle::new([(x0, 0.0), (x0 + width * 0.92, *value)], c.filled())
+            });
+            let drawn = chart.draw_series(bars).map_err(plot_error)?;
+            if series.len() > 1 {
+                let c = colour(k);
+                drawn.label(name.as_str()).legend(move |(x, y)| {
+                    Rectangle::new([(x, y - 5), (x + 10, y + 5)], c.filled())
+                });
+            }
+            let label_style = TextStyle::from(("sans-serif", 13).into_font())
+                .pos(Pos::new(HPos::Center, VPos::Bottom));
+            let texts = present().map(|(group, value)| {
+                let x = group as f64 + 0.1 + width * (k as f64 + 0.46);
+                Text::new(
+                    value_format(*value),
+                    (x, *value + y_max * 0.005),
+                    label_style.clone(),
+                )
+            });
+            chart.draw_series(texts).map_err(plot_error)?;
+        }
+        if series.len() > 1 {
+            chart
+                .configure_series_labels()
+                .background_style(WHITE.mix(0.8))
+                .border_style(BLACK)
+                .position(SeriesLabelPosition::UpperRight)
+                .draw()
+                .map_err(plot_error)?;
+        }
+        Ok(())
+    })
+}
+
+/// One line per scheme over the timeline's device seconds.
+fn timeline_lines(
+    results: &BenchResults,
+    title: &str,
+    y_label: &str,
+    value: fn(&super::timeline::TimelinePoint) -> f64,
+) -> Result<String> {
+    svg(|root| {
+        let points = || results.runs.iter().flat_map(|run| run.timeline.iter());
+        // 2% past the last step, so the last point sits inside the frame.
+        let t_max = axis_max(points().map(|p| p.t_s), 0.1) / 1.1 * 1.02;
+        let y_max = axis_max(points().map(value), 1.0) * legend_headroom(results.runs.len());
+        let mut chart = ChartBuilder::on(root)
+            .caption(title, ("sans-serif", 20))
+            .margin(12)
+            .x_label_area_size(40)
+            .y_label_area_size(70)
+            .build_cartesian_2d(0.0..t_max, 0.0..y_max)
+            .map_err(plot_error)?;
+        chart
+            .configure_mesh()
+            .x_desc("device seconds into the measured phase (one point per 100 ms step)")
+            .y_desc(y_label)
+            .y_label_formatter(&|y| tick(*y))
+            .draw()
+            .map_err(plot_error)?;
+        for (index, run) in results.runs.iter().enumerate() {
+            let c = colour(index);
+            let line = run.timeline.iter().map(|p| (p.t_s, value(p)));
+            chart
+                .draw_series(LineSeries::new(line, c.stroke_width(2)))
+                .map_err(plot_error)?
+                .label(run.scheme.as_str())
+                .legend(move |(x, y)| {
+                    PathElement::new(vec![(x, y), (x + 16, y)], c.stroke_width(2))
+                });
+            let dots = run
+                .timeline
+                .iter()
+                .map(|p| Circle::new((p.t_s, value(p)), 2, c.filled()));
+            chart.draw_series(dots).map_err(plot_error)?;
+        }
+        chart
+            .configure_series_labels()
+            .background_style(WHITE.mix(0.8))
+            .border_style(BLACK)
+            .position(SeriesLabelPosition::UpperRight)
+            .draw()
+            .map_err(plot_error)?;
+        Ok(())
+    })
+}
+
+/// Latency quantiles per scheme as a step CDF: (p50, 0.5), (p95, 0.95), (p99, 0.99),
+/// (max, 1.0) — what results.json holds (partial: not the histogram's full CDF).
+fn latency_cdf_svg(results: &BenchResults) -> Result<String> {
+    svg(|root| {
+        let x_max = axis_max(results.runs.iter().map(|r| r.latency_ms.p99), 1e-6);
+        let mut chart = ChartBuilder::on(root)
+            .caption(
+                "Operation latency: quantiles as a CDF (device time)",
+                ("sans-serif", 20),
+            )
+            .margin(12)
+            .x_label_area_size(40)
+            .y_label_area_size(70)
+            .build_cartesian_2d(0.0..x_max, 0.0..1.0)
+            .map_err(plot_error)?;
+        chart
+            .configure_mesh()
+            .x_desc("latency, ms (axis ends at 1.1 x the largest p99; max is off the chart)")
+            .y_desc("fraction of operations")
+            .draw()
+            .map_err(plot_error)?;
+        for (index, run) in results.runs.iter().enumerate() {
+            let c = colour(index);
+            let l = &run.latency_ms;
+            let steps = [
+                (0.0, 0.0),
+                (l.p50, 0.0),
+                (l.p50, 0.5),
+                (l.p95, 0.5),
+                (l.p95, 0.95),
+                (l.p99, 0.95),
+                (l.p99, 0.99),
+                (l.max, 0.99),
+                (l.max, 1.0),
+            ];
+            chart
+                .draw_series(LineSeries::new(steps, c.stroke_width(2)))
+                .map_err(plot_error)?
+                .label(run.scheme.as_str())
+                .legend(move |(x, y)| {
+                    PathElement::new(vec![(x, y), (x + 16, y)], c.stroke_width(2))
+                });
+        }
+        chart
+            .configure_series_labels()
+            .background_style(WHITE.mix(0.8))
+            .border_style(BLACK)
+            .position(SeriesLabelPosition::LowerRight)
+            .draw()
+            .map_err(plot_error)?;
+        Ok(())
+    })
+}
+
+/// An axis tick: no decimals from 100 up, else up to three significant decimals.
+fn tick(value: f64) -> String {
+    if value == 0.0 {
+        "0".to_string()
+    } else if value.abs() >= 100.0 {
+        format!("{value:.0}")
+    } else if value.abs() >= 1.0 {
+        format!("{value:.1}")
+    } else {
+        format!("{value:.3}")
+    }
+}
+
+fn scheme_labels(results: &BenchResults) -> Vec<String> {
+    results.runs.iter().map(|r| r.scheme.clone()).collect()
+}
+
+fn thousands(value: f64) -> String {
+    format!("{value:.0}")
+}
+
+fn one_decimal(value: f64) -> String {
+    format!("{value:.1}")
+}
+
+fn three_decimals(value: f64) -> String {
+    format!("{value:.3}")
+}
+
+/// Bar chart of throughput per scheme, values on the bars.
+///
+/// # Errors
+/// Drawing errors (not expected when drawing into a string).
+pub fn throughput_svg(results: &BenchResults) -> Result<String> {
+    let values = results.runs.iter().map(|r| r.throughput).collect();
+    grouped_bars(
+        "Throughput by scheme",
+        "ops per device second",
+        &scheme_labels(results),
+        &[("ops/s".into(), values)],
+        thousands,
+    )
+}
+
+/// Throughput per 100 ms step, one line per scheme.
+///
+/// # Errors
+/// As [`throughput_svg`].
+pub fn timeline_svg(results: &BenchResults) -> Result<String> {
+    timeline_lines(
+        results,
+        "Throughput per interval",
+        "ops per device second",
+        |p| p.throughput,
+    )
+}
+
+/// Mean, p95 and p99 latency per scheme.
+///
+/// # Errors
+/// As [`throughput_svg`].
+pub fn latency_svg(results: &BenchResults) -> Result<String> {
+    let pick = |f: fn(&RunResult) -> f64| results.runs.iter().map(f).collect::<Vec<_>>();
+    grouped_bars(
+        "Latency by scheme (device time)",
+        "ms",
+        &scheme_labels(results),
+        &[
+            ("mean".into(), pick(|r| r.latency_ms.mean)),
+            ("p95".into(), pick(|r| r.latency_ms.p95)),
+            ("p99".into(), pick(|r| r.latency_ms.p99)),
+        ],
+        three_decimals,
+    )
+}
+
+fn stall_wait_svg(results: &BenchResults) -> Result<String> {
+    let pick = |f: fn(&RunResult) -> f64| results.runs.iter().map(f).collect::<Vec<_>>();
+    grouped_bars(
+        "Read-stall waits (device time; partial: summary, not the distribution)",
+        "ms",
+        &scheme_labels(results),
+        &[
+            ("mean".into(), pick(|r| r.read_stall_wait_ms.mean)),
+            ("p99".into(), pick(|r| r.read_stall_wait_ms.p99)),
+            ("max".into(), pick(|r| r.read_stall_wait_ms.max)),
+        ],
+        three_decimals,
+    )
+}
+
+fn bandwidth_svg(results: &BenchResults) -> Result<String> {
+    let pick = |f: fn(&RunResult) -> f64| results.runs.iter().map(f).collect::<Vec<_>>();
+    grouped_bars(
+        "Device bandwidth used against the device's peak at the run's mix",
+        "MB/s (device time)",
+        &scheme_labels(results),
+        &[
+            ("read MB/s".into(), pick(|r| r.io.read_mbps)),
+            ("write MB/s".into(), pick(|r| r.io.write_mbps)),
+            (
+                "peak MB/s (limit)".into(),
+                pick(|r| r.io.peak_mbps.unwrap_or(0.0)),
+            ),
+        ],
+        one_decimal,
+    )
+}
+
+fn mutex_svg(results: &BenchResults) -> Result<String> {
+    let mut names: Vec<String> = results
+        .runs
+        .iter()
+        .flat_map(|r| r.mutex_wait_ms.keys().cloned())
+        .collect();
+    names.sort();
+    names.dedup();
+    let series: Vec<(String, Vec<f64>)> = names
+        .iter()
+        .map(|name| {
+            let values = results
+                .runs
+                .iter()
+                .map(|r| r.mutex_wait_ms.get(name).copied().unwrap_or(f64::NAN))
+                .collect();
+            (name.clone(), values)
+        })
+        .collect();
+    grouped_bars(
+        "Mutex waits per list mutex (real time)",
+        "ms waited, all threads",
+        &scheme_labels(results),
+        &series,
+        one_decimal,
+    )
 }
 
 /// Escapes text for XML/HTML.
@@ -40,267 +483,177 @@ pub fn escape(text: &str) -> String {
         .replace('"', "&quot;")
 }
 
-/// A "nice" upper bound for an axis (1, 2 or 5 times a power of ten, at least `max`).
-fn nice_max(max: f64) -> f64 {
-    if !(max.is_finite() && max > 0.0) {
-        return 1.0;
-    }
-    let magnitude = 10f64.powf(max.log10().floor());
-    [1.0, 2.0, 5.0, 10.0]
-        .iter()
-        .map(|step| step * magnitude)
-        .find(|bound| *bound >= max)
-        .unwrap_or(10.0 * magnitude)
+/// The plots of the report, in order: (id, heading, explanation, SVG).
+///
+/// # Errors
+/// As [`throughput_svg`].
+pub fn report_plots(results: &BenchResults) -> Result<Vec<(&'static str, &'static str, String)>> {
+    Ok(vec![
+        ("throughput", "Throughput", throughput_svg(results)?),
+        (
+            "timeline-throughput",
+            "Timeline: throughput",
+            timeline_svg(results)?,
+        ),
+        (
+            "timeline-free",
+            "Timeline: free frames",
+            timeline_lines(
+                results,
+                "Free frames at the end of each interval",
+                "frames",
+                |p| p.free_frames as f64,
+            )?,
+        ),
+        (
+            "timeline-dirty",
+            "Timeline: dirty pages",
+            timeline_lines(
+                results,
+                "Dirty pages at the end of each interval",
+                "pages",
+                |p| p.dirty_pages as f64,
+            )?,
+        ),
+        (
+            "timeline-stalls",
+            "Timeline: read stalls",
+            timeline_lines(results, "Read stalls per interval", "read stalls", |p| {
+                p.read_stalls as f64
+            })?,
+        ),
+        ("latency-cdf", "Latency", latency_cdf_svg(results)?),
+        ("latency-bars", "Latency summary", latency_svg(results)?),
+        ("stall-waits", "Read-stall waits", stall_wait_svg(results)?),
+        ("bandwidth", "Device bandwidth", bandwidth_svg(results)?),
+        ("mutex", "Mutex waits", mutex_svg(results)?),
+    ])
 }
 
-fn svg_open(out: &mut String, title: &str, y_label: &str) {
-    let _ = writeln!(
-        out,
-        r#"<svg xmlns="http://www.w3.org/2000/svg" width="{WIDTH}" height="{HEIGHT}" viewBox="0 0 {WIDTH} {HEIGHT}" font-family="sans-serif" font-size="12">"#
-    );
-    let _ = writeln!(out, r#"<rect width="100%" height="100%" fill="white"/>"#);
-    let _ = writeln!(
-        out,
-        r#"<text x="{}" y="22" text-anchor="middle" font-size="15">{}</text>"#,
-        WIDTH / 2.0,
-        escape(title)
-    );
-    let _ = writeln!(
-        out,
-        r#"<text transform="translate(16,{}) rotate(-90)" text-anchor="middle">{}</text>"#,
-        TOP + (HEIGHT - TOP - BOTTOM) / 2.0,
-        escape(y_label)
-    );
-}
-
-/// Draws the y axis with 5 ticks up to `y_max`, and the x axis line.
-fn axes(out: &mut String, y_max: f64) {
-    let plot_h = HEIGHT - TOP - BOTTOM;
-    for tick in 0..=5 {
-        let value = y_max * f64::from(tick) / 5.0;
-        let y = TOP + plot_h - plot_h * f64::from(tick) / 5.0;
-        let _ = writeln!(
-            out,
-            r##"<line x1="{LEFT}" y1="{y:.1}" x2="{:.1}" y2="{y:.1}" stroke="#ddd"/><text x="{:.1}" y="{:.1}" text-anchor="end">{}</text>"##,
-            WIDTH - RIGHT,
-            LEFT - 6.0,
-            y + 4.0,
-            short_number(value)
-        );
-    }
-    let _ = writeln!(
-        out,
-        r#"<line x1="{LEFT}" y1="{:.1}" x2="{:.1}" y2="{:.1}" stroke="black"/>"#,
-        TOP + plot_h,
-        WIDTH - RIGHT,
-        TOP + plot_h
-    );
-}
-
-fn short_number(value: f64) -> String {
-    if value >= 1e6 {
-        format!("{:.1}M", value / 1e6)
-    } else if value >= 1e3 {
-        format!("{:.1}k", value / 1e3)
-    } else if value >= 10.0 || value == 0.0 {
-        format!("{value:.0}")
-    } else {
-        format!("{value:.2}")
-    }
-}
-
-fn legend(out: &mut String, names: &[&str]) {
-    for (index, name) in names.iter().enumerate() {
-        let y = TOP + 18.0 * index as f64;
-        let x = WIDTH - RIGHT + 12.0;
-        let _ = writeln!(
-            out,
-            r#"<rect x="{x}" y="{y}" width="12" height="12" fill="{}"/><text x="{}" y="{}">{}</text>"#,
-            colour(index),
-            x + 16.0,
-            y + 10.0,
-            escape(name)
-        );
-    }
-}
-
-/// Bar chart of throughput per scheme.
-#[must_use]
-pub fn throughput_svg(results: &BenchResults) -> String {
-    let values: Vec<(&str, f64)> = results
-        .runs
-        .iter()
-        .map(|run| (run.scheme.as_str(), run.throughput))
-        .collect();
-    let mut out = String::new();
-    svg_open(&mut out, "Throughput by scheme", "ops/s (device time)");
-    let y_max = nice_max(values.iter().map(|(_, v)| *v).fold(0.0, f64::max));
-    axes(&mut out, y_max);
-    let plot_w = WIDTH - LEFT - RIGHT;
-    let plot_h = HEIGHT - TOP - BOTTOM;
-    let slot = plot_w / values.len().max(1) as f64;
-    for (index, (name, value)) in values.iter().enumerate() {
-        let h = plot_h * value / y_max;
-        let x = LEFT + slot * index as f64 + slot * 0.15;
-        let _ = writeln!(
-            out,
-            r#"<rect x="{x:.1}" y="{:.1}" width="{:.1}" height="{h:.1}" fill="{}"><title>{}: {value:.0}</title></rect>"#,
-            TOP + plot_h - h,
-            slot * 0.7,
-            colour(index),
-            escape(name)
-        );
-        let _ = writeln!(
-            out,
-            r#"<text x="{:.1}" y="{:.1}" text-anchor="middle">{}</text>"#,
-            x + slot * 0.35,
-            TOP + plot_h + 16.0,
-            escape(name)
-        );
-    }
-    out.push_str("</svg>\n");
-    out
-}
-
-/// Lines of per-second throughput per scheme.
-#[must_use]
-pub fn timeline_svg(results: &BenchResults) -> String {
-    let mut out = String::new();
-    svg_open(&mut out, "Throughput over time", "ops/s (device time)");
-    let y_max = nice_max(
-        results
-            .runs
-            .iter()
-            .flat_map(|run| run.timeline.iter().map(|p| p.throughput))
-            .fold(0.0, f64::max),
-    );
-    let t_max = results
-        .runs
-        .iter()
-        .flat_map(|run| run.timeline.iter().map(|p| p.t_s))
-        .fold(0.0, f64::max)
-        .max(1.0);
-    axes(&mut out, y_max);
-    let plot_w = WIDTH - LEFT - RIGHT;
-    let plot_h = HEIGHT - TOP - BOTTOM;
-    for (index, run) in results.runs.iter().enumerate() {
-        let points: Vec<String> = run
-            .timeline
-            .iter()
-            .map(|p| {
-                format!(
-                    "{:.1},{:.1}",
-                    LEFT + plot_w * p.t_s / t_max,
-                    TOP + plot_h - plot_h * p.throughput / y_max
-                )
-            })
-            .collect();
-        let _ = writeln!(
-            out,
-            r#"<polyline fill="none" stroke="{}" stroke-width="2" points="{}"/>"#,
-            colour(index),
-            points.join(" ")
-        );
-    }
-    for tick in 0..=5 {
-        let t = t_max * f64::from(tick) / 5.0;
-        let _ = writeln!(
-            out,
-            r#"<text x="{:.1}" y="{:.1}" text-anchor="middle">{t:.1}</text>"#,
-            LEFT + plot_w * f64::from(tick) / 5.0,
-            TOP + plot_h + 16.0
-        );
-    }
-    let _ = writeln!(
-        out,
-        r#"<text x="{:.1}" y="{:.1}" text-anchor="middle">seconds into the measured phase (real time)</text>"#,
-        LEFT + plot_w / 2.0,
-        HEIGHT - 16.0
-    );
-    let names: Vec<&str> = results.runs.iter().map(|r| r.scheme.as_str()).collect();
-    legend(&mut out, &names);
-    out.push_str("</svg>\n");
-    out
-}
-
-/// Grouped bars of mean, p95 and p99 latency per scheme.
-#[must_use]
-pub fn latency_svg(results: &BenchResults) -> String {
-    let mut out = String::new();
-    svg_open(&mut out, "Latency by scheme", "ms (device time)");
-    let y_max = nice_max(
-        results
-            .runs
-            .iter()
-            .map(|run| run.latency_ms.p99.max(run.latency_ms.mean))
-            .fold(0.0, f64::max),
-    );
-    axes(&mut out, y_max);
-    let plot_w = WIDTH - LEFT - RIGHT;
-    let plot_h = HEIGHT - TOP - BOTTOM;
-    let slot = plot_w / results.runs.len().max(1) as f64;
-    for (index, run) in results.runs.iter().enumerate() {
-        let bars = [run.latency_ms.mean, run.latency_ms.p95, run.latency_ms.p99];
-        for (k, value) in bars.iter().enumerate() {
-            let h = plot_h * value / y_max;
-            let x = LEFT + slot * index as f64 + slot * (0.1 + 0.27 * k as f64);
-            let _ = writeln!(
-                out,
-                r#"<rect x="{x:.1}" y="{:.1}" width="{:.1}" height="{h:.1}" fill="{}"><title>{} {}: {value:.3} ms</title></rect>"#,
-                TOP + plot_h - h,
-                slot * 0.25,
-                colour(k),
-                escape(&run.scheme),
-                ["mean", "p95", "p99"][k]
-            );
-        }
-        let _ = writeln!(
-            out,
-            r#"<text x="{:.1}" y="{:.1}" text-anchor="middle">{}</text>"#,
-            LEFT + slot * (index as f64 + 0.5),
-            TOP + plot_h + 16.0,
-            escape(&run.scheme)
-        );
-    }
-    legend(&mut out, &["mean", "p95", "p99"]);
-    out.push_str("</svg>\n");
-    out
-}
-
-/// The HTML report: header, table, plots.
-#[must_use]
-pub fn report_html(results: &BenchResults) -> String {
+fn setup_html(out: &mut String, results: &BenchResults) {
     let header = &results.header;
+    let _ = writeln!(out, "<h2>Setup</h2>\n<table class=\"kv\">");
+    let mut row = |key: &str, value: String| {
+        let _ = writeln!(
+            out,
+            "<tr><th>{}</th><td>{}</td></tr>",
+            escape(key),
+            escape(&value)
+        );
+    };
+    row("command line", header.command_line.clone());
+    row(
+        "flashbuf",
+        format!(
+            "{}, {}, {} host cores",
+            header.flashbuf_version, header.date, header.host_cores
+        ),
+    );
+    row("time base", header.time_base.clone());
+    if let Some(first) = results.runs.first() {
+        row("data device", first.device.clone());
+        if let Some(profile) = first
+            .device
+            .strip_prefix("emu:")
+            .and_then(|rest| rest.split(',').next())
+            .and_then(crate::device::emulated::profile::profile_description)
+        {
+            row("device profile", profile.to_string());
+        }
+        row(
+            "log device",
+            first.log_device.clone().unwrap_or_else(|| "none".into()),
+        );
+        row("model host", first.model_host.clone());
+        row(
+            "workload",
+            format!(
+                "{} (reads {:.0}%, locality {}), {} threads",
+                first.workload,
+                first.read_ratio * 100.0,
+                first.locality,
+                first.threads
+            ),
+        );
+        row(
+            "database and buffer",
+            format!(
+                "{} pages of {} bytes, buffer {} frames",
+                first.db_pages, first.page_size, first.buffer_pages
+            ),
+        );
+        row(
+            "phases",
+            format!(
+                "warm-up {:.1} s, measured {:.1} s (device time), time scale {}",
+                first.warmup_s, first.duration_s, first.time_scale
+            ),
+        );
+    }
+    for run in &results.runs {
+        let decisions =
+            Composition::parse(&run.scheme).map_or_else(|err| err.to_string(), |c| c.decisions());
+        row(&format!("scheme {}", run.scheme), decisions);
+    }
+    let _ = writeln!(out, "</table>");
+}
+
+/// The HTML report: setup, table with its columns explained, and every plot inline.
+///
+/// # Errors
+/// As [`throughput_svg`].
+pub fn report_html(results: &BenchResults) -> Result<String> {
     let mut out = String::new();
     let _ = writeln!(
         out,
-        "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>flashbuf bench report</title>\
-         <style>body{{font-family:sans-serif;margin:2em}}pre{{background:#f6f6f6;padding:1em}}\
-         </style></head><body>"
+        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
+         <title>flashbuf bench report</title>\n<style>\
+         body{{font-family:sans-serif;margin:2em;max-width:1350px}}\
+         pre{{background:#f6f6f6;padding:1em;overflow-x:auto;font-size:12px}}\
+         table.kv th{{text-align:left;padding-right:1em;vertical-align:top}}\
+         dt{{font-weight:bold;font-family:monospace}}dd{{margin:0 0 .4em 2em}}\
+         figure{{margin:1em 0}}</style></head><body>"
     );
     let _ = writeln!(out, "<h1>flashbuf bench report</h1>");
-    let _ = writeln!(
-        out,
-        "<p>flashbuf {} &middot; {} &middot; {} cores<br><code>{}</code></p><p>{}</p>",
-        escape(&header.flashbuf_version),
-        escape(&header.date),
-        header.host_cores,
-        escape(&header.command_line),
-        escape(&header.time_base)
-    );
+    setup_html(&mut out, results);
+    let _ = writeln!(out, "<h2>Comparison</h2>");
     let _ = writeln!(out, "<pre>{}</pre>", escape(&format_table(results)));
-    for (file, alt) in [
-        ("throughput.svg", "throughput"),
-        ("timeline.svg", "timeline"),
-        ("latency.svg", "latency"),
-    ] {
-        let _ = writeln!(out, "<p><img src=\"{file}\" alt=\"{alt}\"></p>");
+    let _ = writeln!(out, "<h3>Columns</h3>\n<dl>");
+    for (name, meaning) in COLUMNS {
+        let _ = writeln!(out, "<dt>{}</dt><dd>{}</dd>", escape(name), escape(meaning));
+    }
+    let _ = writeln!(out, "</dl>");
+    for failure in &results.failures {
+        let _ = writeln!(
+            out,
+            "<p><b>{} failed:</b> {}</p>",
+            escape(&failure.scheme),
+            escape(&failure.error)
+        );
+    }
+    for (id, heading, svg) in report_plots(results)? {
+        let _ = writeln!(
+            out,
+            "<h2 id=\"{id}\">{}</h2>\n<figure class=\"plot\" data-plot=\"{id}\">{}</figure>",
+            escape(heading),
+            strip_xml_declaration(&svg)
+        );
     }
     let _ = writeln!(
         out,
-        "<p>Raw figures: <a href=\"results.json\">results.json</a></p></body></html>"
+        "<p>Raw figures: results.json next to this file.</p></body></html>"
     );
-    out
+    Ok(out)
+}
+
+/// Inline SVG in HTML must not carry an XML declaration.
+fn strip_xml_declaration(svg: &str) -> &str {
+    match svg.strip_prefix("<?xml") {
+        Some(rest) => rest
+            .find("?>")
+            .map_or(svg, |end| rest[end + 2..].trim_start()),
+        None => svg,
+    }
 }
 
 /// Writes results.json, the SVG plots and report.html into `dir` (created if missing).
@@ -312,10 +665,10 @@ pub fn write_report_dir(dir: &Path, results: &BenchResults) -> Result<()> {
         .map_err(|err| Error::io(format!("creating {}", dir.display()), err))?;
     results.write_json(&dir.join("results.json"))?;
     let files = [
-        ("throughput.svg", throughput_svg(results)),
-        ("timeline.svg", timeline_svg(results)),
-        ("latency.svg", latency_svg(results)),
-        ("report.html", report_html(results)),
+        ("throughput.svg", throughput_svg(results)?),
+        ("timeline.svg", timeline_svg(results)?),
+        ("latency.svg", latency_svg(results)?),
+        ("report.html", report_html(results)?),
     ];
     for (name, text) in files {
         let path = dir.join(name);
@@ -330,15 +683,16 @@ mod tests {
     use super::*;
 
     #[test]
-    fn nice_bounds_cover_the_maximum() {
-        assert!((nice_max(0.0) - 1.0).abs() < 1e-12);
-        assert!((nice_max(7.0) - 10.0).abs() < 1e-12);
-        assert!((nice_max(1200.0) - 2000.0).abs() < 1e-9);
-        assert!((nice_max(0.03) - 0.05).abs() < 1e-12);
+    fn escapes_markup() {
+        assert_eq!(escape("<a&b>"), "&lt;a&amp;b&gt;");
     }
 
     #[test]
-    fn escapes_markup() {
-        assert_eq!(escape("<a&b>"), "&lt;a&amp;b&gt;");
+    fn strips_the_xml_declaration() {
+        assert_eq!(
+            strip_xml_declaration("<?xml version=\"1.0\"?>\n<svg/>"),
+            "<svg/>"
+        );
+        assert_eq!(strip_xml_declaration("<svg/>"), "<svg/>");
     }
 }

@@ -715,6 +715,7 @@ impl TreeStore {
     ///
     /// # Errors
     /// Write or log errors.
+    #[must_use = "close() returns the errors of the final write-back; dropping can only print them"]
     pub fn close(self) -> Result<()> {
         self.db.close()
     }

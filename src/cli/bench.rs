@@ -53,6 +53,7 @@ pub const DEFAULT_MODEL_CORES: f64 = 32.0;
 /// Arguments of `bench`.
 #[derive(Debug, Clone, clap::Args)]
 #[allow(clippy::struct_excessive_bools)] // command-line switches are naturally booleans
+#[command(after_long_help = crate::bench::plot::columns_help())]
 pub struct BenchArgs {
     /// Workload: a synthetic page mix (ACE Table II): ms (50/50 r/w, 90/10 locality), wis
     /// (10/90, 90/10), ris (90/10, 90/10), mu (50/50, uniform); or a record workload on the
@@ -77,11 +78,11 @@ pub struct BenchArgs {
     pub no_check: bool,
     /// Comma-separated schemes, run in this order (ratios are to the first): presets, `all`
     /// (the InnoDB family), `postgres` (the PostgreSQL family and ACE), or compositions
-    /// PRESET+PART (e.g. `pg-clock+ace`, `lru-c+self-tuning`; see `flashbuf schemes`).
+    /// PRESET+PART (e.g. `pg-clock+ace`, `vanilla+ace`; `flashbuf schemes` lists them all).
     #[arg(long, default_value = "all")]
     pub schemes: String,
     /// Data device: mem | file:PATH | emu:NAME[,key=value...]; every scheme gets a fresh device
-    /// loaded with the same database image.
+    /// loaded with the same database image (`flashbuf devices` lists profiles and options).
     #[arg(long, default_value = "emu:ssd-a")]
     pub device: String,
     /// The redo log's own device (the papers' separate log drive).
@@ -132,7 +133,8 @@ pub struct BenchArgs {
     /// Base seed of the workers' random generators.
     #[arg(long, default_value_t = 42)]
     pub seed: u64,
-    /// Buffer-pool configuration file (TOML), passed to every scheme.
+    /// Buffer-pool configuration file (TOML), passed to every scheme (`flashbuf config
+    /// --default` prints every key with its meaning, default and range).
     #[arg(long)]
     pub pool_config: Option<PathBuf>,
     /// Write the results (results.json format) to this file.

@@ -1,9 +1,13 @@
-//! The `flashbuf` command line: `device probe`, `bench`, `check`, `load` (and later `sweep`).
+//! The `flashbuf` command line: `device probe`, `bench`, `load`, `check`, and the listings
+//! `schemes`, `devices`, `config --default`.
 
 pub mod bench;
 pub mod check;
+pub mod config;
+pub mod devices;
 pub mod load;
 pub mod probe;
+pub mod schemes;
 
 use clap::{Parser, Subcommand};
 
@@ -29,6 +33,12 @@ enum Command {
     Check(check::CheckArgs),
     /// Build a record workload's database image file for `bench --db`.
     Load(Box<load::LoadArgs>),
+    /// List the scheme presets, the composition grammar and its parts.
+    Schemes(schemes::SchemesArgs),
+    /// List the device strings, emulated profiles and every `emu:` option with its defaults.
+    Devices(devices::DevicesArgs),
+    /// Print the default pool configuration file (`config --default`).
+    Config(config::ConfigArgs),
 }
 
 #[derive(Debug, Subcommand)]
@@ -48,6 +58,9 @@ pub fn run() -> i32 {
         Command::Bench(args) => bench::run(&args),
         Command::Check(args) => check::run(&args),
         Command::Load(args) => load::run(&args),
+        Command::Schemes(args) => schemes::run(&args),
+        Command::Devices(args) => devices::run(&args),
+        Command::Config(args) => config::run(&args),
     };
     match result {
         Ok(()) => 0,

@@ -32,7 +32,8 @@ use crate::error::{Error, Result};
 #[derive(Debug, clap::Args)]
 #[allow(clippy::struct_excessive_bools)] // independent switches
 pub struct ProbeArgs {
-    /// Device string: mem | file:PATH | emu:NAME[,key=value...].
+    /// Device string: mem | file:PATH | emu:NAME[,key=value...] (`flashbuf devices` lists
+    /// every profile and option with its default and range).
     #[arg(long, default_value = "emu:ssd-a")]
     pub device: String,
     /// Page size in bytes (a multiple of 4096); default: the I/O size the profile's paper

@@ -314,7 +314,7 @@ impl Core {
     }
 
     /// A synchronous recoverability write: every dirty page (and held copy) older than
-    /// `lsn_limit`, written by the calling thread. Bound: [`PREFLUSH_ROUNDS`] rounds, each
+    /// `lsn_limit`, written by the calling thread. Bound: `PREFLUSH_ROUNDS` rounds, each
     /// writing what is dirty at its start.
     ///
     /// # Errors

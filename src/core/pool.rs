@@ -1,4 +1,4 @@
-//! The buffer pool core: frames over a [`Device`], a sharded page table, per-frame latches and
+//! The buffer pool core: frames over a [`Device`](crate::device::Device), a sharded page table, per-frame latches and
 //! pins, pool instances with their lists, the hit and miss flow, and the primitives every policy
 //! builds on (eviction, flushing, the free lists). Which frame a miss gets, what the cleaner
 //! writes, in which order pages leave and what is read ahead are decided by the composition's
@@ -1382,6 +1382,7 @@ impl BufferPool {
     ///
     /// # Errors
     /// As [`BufferPool::shutdown`].
+    #[must_use = "close() returns the errors of the final write-back; dropping can only print them"]
     pub fn close(self) -> Result<()> {
         self.shutdown()
     }

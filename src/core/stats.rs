@@ -1,6 +1,6 @@
 //! Counters every buffer pool reports (algorithms.md section 8).
 //!
-//! [`PoolCounters`] is the live, lock-free set the pool increments; [`PoolStats`] is a plain,
+//! `PoolCounters` is the live, lock-free set the pool increments; [`PoolStats`] is a plain,
 //! serializable snapshot of it. `PoolStats::since` gives the counters of a measured phase.
 //! Scheme-specific figures (pointer moves, TWB waits, ...) go in `extra` by name.
 

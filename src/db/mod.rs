@@ -507,6 +507,7 @@ impl Database {
     ///
     /// # Errors
     /// Write, sync or log errors.
+    #[must_use = "close() returns the errors of the final write-back; dropping can only print them"]
     pub fn close(self) -> Result<()> {
         self.close_inner()
     }
@@ -543,10 +544,18 @@ impl Drop for Database {
             // Abandoned or closed: also keep the pool from writing back on its own drop.
             return;
         }
-        if self.shared.check_usable().is_ok()
-            && let Err(err) = self.close_inner()
-        {
-            eprintln!("flashbuf: database dropped without close(); closing it failed: {err}");
+        match self.shared.check_usable() {
+            Ok(()) => {
+                if let Err(err) = self.close_inner() {
+                    eprintln!(
+                        "flashbuf: database dropped without close(); closing it failed: {err}"
+                    );
+                }
+            }
+            Err(err) => eprintln!(
+                "flashbuf: database dropped while failed ({err}); its pages were not all \
+                 written back: reopening recovers from the log"
+            ),
         }
         self.stop_threads();
     }

@@ -15,7 +15,7 @@
 //!    [`PLATEAU_GAIN`], from concurrency [`PLATEAU_FROM`] on). Writes come first so that they
 //!    start from the preconditioned steady state; the device is let idle
 //!    ([`crate::device::DeviceTimeControl::settle`], or a pause on real devices) before reads.
-//! 3. **fsync** latency ([`fsync`]): a write then a sync on an idle device; a sync after a
+//! 3. **fsync** latency (`fsync`): a write then a sync on an idle device; a sync after a
 //!    burst of writes; syncs while writers run. Mean and p99, device time.
 //!
 //! Derived (PIO's definitions, as ACE Table I reports them):

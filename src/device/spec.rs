@@ -9,10 +9,11 @@ use std::sync::Arc;
 use super::{DEFAULT_PAGE_SIZE, SharedDevice};
 use crate::error::{Error, Result};
 
-/// The valid forms, for error messages and `--help`.
+/// The valid forms, for error messages and `--help` (`flashbuf devices` lists profiles and
+/// options).
 pub const DEVICE_FORMS: &str = "mem | file:PATH | emu:NAME[,key=value...] with NAME one of \
      ssd-a, ssd-b, ssd-c, ssd-d, hdd, pcie, sata, optane, cloud, openssd \
-     (e.g. emu:ssd-a,channels=4,rbuf=on,time_scale=4)";
+     (e.g. emu:ssd-a,channels=4,rbuf=on,time_scale=4; `flashbuf devices` lists every option)";
 
 /// A parsed device string.
 #[derive(Debug, Clone, PartialEq, Eq)]

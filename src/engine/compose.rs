@@ -12,6 +12,8 @@
 //! | flush-rate control | `fixed`, `percona`, `self-tuning` |
 //! | read-ahead | `seq`, `history` |
 //!
+//! ([`PARTS`] is the list `flashbuf schemes` prints.)
+//!
 //! For example `pg-clock+ace` is ACE over PostgreSQL's Clock Sweep (the preset `ace-clock`),
 //! `vanilla+ace` ACE's writer on InnoDB's LRU. A composition that cannot work is an error that
 //! says why: LRU-C's pointer needs an LRU order (it splits the list at the pointer) and brings
@@ -20,6 +22,8 @@
 //! (`lru-c+self-tuning`): the page cleaner also runs LRU-C's dirty-region flusher, where `P_scan`
 //! is basic LRU-C's batch and dynamic batch write ignores it (it writes the whole region), so
 //! there the controller tunes `P_io` and the pacing only.
+
+use std::fmt::Write as _;
 
 use serde::{Deserialize, Serialize};
 
@@ -416,7 +420,101 @@ pub const PARTS: &[(&str, &str)] = &[
     ),
 ];
 
+impl OrderKind {
+    /// The part name that selects it.
+    #[must_use]
+    pub fn name(self) -> &'static str {
+        match self {
+            OrderKind::LruMidpoint => "lru-midpoint",
+            OrderKind::Lru => "lru",
+            OrderKind::Clock => "clock",
+            OrderKind::Cflru => "cflru",
+            OrderKind::LruWsr => "lru-wsr",
+        }
+    }
+}
+
+impl MissKind {
+    /// The part name that selects it.
+    #[must_use]
+    pub fn name(self) -> &'static str {
+        match self {
+            MissKind::Raw => "raw",
+            MissKind::LruC => "lru-c",
+            MissKind::War => "war",
+            MissKind::Rw => "rw",
+            MissKind::Pg => "pg",
+            MissKind::Ace => "ace",
+        }
+    }
+}
+
+impl WritebackKind {
+    /// A short name (for listings; not a part: the miss path brings its write-back).
+    #[must_use]
+    pub fn name(self) -> &'static str {
+        match self {
+            WritebackKind::InnodbTail => "innodb-page-cleaner",
+            WritebackKind::LruCFixed => "lru-c-fixed-batch",
+            WritebackKind::LruCDynamic => "lru-c-dirty-region",
+            WritebackKind::Postgres => "pg-bgwriter",
+        }
+    }
+}
+
+impl HostEngine {
+    /// A short name (for listings).
+    #[must_use]
+    pub fn name(self) -> &'static str {
+        match self {
+            HostEngine::Innodb => "innodb",
+            HostEngine::Postgres => "postgres",
+        }
+    }
+}
+
+/// The presets a `+PART` can be appended to (found by parsing `PRESET+PART` for every preset, so
+/// the listing cannot disagree with [`Composition::parse`]).
+#[must_use]
+pub fn part_combines_with(part: &str) -> Vec<Scheme> {
+    Scheme::presets()
+        .into_iter()
+        .filter(|preset| Composition::parse(&format!("{}+{part}", preset.name())).is_ok())
+        .collect()
+}
+
 impl Composition {
+    /// Its decisions in one line: `order=lru-midpoint miss=raw write-back=... engine=innodb`,
+    /// plus the flags that are set.
+    #[must_use]
+    pub fn decisions(&self) -> String {
+        let mut out = format!(
+            "order={} miss={} write-back={} engine={}",
+            self.order.name(),
+            self.miss.name(),
+            self.writeback.name(),
+            self.engine.name()
+        );
+        if self.writeback != WritebackKind::Postgres {
+            let _ = write!(out, " rate={}", self.rate.name());
+        }
+        match self.prefetch {
+            PrefetchKind::None => {}
+            PrefetchKind::Sequential => out.push_str(" prefetch=seq"),
+            PrefetchKind::History => out.push_str(" prefetch=history"),
+        }
+        for (set, flag) in [
+            (self.split_mutex, " lru-m/lru-d-split"),
+            (self.deep_scan, " cf-lru-deep-scan"),
+            (self.innodb_defaults, " innodb-default-knobs"),
+        ] {
+            if set {
+                out.push_str(flag);
+            }
+        }
+        out
+    }
+
     /// Parses `PRESET(+PART)*` (see the module docs).
     ///
     /// # Errors

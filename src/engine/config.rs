@@ -1,6 +1,9 @@
 //! Buffer-pool configuration: the scheme (a composition of the design space, `compose.rs`) and
 //! every knob, from code or a TOML file, with each key's meaning, default and range listed in
-//! [`PoolConfig::KEYS`] (what `flashbuf config --default` prints).
+//! [`PoolConfig::KEYS`] (what `flashbuf config --default` prints; a test checks that the
+//! table and the TOML parser accept the same keys).
+
+use std::fmt::Write as _;
 
 use serde::{Deserialize, Serialize};
 
@@ -141,7 +144,225 @@ pub fn default_scan_depth(frames: usize) -> usize {
     (frames / 64).clamp(16, 1024)
 }
 
+/// One pool-config key as `flashbuf config --default` lists it: its TOML name, meaning and valid
+/// range (the default comes from the scheme's preset, [`PoolConfig::for_scheme`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ConfigKey {
+    /// The TOML key (the field name).
+    pub name: &'static str,
+    /// What it sets, in one line.
+    pub meaning: &'static str,
+    /// Valid values, as [`PoolConfig::validate`] checks them.
+    pub range: &'static str,
+}
+
+const fn key(name: &'static str, meaning: &'static str, range: &'static str) -> ConfigKey {
+    ConfigKey {
+        name,
+        meaning,
+        range,
+    }
+}
+
 impl PoolConfig {
+    /// Every key a pool config file may set (all fields but `frames` and `scheme`, which the
+    /// command line sets), in the struct's order. `tests/listings_match_parsers.rs` checks that
+    /// this table and the parser ([`PoolConfig::from_toml`]) accept the same keys.
+    pub const KEYS: &'static [ConfigKey] = &[
+        key(
+            "instances",
+            "innodb_buffer_pool_instances; 0 = as InnoDB sizes it (8 from 1 GiB, else 1)",
+            "0..=64",
+        ),
+        key(
+            "page_cleaners",
+            "innodb_page_cleaners: cleaner threads serving the instances",
+            "1..=64",
+        ),
+        key(
+            "lru_scan_depth",
+            "innodb_lru_scan_depth per instance: pages scanned per miss and cleaner round; 0 = frames/64 in 16..=1024",
+            ">= 0",
+        ),
+        key(
+            "old_blocks_pct",
+            "innodb_old_blocks_pct: share of the LRU list that is the old sublist",
+            "5..=95",
+        ),
+        key(
+            "old_blocks_time_ms",
+            "innodb_old_blocks_time: ms (device time) a page stays old before a hit makes it young",
+            ">= 0",
+        ),
+        key(
+            "io_capacity",
+            "innodb_io_capacity: pages per second the cleaner aims at",
+            ">= 1",
+        ),
+        key(
+            "io_capacity_max",
+            "innodb_io_capacity_max: the cleaner's ceiling, pages per second",
+            ">= io_capacity",
+        ),
+        key(
+            "max_dirty_pages_pct",
+            "innodb_max_dirty_pages_pct: dirty share above which the cleaner flushes at full rate",
+            "0..=100",
+        ),
+        key(
+            "max_dirty_pages_pct_lwm",
+            "innodb_max_dirty_pages_pct_lwm: dirty share where pre-flushing starts; 0 disables",
+            "0..=100",
+        ),
+        key(
+            "adaptive_flushing_lwm",
+            "innodb_adaptive_flushing_lwm: % of log capacity where adaptive flushing starts",
+            "0..=100",
+        ),
+        key(
+            "flush_neighbors",
+            "innodb_flush_neighbors: also write dirty pages of the same 64-page extent",
+            "true | false",
+        ),
+        key(
+            "cflru_window",
+            "InnoDB-emulated CF-LRU (scheme cflru): scan depth in pages; 0 = a third of the instance",
+            ">= 0",
+        ),
+        key(
+            "cflru_window_pct",
+            "CFLRU replacement order (part cflru): clean-first window in % of the instance",
+            "1..=100",
+        ),
+        key(
+            "twb_slots",
+            "WAR: temporary-write-buffer slots per instance; 0 = 4 x lru_scan_depth",
+            ">= 0",
+        ),
+        key(
+            "war_copy_batch",
+            "WAR: pages copied into the TWB per read stall; 0 = lru_scan_depth",
+            ">= 0",
+        ),
+        key(
+            "doublewrite_batches",
+            "with the doublewrite: background batches go through it too (InnoDB: yes)",
+            "true | false",
+        ),
+        key(
+            "ace_n_w",
+            "ACE: dirty pages written concurrently (n_w); 0 = the device's write concurrency k_w",
+            ">= 0",
+        ),
+        key(
+            "cleaner_period_ms",
+            "InnoDB page cleaner period, ms of device time",
+            ">= 1",
+        ),
+        key(
+            "bgwriter_delay_ms",
+            "PostgreSQL bgwriter_delay, ms of device time",
+            ">= 1",
+        ),
+        key(
+            "bgwriter_lru_maxpages",
+            "PostgreSQL bgwriter_lru_maxpages: pages per bgwriter round at most",
+            ">= 0",
+        ),
+        key(
+            "bgwriter_lru_multiplier",
+            "PostgreSQL bgwriter_lru_multiplier: pages cleaned per round vs recent allocations",
+            ">= 0.0",
+        ),
+        key(
+            "checkpoint_timeout_ms",
+            "PostgreSQL checkpoint_timeout, ms of device time",
+            ">= 0",
+        ),
+        key(
+            "checkpoint_completion_target",
+            "PostgreSQL checkpoint_completion_target: share of the interval a checkpoint spreads over",
+            "0.0..=1.0",
+        ),
+        key(
+            "torn_page_protection",
+            "torn-page protection; unset = by host engine (InnoDB doublewrite, PostgreSQL page-images)",
+            "\"doublewrite\" | \"page-images\" | \"none\"",
+        ),
+        key(
+            "flush_method",
+            "innodb_flush_method for data-file syncs",
+            "\"o_direct\" | \"o_direct_no_fsync\"",
+        ),
+        key(
+            "write_batch_pages",
+            "largest write submitted at once; 0 = 120 with the doublewrite, else 1000",
+            ">= 0",
+        ),
+        key(
+            "prefetch_trigger",
+            "sequential prefetcher: misses in a row that start prefetching",
+            ">= 1",
+        ),
+        key("prefetch_pages", "pages read ahead per prefetch", "0..=64"),
+        key(
+            "empty_free_list",
+            "RAW miss path on an empty free list: legacy (single-page flush) or backoff \
+             (Percona: wait for the cleaner, never flush)",
+            "\"legacy\" | \"backoff\" (backoff: RAW miss path only)",
+        ),
+        key(
+            "verify_checksums",
+            "verify page checksums on read",
+            "true | false",
+        ),
+        key(
+            "background",
+            "run the background cleaner (off only in model tests)",
+            "true | false",
+        ),
+    ];
+
+    /// The key named `name`, if a config file may set it.
+    #[must_use]
+    pub fn key(name: &str) -> Option<&'static ConfigKey> {
+        PoolConfig::KEYS.iter().find(|key| key.name == name)
+    }
+
+    /// A pool config file setting every key of [`PoolConfig::KEYS`] to the preset's default for
+    /// `scheme` with `frames` frames, each key preceded by comments with its meaning and range
+    /// (what `flashbuf config --default` prints). [`PoolConfig::from_toml`] accepts it and
+    /// returns the preset unchanged; a key without a value (`torn_page_protection` unset) is
+    /// printed commented out.
+    ///
+    /// # Errors
+    /// [`Error::Config`] if the preset cannot be serialized (not expected).
+    pub fn default_toml(scheme: impl Into<Composition>, frames: usize) -> Result<String> {
+        let scheme: Composition = scheme.into();
+        let preset = PoolConfig::for_scheme(scheme.clone(), frames);
+        let values = toml::Table::try_from(&preset)
+            .map_err(|err| Error::Config(format!("pool config: {err}")))?;
+        let mut out = format!(
+            "# flashbuf pool configuration (`flashbuf bench --pool-config FILE`): the defaults of\n\
+             # scheme `{scheme}` with {frames} frames. `scheme` and `frames` are set on the command\n\
+             # line (--schemes, --buffer). Delete the keys you do not change: the preset of each\n\
+             # scheme supplies them (io_capacity and flush_neighbors differ for vanilla-default).\n"
+        );
+        for key in PoolConfig::KEYS {
+            let _ = write!(out, "\n# {}\n# range: {}\n", key.meaning, key.range);
+            let _ = match values.get(key.name) {
+                Some(value) => writeln!(out, "{} = {value}", key.name),
+                None => writeln!(
+                    out,
+                    "# {} = \"{}\"",
+                    key.name,
+                    preset.effective_torn_page_protection().name()
+                ),
+            };
+        }
+        Ok(out)
+    }
+
     /// The preset for `scheme` with `frames` frames.
     ///
     /// Vanilla (tuned): io_capacity raised to an SSD's ability (the LRU-C paper tunes

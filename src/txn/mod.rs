@@ -208,6 +208,7 @@ impl KvStore {
     ///
     /// # Errors
     /// Write or log errors.
+    #[must_use = "close() returns the errors of the final write-back; dropping can only print them"]
     pub fn close(self) -> Result<()> {
         self.store.close()
     }
@@ -598,7 +599,9 @@ impl Drop for Transaction<'_> {
     fn drop(&mut self) {
         if self.state == State::Active {
             self.state = State::Done;
-            let _ = self.finish_rollback();
+            if let Err(err) = self.finish_rollback() {
+                eprintln!("flashbuf: rolling back a dropped transaction failed: {err}");
+            }
         }
     }
 }

@@ -740,6 +740,7 @@ impl Wal {
     ///
     /// # Errors
     /// As [`Wal::flush_to`].
+    #[must_use = "close() returns the errors of the final write-back; dropping can only print them"]
     pub fn close(self) -> Result<()> {
         self.flush_until(Lsn::MAX, false)
     }

@@ -6,7 +6,7 @@
 //! before it (from the second record on), a log page whose header is not the expected stream
 //! page of this log (stale page from an earlier lap, or never written), or the capacity bound
 //! `redo_lsn + capacity`. Where it stops (`X`) is either the torn or unwritten tail of the log
-//! (the normal end) or corruption in log that was durable. To tell them apart, [`find_proof`]
+//! (the normal end) or corruption in log that was durable. To tell them apart, `find_proof`
 //! reads the flush stamps of the ring pages from the one holding `X` to the end of the ring
 //! window: a current page stamped with `flush_start > X` was written by a flush that began
 //! when the log was already durable past `X`, so the bytes at `X` had been synced and the stop

@@ -249,6 +249,175 @@ pub const OPTION_NAMES: &[&str] = &[
     "replicas",
 ];
 
+/// One `emu:` option as `flashbuf devices` lists it. The default is the profile's
+/// ([`option_value`]); `tests/listings_match_parsers.rs` checks that this table, [`OPTION_NAMES`]
+/// and [`apply_override`] accept the same keys.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct OptionInfo {
+    /// The key after `emu:NAME,`.
+    pub key: &'static str,
+    /// What it sets, in one line.
+    pub meaning: &'static str,
+    /// Valid values, as [`apply_override`] checks them.
+    pub range: &'static str,
+}
+
+const fn opt(key: &'static str, meaning: &'static str, range: &'static str) -> OptionInfo {
+    OptionInfo {
+        key,
+        meaning,
+        range,
+    }
+}
+
+/// Every option accepted after the profile name, in [`OPTION_NAMES`]' order.
+pub const OPTIONS: &[OptionInfo] = &[
+    opt("channels", "flash channels", "1..=4096"),
+    opt("ways", "dies per channel", "1..=4096"),
+    opt(
+        "t_read_us",
+        "array read time of one flash page (tR), us",
+        ">= 0",
+    ),
+    opt(
+        "t_prog_us",
+        "program time of one 16 KiB page (tPROG), us",
+        ">= 0",
+    ),
+    opt("t_erase_us", "block erase time, us", ">= 0"),
+    opt(
+        "t_suspend_us",
+        "program/erase suspend latency a read waits, us",
+        ">= 0",
+    ),
+    opt(
+        "suspend",
+        "reads may suspend programs and GC on their die",
+        "on | off",
+    ),
+    opt("fw_us", "firmware time per command, us", ">= 0"),
+    opt("fw_write_us", "extra firmware time per write, us", ">= 0"),
+    opt("fw_cores", "controller cores running firmware", "1..=4096"),
+    opt("channel_mb_s", "channel bandwidth, MB/s", "> 0"),
+    opt("link_mb_s", "host link bandwidth, MB/s", "> 0"),
+    opt(
+        "buffer",
+        "write buffer (S-Buf) in pages; 0 = none (write-through)",
+        "0..=1048576",
+    ),
+    opt("rbuf", "separate read buffer (R-Buf)", "on | off"),
+    opt("rbuf_pages", "R-Buf size in pages", "1..=1048576"),
+    opt(
+        "plp",
+        "power-loss-protected write buffer (sync does not wait for programs)",
+        "on | off",
+    ),
+    opt(
+        "pack",
+        "pack small pages into one flash page (off: read-modify-write)",
+        "on | off",
+    ),
+    opt(
+        "op",
+        "SSD over-provisioning: physical = logical x (1 + op); hdd and cloud have no FTL (0)",
+        "0.02..=16",
+    ),
+    opt(
+        "fill",
+        "fraction of logical pages written before the first request",
+        "0..=1",
+    ),
+    opt("pages_per_block", "pages per erase block", "1..=1048576"),
+    opt(
+        "time_scale",
+        "device time runs this many times slower than real time",
+        "0.001..=1e9",
+    ),
+    opt(
+        "seed",
+        "RNG seed (HDD rotation, preconditioning)",
+        "0..=2^64-1",
+    ),
+    opt(
+        "ncq",
+        "HDD: queued commands the drive reorders among (capped at 32)",
+        "1..=4096",
+    ),
+    opt(
+        "queue_depth",
+        "SSD: commands the device queues at once; 0 = no limit",
+        "0..=4096",
+    ),
+    opt(
+        "stroke",
+        "HDD: fraction of the full stroke the device spans",
+        "(0, 1]",
+    ),
+    opt("net_us", "cloud: one-way network latency, us", ">= 0"),
+    opt(
+        "iops_limit",
+        "cloud: provisioned backend operations per second; 0 = no limit",
+        ">= 0",
+    ),
+    opt("replicas", "cloud: copies of each write", "1..=2"),
+];
+
+/// One line on what profile `name` models (for `flashbuf devices`); `None` for unknown names.
+#[must_use]
+pub fn profile_description(name: &str) -> Option<&'static str> {
+    Some(match name {
+        "ssd-a" => "Intel P4101 1 TB, PCIe 3.0 x4, TLC, 32 dies (LRU-C Table 1)",
+        "ssd-b" => "Samsung 970 Pro 512 GB, PCIe 3.0 x4, MLC, 16 dies (LRU-C Table 1)",
+        "ssd-c" => "Crucial MX500 250 GB, SATA, TLC, 8 dies (LRU-C Table 1)",
+        "ssd-d" => "WD Blue SN570 500 GB, DRAM-less PCIe, TLC, 8 dies (LRU-C Table 1)",
+        "hdd" => "WD10EZEX 1 TB 7200 rpm hard disk (LRU-C Table 1)",
+        "pcie" => "Intel P4510 1 TB enterprise PCIe SSD, PLP (ACE Table I)",
+        "sata" => "Intel S4610 240 GB enterprise SATA SSD, PLP (ACE Table I)",
+        "optane" => "Intel Optane P4800X 375 GB, in-place writes, PLP (ACE Table I)",
+        "cloud" => "cloud volume, 60,000 provisioned IOPS, 2 replicas (ACE's Virtual SSD)",
+        "openssd" => "Cosmos+ OpenSSD, 8 x 2 MLC dies, 16 KiB mapping (RW paper)",
+        _ => return None,
+    })
+}
+
+/// The value of option `key` in `p`, as `emu:` accepts it (`on`/`off` for flags); `None` for an
+/// unknown key.
+#[must_use]
+pub fn option_value(p: &Profile, key: &str) -> Option<String> {
+    let flag = |on: bool| if on { "on" } else { "off" }.to_string();
+    Some(match key {
+        "channels" => p.channels.to_string(),
+        "ways" => p.ways.to_string(),
+        "t_read_us" => p.t_read_us.to_string(),
+        "t_prog_us" => p.t_prog_us.to_string(),
+        "t_erase_us" => p.t_erase_us.to_string(),
+        "t_suspend_us" => p.t_suspend_us.to_string(),
+        "suspend" => flag(p.suspend),
+        "fw_us" => p.fw_us.to_string(),
+        "fw_write_us" => p.fw_write_us.to_string(),
+        "fw_cores" => p.fw_cores.to_string(),
+        "channel_mb_s" => p.channel_mb_s.to_string(),
+        "link_mb_s" => p.link_mb_s.to_string(),
+        "buffer" => p.buffer_pages.to_string(),
+        "rbuf" => flag(p.rbuf),
+        "rbuf_pages" => p.rbuf_pages.to_string(),
+        "plp" => flag(p.plp),
+        "pack" => flag(p.pack),
+        "op" => format!("{:.2}", p.op),
+        "fill" => p.fill.to_string(),
+        "pages_per_block" => p.pages_per_block.to_string(),
+        "time_scale" => p.time_scale.to_string(),
+        "seed" => p.seed.to_string(),
+        "ncq" => p.ncq.to_string(),
+        "queue_depth" => p.queue_depth.to_string(),
+        "stroke" => p.stroke.to_string(),
+        "net_us" => p.net_us.to_string(),
+        "iops_limit" => p.iops_limit.to_string(),
+        "replicas" => p.replicas.to_string(),
+        _ => return None,
+    })
+}
+
 /// A PCIe 3.0 x4 link: 3.94 GB/s raw, about 3.2 GB/s after TLP/DLLP overhead.
 const PCIE3_X4_MB_S: f64 = 3200.0;
 /// A SATA 6 Gb/s link: 600 MB/s after 8b/10b, about 560 MB/s after FIS overhead.

@@ -9,14 +9,14 @@
 //!
 //! The reaper thread creates the ring and is its only caller of `io_uring_enter` (the ring is set
 //! up single-issuer with deferred completion work where the kernel allows): it submits what is
-//! queued, waits for completions, completes each job's [`Completion`] and returns its slot.
+//! queued, waits for completions, completes each job's [`Completion`](crate::device::Completion) and returns its slot.
 //! Keeping every
 //! submission on the reaper matters for speed: the kernel runs a request's completion work in
 //! the task that submitted it, so submissions from the many caller threads would have each
 //! caller interrupted (out of its wait) to post its own completion before the reaper could see
 //! it; with one submitter the completions arrive in the reaper, in batches. The reaper keeps one
-//! read of the eventfd armed (`user_data` [`WAKE`]), which completes when a submitter pokes it.
-//! A job travels as a boxed pointer in its SQE's `user_data` (never [`WAKE`]).
+//! read of the eventfd armed (`user_data` `WAKE`), which completes when a submitter pokes it.
+//! A job travels as a boxed pointer in its SQE's `user_data` (never `WAKE`).
 //!
 //! Shutdown (drop): wait until no slot is taken, raise `stopping`, poke; the reaper stops once
 //! its eventfd read has completed (so the kernel holds no pointer to its buffer) and no slot is

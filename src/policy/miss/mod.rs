@@ -16,7 +16,7 @@
 //!   dirty pages in eviction order concurrently, keep them cached clean, evict the victim
 //!   (section 5).
 //!
-//! This file holds the parts of InnoDB's loop that RAW, WAR and RW share: [`raw_loop`] (steps 1
+//! This file holds the parts of InnoDB's loop that RAW, WAR and RW share: `raw_loop` (steps 1
 //! to 4 with the scheme's step 4 passed in), the clean scan and the single-page flush.
 
 pub mod ace;

@@ -1,5 +1,5 @@
 //! RAW: InnoDB's miss path, `buf_LRU_get_free_block` (MySQL 5.7), as algorithms.md section 1:
-//! the loop of [`super::raw_loop`] with a single-page flush as step 4 (the read stall). Vanilla
+//! the loop of `super::raw_loop` with a single-page flush as step 4 (the read stall). Vanilla
 //! uses the scan depth `lru_scan_depth`; the InnoDB-emulated CF-LRU of the LRU-C paper is the
 //! same path with the scan depth set to its window.
 //!

@@ -6,10 +6,10 @@
 //! that need it wait; when it is full they wake the cleaner and wait.
 //!
 //! The three correctness rules the public prototype breaks, kept here:
-//! 1. A page in the TWB still holds back the checkpoint: [`Twb::oldest_lsn`] is part of
+//! 1. A page in the TWB still holds back the checkpoint: `Twb::oldest_lsn` is part of
 //!    `BufferPool::oldest_unflushed_lsn` until its write is complete.
 //! 2. The WAL rule: the log is flushed to the newest modification of the TWB before its write.
-//! 3. A miss on a page in the TWB is served from the TWB copy ([`Twb::copy_out`]), not by
+//! 3. A miss on a page in the TWB is served from the TWB copy (`Twb::copy_out`), not by
 //!    sleeping until the write finishes; once the write completes the page is on the device.
 //!
 //! Each pool instance has its own TWB (the prototype's is per instance). Victims are picked

@@ -474,6 +474,13 @@ fn split_number<'a>(text: &'a str, forms: &str) -> Result<(f64, &'a str), String
         .find(|c: char| !(c.is_ascii_digit() || c == '.'))
         .unwrap_or(text.len());
     let (number, unit) = text.split_at(split);
+    if number.is_empty() {
+        return Err(if text.starts_with('-') {
+            format!("`{text}` is negative; {forms}")
+        } else {
+            format!("`{text}` does not start with a number; {forms}")
+        });
+    }
     let value: f64 = number
         .parse()
         .map_err(|_| format!("`{number}` is not a number; {forms}"))?;
@@ -666,6 +673,8 @@ pub fn load_summary(image: &Image) -> String {
 pub fn run(args: &BenchArgs) -> Result<()> {
     let command_line = std::env::args().collect::<Vec<_>>().join(" ");
     let mut config = args.to_config(&command_line)?;
+    super::preflight::drop_unsupported_from_groups(&mut config, &args.schemes);
+    super::preflight::check(&config, args.json.as_deref(), args.out.as_deref())?;
     if let Some(spec) = args.record_spec()? {
         attach_record(args, &mut config, spec)?;
     }

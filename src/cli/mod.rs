@@ -6,6 +6,7 @@ pub mod check;
 pub mod config;
 pub mod devices;
 pub mod load;
+pub mod preflight;
 pub mod probe;
 pub mod schemes;
 

@@ -83,6 +83,10 @@ pub enum Error {
     /// A malformed or inconsistent configuration, device string or scheme name.
     #[error("configuration error: {0}")]
     Config(String),
+
+    /// The user interrupted the command (Ctrl-C).
+    #[error("interrupted (Ctrl-C): {0}")]
+    Interrupted(String),
     /// An argument outside what the call accepts (e.g. a page id past the end of the database).
     #[error("invalid argument: {0}")]
     InvalidArgument(String),

@@ -28,6 +28,7 @@ use parking_lot::Mutex;
 
 use super::cpu::{CpuSample, utilisation};
 use super::driver::{Driver, DriverRun, OpOutcome, SyntheticDriver};
+use super::interrupt;
 use super::report::{
     BenchResults, DoublewriteStats, FsyncStats, Header, IoRates, LatencyMs, LogRates, RunFailure,
     RunResult, StallWaitMs, Steadiness, TypeResult,
@@ -134,6 +135,13 @@ pub fn run_bench_with(
         failures: Vec::new(),
     };
     for (index, scheme) in config.schemes.iter().enumerate() {
+        if interrupt::interrupted() {
+            results.failures.push(RunFailure {
+                scheme: scheme.name.clone(),
+                error: "not run: interrupted (Ctrl-C)".into(),
+            });
+            continue;
+        }
         let label = format!("{scheme} ({}/{})", index + 1, config.schemes.len());
         let outcome = set_up(config, driver, factory, scheme).and_then(|(device, target)| {
             run_scheme(config, driver, scheme, &label, &device, &*target)
@@ -293,6 +301,13 @@ fn run_scheme(
             .collect();
         (measured, histograms)
     });
+    if interrupt::interrupted() {
+        bar.finish_and_clear();
+        let _ = target.shutdown();
+        return Err(Error::Interrupted(
+            "this scheme's partial measurement is discarded".into(),
+        ));
+    }
     if let Some((thread, error)) = control.error.lock().take() {
         bar.finish_and_clear();
         let shutdown = target.shutdown();
@@ -458,7 +473,7 @@ fn control_loop(
     let mut warm = TimelineRecorder::new(began, 0, &target.stats(), scale, config.step);
     let mut warmup_steady = !until_steady;
     // Warm-up. Bound: `warmup_real`, in TICK steps.
-    while !control.stopped() && began.elapsed() < warmup_real {
+    while !control.stopped() && !interrupt::interrupted() && began.elapsed() < warmup_real {
         std::thread::sleep(TICK);
         bar.tick();
         let stats = target.stats();
@@ -484,7 +499,7 @@ fn control_loop(
     let duration_real = config.duration.mul_f64(scale);
     let mut timeline = TimelineRecorder::new(start.at, start.ops, &start.pool, scale, config.step);
     // Measured phase. Bound: `duration_real` / TICK iterations.
-    while !control.stopped() && start.at.elapsed() < duration_real {
+    while !control.stopped() && !interrupt::interrupted() && start.at.elapsed() < duration_real {
         std::thread::sleep(TICK.min(duration_real.saturating_sub(start.at.elapsed())));
         timeline.poll(Instant::now(), control.total_ops(), || target.stats());
         if let Some(point) = timeline.points().last() {

@@ -24,6 +24,7 @@ pub mod cpu;
 pub mod driver;
 pub mod harness;
 pub mod image;
+pub mod interrupt;
 pub mod plot;
 pub mod report;
 pub mod target;

@@ -723,21 +723,10 @@ pub fn run(args: &BenchArgs) -> Result<()> {
         (config.duration + warmup_max).as_secs_f64() * scale,
     );
     let factory = default_factory();
+    crate::bench::interrupt::install();
+    let mut runs_reported = 0;
     let results = crate::bench::harness::run_bench_with(&config, &*factory, &mut |so_far| {
-        if let Some(run) = so_far.runs.last() {
-            eprintln!(
-                "  done: {} {:.0} {}, read stalls {:.1}%, {}{}",
-                run.scheme,
-                run.throughput,
-                run.unit,
-                run.read_stall_ratio * 100.0,
-                run.bound,
-                run.check.as_ref().map_or_else(String::new, |check| format!(
-                    ", check clean ({} rows, {} trees)",
-                    check.rows_scanned, check.trees
-                ))
-            );
-        }
+        on_scheme_finished(args, so_far, &mut runs_reported);
     })?;
     print!("{}", report::format_table(&results));
     if config.record.is_some() && !config.check {
@@ -768,6 +757,44 @@ pub fn run(args: &BenchArgs) -> Result<()> {
         config.schemes.len(),
         failed.join("; ")
     )))
+}
+
+/// After each scheme: the results so far go to disk at once (results.json grows run by run,
+/// so a kill or a failing later scheme loses nothing measured) and a summary line is printed.
+fn on_scheme_finished(
+    args: &BenchArgs,
+    so_far: &crate::bench::report::BenchResults,
+    runs_reported: &mut usize,
+) {
+    if let Some(path) = &args.json
+        && let Err(err) = so_far.write_json(path)
+    {
+        eprintln!("flashbuf: writing {}: {err}", path.display());
+    }
+    if let Some(dir) = &args.out
+        && let Err(err) = so_far.write_json(&dir.join("results.json"))
+    {
+        eprintln!("flashbuf: writing {}: {err}", dir.display());
+    }
+    if so_far.runs.len() > *runs_reported
+        && let Some(run) = so_far.runs.last()
+    {
+        *runs_reported = so_far.runs.len();
+        eprintln!(
+            "  done: {} {:.0} {}, read stalls {:.1}%, {}{}",
+            run.scheme,
+            run.throughput,
+            run.unit,
+            run.read_stall_ratio * 100.0,
+            run.bound,
+            run.check.as_ref().map_or_else(String::new, |check| format!(
+                ", check clean ({} rows, {} trees)",
+                check.rows_scanned, check.trees
+            ))
+        );
+    } else if let Some(failure) = so_far.failures.last() {
+        eprintln!("  failed: {}: {}", failure.scheme, failure.error);
+    }
 }
 
 #[cfg(test)]

@@ -674,8 +674,14 @@ pub fn run(args: &BenchArgs) -> Result<()> {
     let command_line = std::env::args().collect::<Vec<_>>().join(" ");
     let mut config = args.to_config(&command_line)?;
     super::preflight::drop_unsupported_from_groups(&mut config, &args.schemes);
-    super::preflight::check(&config, args.json.as_deref(), args.out.as_deref())?;
-    if let Some(spec) = args.record_spec()? {
+    let record = args.record_spec()?;
+    super::preflight::check(
+        &config,
+        record.is_some(),
+        args.json.as_deref(),
+        args.out.as_deref(),
+    )?;
+    if let Some(spec) = record {
         attach_record(args, &mut config, spec)?;
     }
     let scale = args.time_scale()?;

@@ -18,6 +18,9 @@ use crate::pool::PoolConfig;
 /// `--duration` must not start a run that never ends).
 pub const MAX_REAL_TIME: Duration = Duration::from_hours(48);
 
+/// The pool size the configuration is checked with before a record image is loaded.
+const NOMINAL_FRAMES: usize = 4096;
+
 /// What the checks learned about the data device.
 struct DataDevice {
     time_scale: f64,
@@ -28,15 +31,23 @@ struct DataDevice {
 ///
 /// # Errors
 /// [`Error::Config`] naming the flag, key or path.
-pub fn check(config: &BenchConfig, json: Option<&Path>, out: Option<&Path>) -> Result<()> {
+pub fn check(
+    config: &BenchConfig,
+    record: bool,
+    json: Option<&Path>,
+    out: Option<&Path>,
+) -> Result<()> {
     let data = check_device("--device", &config.device)?;
     let mut time_scale = data.time_scale;
     if let Some(log) = &config.log {
         time_scale = time_scale.max(check_device("--log-device", &log.device)?.time_scale);
     }
-    check_pool_config(config, &data)?;
+    check_pool_config(config, record, &data)?;
     check_real_time(config, time_scale)?;
     check_outputs(json, out)?;
+    if record {
+        return Ok(()); // a record image's size is known only after loading
+    }
     check_memory(config)
 }
 
@@ -61,12 +72,19 @@ fn check_device(flag: &str, spec: &DeviceSpec) -> Result<DataDevice> {
     }
 }
 
-fn check_pool_config(config: &BenchConfig, data: &DataDevice) -> Result<()> {
+fn check_pool_config(config: &BenchConfig, record: bool, data: &DataDevice) -> Result<()> {
+    // A record workload's buffer is a share of an image not loaded yet: check the keys with a
+    // nominal pool (the real size is checked again when each scheme opens).
+    let frames = if record {
+        NOMINAL_FRAMES
+    } else {
+        config.buffer_pages
+    };
     for scheme in &config.schemes {
         let pool = match &config.pool_config {
-            Some(text) => PoolConfig::from_toml(scheme.clone(), config.buffer_pages, text)
+            Some(text) => PoolConfig::from_toml(scheme.clone(), frames, text)
                 .map_err(|err| Error::Config(format!("--pool-config: {}", inner(err))))?,
-            None => PoolConfig::from_toml(scheme.clone(), config.buffer_pages, "")?,
+            None => PoolConfig::from_toml(scheme.clone(), frames, "")?,
         };
         pool.validate().map_err(|err| {
             Error::Config(format!("scheme `{scheme}` with this configuration: {err}"))
@@ -182,8 +200,8 @@ fn probe_writable(dir: &Path, flag: &str) -> Result<()> {
 /// The synthetic workload's image and each scheme's device live in memory for `mem` and
 /// emulated devices: refuse a database that does not fit twice in the available memory.
 fn check_memory(config: &BenchConfig) -> Result<()> {
-    if config.record.is_some() || matches!(config.device, DeviceSpec::File(_)) {
-        return Ok(()); // a record image's size is known only after loading; files are on disk
+    if matches!(config.device, DeviceSpec::File(_)) {
+        return Ok(()); // the database is on disk
     }
     let bytes = config
         .workload

@@ -27,7 +27,10 @@ fn bad_input_is_refused_before_the_run_starts() {
         (&["--pool-config", &config], "--pool-config"),
         (&["--device", "emu:ssd-a,nosuch=1"], "nosuch"),
         (&["--log-device", "emu:nosuch"], "--log-device"),
-        (&["--device", "emu:ssd-a,time_scale=1e9"], "hours of real time"),
+        (
+            &["--device", "emu:ssd-a,time_scale=1e9"],
+            "hours of real time",
+        ),
         (&["--json", "/nonexistent/dir/r.json"], "--json"),
         (&["--schemes", "rw", "--device", "mem"], "fused read-write"),
     ];

@@ -84,7 +84,7 @@ impl Mix {
             .find(|mix| mix.name() == name)
             .ok_or_else(|| {
                 Error::Config(format!(
-                    "unknown workload `{name}`; valid workloads: ms, wis, ris, mu"
+                    "unknown workload `{name}`; valid workloads: ms, wis, ris, mu (synthetic page mixes), tpcc, ycsb-a .. ycsb-f, linkbench (record workloads)"
                 ))
             })
     }

@@ -394,12 +394,17 @@ pub fn timeline_svg(results: &BenchResults) -> Result<String> {
     )
 }
 
+/// One figure per scheme, in run order.
+fn per_scheme(results: &BenchResults, figure: fn(&RunResult) -> f64) -> Vec<f64> {
+    results.runs.iter().map(figure).collect()
+}
+
 /// Mean, p95 and p99 latency per scheme.
 ///
 /// # Errors
 /// As [`throughput_svg`].
 pub fn latency_svg(results: &BenchResults) -> Result<String> {
-    let pick = |f: fn(&RunResult) -> f64| results.runs.iter().map(f).collect::<Vec<_>>();
+    let pick = |f: fn(&RunResult) -> f64| per_scheme(results, f);
     grouped_bars(
         "Latency by scheme (device time)",
         "ms",
@@ -414,7 +419,7 @@ pub fn latency_svg(results: &BenchResults) -> Result<String> {
 }
 
 fn stall_wait_svg(results: &BenchResults) -> Result<String> {
-    let pick = |f: fn(&RunResult) -> f64| results.runs.iter().map(f).collect::<Vec<_>>();
+    let pick = |f: fn(&RunResult) -> f64| per_scheme(results, f);
     grouped_bars(
         "Read-stall waits (device time; partial: summary, not the distribution)",
         "ms",
@@ -429,7 +434,7 @@ fn stall_wait_svg(results: &BenchResults) -> Result<String> {
 }
 
 fn bandwidth_svg(results: &BenchResults) -> Result<String> {
-    let pick = |f: fn(&RunResult) -> f64| results.runs.iter().map(f).collect::<Vec<_>>();
+    let pick = |f: fn(&RunResult) -> f64| per_scheme(results, f);
     grouped_bars(
         "Device bandwidth used against the device's peak at the run's mix",
         "MB/s (device time)",

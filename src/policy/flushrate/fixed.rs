@@ -5,7 +5,7 @@
 
 use std::collections::BTreeMap;
 
-use super::adaptive::{AdaptiveConfig, AdaptiveState, FlushInputs};
+use super::adaptive::{AdaptiveConfig, AdaptiveState};
 use super::{CleanerInputs, FlushPlan, FlushRate, RoundObservation};
 
 /// MySQL's fixed controller.
@@ -45,17 +45,9 @@ impl FlushRate for MysqlFixed {
     }
 
     fn plan(&mut self, inputs: &CleanerInputs) -> FlushPlan {
-        let recommendation = self.state.recommend(
-            &self.adaptive,
-            &FlushInputs {
-                dirty_pages: inputs.dirty_pages,
-                pool_pages: inputs.pool_pages,
-                current_lsn: inputs.current_lsn,
-                oldest_lsn: inputs.oldest_lsn,
-                log_capacity: inputs.log_capacity,
-                last_pages_flushed: inputs.last_pages_flushed,
-            },
-        );
+        let recommendation = self
+            .state
+            .recommend(&self.adaptive, &inputs.adaptive_inputs());
         self.last_requested = recommendation.pages;
         FlushPlan {
             lru_scan: self.lru_scan,

@@ -51,6 +51,21 @@ pub struct CleanerInputs {
     pub now_ms: u64,
 }
 
+impl CleanerInputs {
+    /// The part InnoDB's adaptive flushing reads (`page_cleaner_flush_pages_recommendation`).
+    #[must_use]
+    pub fn adaptive_inputs(&self) -> adaptive::FlushInputs {
+        adaptive::FlushInputs {
+            dirty_pages: self.dirty_pages,
+            pool_pages: self.pool_pages,
+            current_lsn: self.current_lsn,
+            oldest_lsn: self.oldest_lsn,
+            log_capacity: self.log_capacity,
+            last_pages_flushed: self.last_pages_flushed,
+        }
+    }
+}
+
 /// One round's plan.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct FlushPlan {

@@ -29,7 +29,7 @@
 
 use std::collections::BTreeMap;
 
-use super::adaptive::{AdaptiveConfig, AdaptiveState, FlushInputs};
+use super::adaptive::{AdaptiveConfig, AdaptiveState};
 use super::{CleanerInputs, FlushPlan, FlushRate, RoundObservation};
 use crate::wal::LogMargins;
 
@@ -168,17 +168,9 @@ impl FlushRate for Percona {
         let mut pages = 0;
         let mut lsn_limit = crate::page::Lsn::MAX;
         if now >= self.flush_next_due_ms {
-            let recommendation = self.state.recommend(
-                &self.adaptive,
-                &FlushInputs {
-                    dirty_pages: inputs.dirty_pages,
-                    pool_pages: inputs.pool_pages,
-                    current_lsn: inputs.current_lsn,
-                    oldest_lsn: inputs.oldest_lsn,
-                    log_capacity: inputs.log_capacity,
-                    last_pages_flushed: inputs.last_pages_flushed,
-                },
-            );
+            let recommendation = self
+                .state
+                .recommend(&self.adaptive, &inputs.adaptive_inputs());
             pages = recommendation.pages;
             lsn_limit = recommendation.lsn_limit;
             let age = if inputs.oldest_lsn == 0 {

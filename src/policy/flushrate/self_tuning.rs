@@ -33,7 +33,7 @@
 
 use std::collections::BTreeMap;
 
-use super::adaptive::{AdaptiveConfig, AdaptiveState, FlushInputs};
+use super::adaptive::{AdaptiveConfig, AdaptiveState};
 use super::{AfterObserve, CleanerInputs, FlushPlan, FlushRate, RoundObservation};
 
 /// MySQL's minimum `innodb_lru_scan_depth` and `innodb_io_capacity`.
@@ -284,17 +284,7 @@ impl FlushRate for SelfTuning {
             io_capacity_max: self.alg.io_capacity_max(),
             ..self.adaptive
         };
-        let recommendation = self.state.recommend(
-            &config,
-            &FlushInputs {
-                dirty_pages: inputs.dirty_pages,
-                pool_pages: inputs.pool_pages,
-                current_lsn: inputs.current_lsn,
-                oldest_lsn: inputs.oldest_lsn,
-                log_capacity: inputs.log_capacity,
-                last_pages_flushed: inputs.last_pages_flushed,
-            },
-        );
+        let recommendation = self.state.recommend(&config, &inputs.adaptive_inputs());
         self.last_requested = recommendation.pages;
         self.requested_total += recommendation.pages;
         FlushPlan {

@@ -544,6 +544,7 @@ fn merge(outcomes: Vec<Result<WorkerOutcome>>, types: usize) -> Result<WorkerOut
     }
     Ok(total)
 }
+
 /// The run's verdict ([`super::cpu::classify_run`]): CPU share, then the workers' share of time
 /// waiting on list mutexes; on `mem` never `device-bound`.
 fn run_bound(

@@ -33,7 +33,7 @@ use super::report::{
     BenchResults, DoublewriteStats, FsyncStats, Header, IoRates, LatencyMs, LogRates, RunFailure,
     RunResult, StallWaitMs, Steadiness, TypeResult,
 };
-use super::timeline::{TimelineRecorder, coefficient_of_variation, is_steady, windowed};
+use super::timeline::{TimelineRecorder, judge_steadiness, tail_is_steady};
 use super::{BenchConfig, BenchTarget, LOG_PAGE_SIZE, TargetFactory, TargetSpec, WarmUp};
 use crate::datafile::DATA_START;
 use crate::device::{DeviceStats, OpenOptions, SharedDevice, open};
@@ -46,8 +46,9 @@ use crate::wal::WalStats;
 pub const TICK: Duration = Duration::from_millis(50);
 /// Highest latency the histograms hold (100 s); longer ops are clamped to it.
 const MAX_LATENCY_NS: u64 = 100_000_000_000;
-/// Timeline points per steadiness window (1 s of device time at the default 100 ms step).
-const WINDOW_POINTS: usize = 10;
+/// Longest steadiness window of the warm-up, device seconds (shorter when the warm-up's cap
+/// is short: a quarter of the cap, at least `timeline::MIN_WINDOW_S`).
+const WARMUP_WINDOW_MAX_S: f64 = 1.0;
 /// Windows that must agree for the warm-up to end.
 const STEADY_WINDOWS: usize = 3;
 /// How close they must agree.
@@ -340,6 +341,8 @@ fn run_scheme(
         )));
     }
     let mut result = build_result(config, driver, scheme, device, &measured, &outcome);
+    result.config_diff =
+        super::report::config_diffs(scheme, config.buffer_pages, config.pool_config.as_deref())?;
     result.check = check;
     result.check_skipped = !config.check && driver.is_record();
     Ok(result)
@@ -390,6 +393,7 @@ struct TypeOutcome {
     count: u64,
     retries: u64,
     rollbacks: u64,
+    aborts: u64,
 }
 
 /// What a worker measured: latencies and counts of the measured phase.
@@ -398,7 +402,8 @@ struct WorkerOutcome {
     histogram: Histogram<u64>,
     /// Per operation type.
     types: Vec<TypeOutcome>,
-    /// Operations whose every attempt conflicted.
+    /// Operations whose every attempt conflicted (the types' `aborts` plus those of no known
+    /// type).
     aborts: u64,
 }
 
@@ -413,6 +418,7 @@ impl WorkerOutcome {
                         count: 0,
                         retries: 0,
                         rollbacks: 0,
+                        aborts: 0,
                     })
                 })
                 .collect::<Result<_>>()?,
@@ -423,6 +429,9 @@ impl WorkerOutcome {
     fn record(&mut self, done: &OpOutcome) {
         let Some(kind) = done.op_type.and_then(|kind| self.types.get_mut(kind)) else {
             self.aborts += 1;
+            if let Some(kind) = done.aborted_type.and_then(|kind| self.types.get_mut(kind)) {
+                kind.aborts += 1;
+            }
             return;
         };
         let nanos = (done.latency.as_nanos() as u64).clamp(1, MAX_LATENCY_NS);
@@ -431,6 +440,14 @@ impl WorkerOutcome {
         kind.count += 1;
         kind.retries += done.retries as u64;
         kind.rollbacks += u64::from(done.rolled_back);
+    }
+
+    /// Aborts of no known type: the total less the types' (the types' never exceed it: each
+    /// typed abort also counts in the total).
+    fn aborts_unattributed(&self) -> u64 {
+        let typed: u64 = self.types.iter().map(|kind| kind.aborts).sum();
+        assert!(typed <= self.aborts, "typed aborts exceed the total");
+        self.aborts - typed
     }
 
     fn add(&mut self, other: &WorkerOutcome) -> Result<()> {
@@ -443,6 +460,7 @@ impl WorkerOutcome {
             mine.count += theirs.count;
             mine.retries += theirs.retries;
             mine.rollbacks += theirs.rollbacks;
+            mine.aborts += theirs.aborts;
         }
         self.aborts += other.aborts;
         Ok(())
@@ -472,17 +490,20 @@ fn control_loop(
     let warmup_real = warmup_max.mul_f64(scale);
     let mut warm = TimelineRecorder::new(began, 0, &target.stats(), scale, config.step);
     let mut warmup_steady = !until_steady;
+    let window_s =
+        (warmup_max.as_secs_f64() / 4.0).clamp(super::timeline::MIN_WINDOW_S, WARMUP_WINDOW_MAX_S);
     // Warm-up. Bound: `warmup_real`, in TICK steps.
     while !control.stopped() && !interrupt::interrupted() && began.elapsed() < warmup_real {
         std::thread::sleep(TICK);
         bar.tick();
         let stats = target.stats();
-        if warm.poll(Instant::now(), control.total_ops(), || stats.clone()) && until_steady {
-            let windows = windowed(warm.points(), WINDOW_POINTS);
-            if pool_full(&stats) && is_steady(&windows, STEADY_WINDOWS, STEADY_TOLERANCE) {
-                warmup_steady = true;
-                break;
-            }
+        if warm.poll(Instant::now(), control.total_ops(), || stats.clone())
+            && until_steady
+            && pool_full(&stats)
+            && tail_is_steady(warm.points(), window_s, STEADY_WINDOWS, STEADY_TOLERANCE)
+        {
+            warmup_steady = true;
+            break;
         }
     }
     let warmup_device_s = began.elapsed().as_secs_f64() / scale;
@@ -579,8 +600,6 @@ fn build_result(
     let io = io_rates(config, driver, &device_stats, device_s);
     let (name, read_ratio, locality, read_ops, write_ops) =
         workload_labels(config, driver, outcome, device_read_share(&device_stats));
-    let windows = windowed(measured.timeline.points(), WINDOW_POINTS.min(5));
-    let cv = coefficient_of_variation(&windows);
     let log = match (&measured.start.log, &measured.end.log) {
         (Some(start), Some(end)) => Some(LogRates::between(start, end, device_s)),
         _ => None,
@@ -609,11 +628,13 @@ fn build_result(
         throughput: per_device_second(ops),
         unit: if driver.is_record() { "tx/s" } else { "ops/s" }.to_string(),
         latency_ms: latency_ms(&outcome.histogram, scale),
+        latency_cdf: latency_cdf(&outcome.histogram, scale),
         read_ops,
         write_ops,
         tpmc: tpmc(driver, outcome, device_s),
         per_type: per_type_results(driver, outcome, scale, device_s),
         aborts: outcome.aborts,
+        aborts_unattributed: outcome.aborts_unattributed(),
         retries: outcome.types.iter().map(|t| t.retries).sum(),
         rollbacks: outcome.types.iter().map(|t| t.rollbacks).sum(),
         device_read_share: device_read_share(&device_stats),
@@ -644,11 +665,11 @@ fn build_result(
         cpu_util: cpu.pct_of_available,
         bound: cpu.bound.clone(),
         cpu,
-        steadiness: Steadiness {
-            warmup_steady: measured.warmup_steady,
-            cv,
-            steady: measured.warmup_steady && cv <= super::timeline::STEADY_CV,
-        },
+        steadiness: Steadiness::from_verdict(
+            measured.warmup_steady,
+            judge_steadiness(measured.timeline.points()),
+        ),
+        config_diff: Vec::new(),
         timeline: measured.timeline.points().to_vec(),
         pool_stats: pool,
         device_stats,
@@ -753,8 +774,10 @@ fn per_type_results(
             count: kind.count,
             throughput: kind.count as f64 / device_s,
             latency_ms: latency_ms(&kind.histogram, scale),
+            latency_cdf: latency_cdf(&kind.histogram, scale),
             retries: kind.retries,
             rollbacks: kind.rollbacks,
+            aborts: kind.aborts,
         })
         .collect()
 }
@@ -770,5 +793,90 @@ fn latency_ms(histogram: &Histogram<u64>, scale: f64) -> LatencyMs {
         p95: to_ms(histogram.value_at_quantile(0.95) as f64),
         p99: to_ms(histogram.value_at_quantile(0.99) as f64),
         max: to_ms(histogram.max() as f64),
+    }
+}
+
+/// The histogram's CDF at [`super::report::CDF_QUANTILES`]: `(latency ms, fraction)` pairs in
+/// device time, ascending in both (the minimum at 0, the maximum at 1).
+fn latency_cdf(histogram: &Histogram<u64>, scale: f64) -> Vec<(f64, f64)> {
+    if histogram.is_empty() {
+        return Vec::new();
+    }
+    let to_ms = |nanos: u64| nanos as f64 / 1e6 / scale;
+    super::report::CDF_QUANTILES
+        .iter()
+        .map(|&fraction| {
+            let nanos = if fraction <= 0.0 {
+                histogram.min()
+            } else if fraction >= 1.0 {
+                histogram.max()
+            } else {
+                histogram.value_at_quantile(fraction)
+            };
+            (to_ms(nanos), fraction)
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn outcome(op_type: Option<usize>, aborted_type: Option<usize>, millis: u64) -> OpOutcome {
+        OpOutcome {
+            op_type,
+            latency: Duration::from_millis(millis),
+            retries: 1,
+            rolled_back: false,
+            aborted_type,
+        }
+    }
+
+    #[test]
+    fn aborts_are_attributed_to_their_type_and_add_up() {
+        let mut first = WorkerOutcome::new(3).unwrap();
+        let mut second = WorkerOutcome::new(3).unwrap();
+        for done in [
+            outcome(Some(0), None, 2),
+            outcome(None, Some(0), 5),
+            outcome(None, Some(2), 5),
+            outcome(None, None, 5),
+        ] {
+            first.record(&done);
+        }
+        second.record(&outcome(None, Some(2), 5));
+        second.record(&outcome(None, Some(7), 5)); // out of range: unattributed
+        first.add(&second).unwrap();
+        let aborts: Vec<u64> = first.types.iter().map(|kind| kind.aborts).collect();
+        assert_eq!(aborts, [1, 0, 2]);
+        assert_eq!(first.aborts, 5);
+        assert_eq!(first.aborts_unattributed(), 2);
+        assert_eq!(
+            first.aborts,
+            aborts.iter().sum::<u64>() + first.aborts_unattributed()
+        );
+        // Aborted transactions are not completions.
+        assert_eq!(first.types[0].count, 1);
+        assert_eq!(first.histogram.len(), 1);
+    }
+
+    #[test]
+    fn latency_cdf_spans_min_to_max_in_order() {
+        let mut histogram = new_histogram().unwrap();
+        for micros in 1..=1000u64 {
+            histogram.record(micros * 1000).unwrap();
+        }
+        // Time scale 2: device time is half the real time.
+        let cdf = latency_cdf(&histogram, 2.0);
+        assert_eq!(cdf.len(), super::super::report::CDF_QUANTILES.len());
+        assert!(cdf.windows(2).all(|w| w[0].0 <= w[1].0 && w[0].1 < w[1].1));
+        let (first, last) = (cdf[0], cdf[cdf.len() - 1]);
+        assert!(first.1.abs() < f64::EPSILON);
+        assert!((last.1 - 1.0).abs() < f64::EPSILON);
+        assert!((first.0 - 0.0005).abs() < 0.0001, "{first:?}");
+        assert!((last.0 - 0.5).abs() < 0.01, "{last:?}");
+        let median = cdf.iter().find(|(_, f)| (*f - 0.5).abs() < 1e-9).unwrap();
+        assert!((median.0 - 0.25).abs() < 0.01, "{median:?}");
+        assert!(latency_cdf(&new_histogram().unwrap(), 1.0).is_empty());
     }
 }

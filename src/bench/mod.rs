@@ -214,7 +214,8 @@ pub enum WarmUp {
     /// A fixed device-time duration.
     For(Duration),
     /// Until the pool is full (no free frame, or as many misses as frames) and throughput is
-    /// steady (the last three 1 s device windows within 10% of their mean), at most this long.
+    /// steady (the last three windows of a quarter of the cap, 0.5-1 s of device time and whole
+    /// cycles of a periodic throughput, within 10% of their mean), at most this long.
     UntilSteady {
         /// Upper bound on the warm-up, device time.
         max: Duration,

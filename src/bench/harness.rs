@@ -23,12 +23,12 @@ use std::sync::atomic::{AtomicU8, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use hdrhistogram::Histogram;
-use indicatif::{ProgressBar, ProgressStyle};
 use parking_lot::Mutex;
 
 use super::cpu::{CpuSample, utilisation};
 use super::driver::{Driver, DriverRun, OpOutcome, SyntheticDriver};
 use super::interrupt;
+use super::progress::{CommandProgress, Phase, SchemeProgress, spec_time_scale};
 use super::report::{
     BenchResults, DoublewriteStats, FsyncStats, Header, IoRates, LatencyMs, LogRates, RunFailure,
     RunResult, StallWaitMs, Steadiness, TypeResult,
@@ -135,6 +135,7 @@ pub fn run_bench_with(
         runs: Vec::new(),
         failures: Vec::new(),
     };
+    let mut progress = CommandProgress::new(config, spec_time_scale(&config.device));
     for (index, scheme) in config.schemes.iter().enumerate() {
         if interrupt::interrupted() {
             results.failures.push(RunFailure {
@@ -143,13 +144,23 @@ pub fn run_bench_with(
             });
             continue;
         }
-        let label = format!("{scheme} ({}/{})", index + 1, config.schemes.len());
+        let first_phase = if driver.is_record() {
+            Phase::Copy
+        } else {
+            Phase::Load
+        };
+        let mut line = progress.start_scheme(index, &scheme.name, first_phase);
         let outcome = set_up(config, driver, factory, scheme).and_then(|(device, target)| {
-            run_scheme(config, driver, scheme, &label, &device, &*target)
+            run_scheme(config, driver, scheme, &mut line, &device, &*target)
         });
+        line.finish();
         remove_scratch_files(config);
         match outcome {
-            Ok(run) => results.runs.push(run),
+            Ok(mut run) => {
+                run.scheme_real_s = line.elapsed().as_secs_f64();
+                progress.finished(line.elapsed());
+                results.runs.push(run);
+            }
             Err(err) => results.failures.push(RunFailure {
                 scheme: scheme.name.clone(),
                 error: err.to_string(),
@@ -264,14 +275,13 @@ fn run_scheme(
     config: &BenchConfig,
     driver: &dyn Driver,
     scheme: &Composition,
-    label: &str,
+    line: &mut SchemeProgress,
     device: &SharedDevice,
     target: &dyn BenchTarget,
 ) -> Result<RunResult> {
     let run = driver.start()?;
     let types = driver.op_types().len();
     let control = Control::new(config.threads);
-    let bar = progress_bar(config, label);
     let (measured, histograms) = std::thread::scope(|scope| {
         let mut handles = Vec::with_capacity(config.threads);
         for thread in 0..config.threads {
@@ -290,7 +300,7 @@ fn run_scheme(
                 }
             }
         }
-        let measured = control_loop(config, &control, target, device, &bar);
+        let measured = control_loop(config, &control, target, device, line);
         control.phase.store(PHASE_STOP, Ordering::Release);
         let histograms: Vec<Result<WorkerOutcome>> = handles
             .into_iter()
@@ -303,14 +313,14 @@ fn run_scheme(
         (measured, histograms)
     });
     if interrupt::interrupted() {
-        bar.finish_and_clear();
+        line.finish();
         let _ = target.shutdown();
         return Err(Error::Interrupted(
             "this scheme's partial measurement is discarded".into(),
         ));
     }
     if let Some((thread, error)) = control.error.lock().take() {
-        bar.finish_and_clear();
+        line.finish();
         let shutdown = target.shutdown();
         return Err(Error::Config(format!(
             "worker {thread} failed: {error}{}",
@@ -321,14 +331,14 @@ fn run_scheme(
     }
     let outcome = merge(histograms, types)?;
     let check = if config.check {
-        bar.set_message("consistency check");
+        line.set_phase(Phase::Verify, 0.0);
         run.check(target)?
     } else {
         None
     };
-    bar.set_message("write back");
+    line.set_phase(Phase::WriteBack, 0.0);
     let shutdown = target.shutdown();
-    bar.finish_and_clear();
+    line.finish();
     shutdown.map_err(|err| Error::Config(format!("shutdown failed: {err}")))?;
     if let Some(check) = check.as_ref().filter(|check| !check.is_clean()) {
         return Err(Error::Config(format!(
@@ -478,11 +488,12 @@ fn control_loop(
     control: &Control,
     target: &dyn BenchTarget,
     device: &SharedDevice,
-    bar: &ProgressBar,
+    line: &mut SchemeProgress,
 ) -> Measured {
     let scale = device.info().time_scale;
     let began = Instant::now();
-    bar.set_message("warm-up");
+    let duration_real = config.duration.mul_f64(scale);
+    line.set_phase(Phase::WarmUp, duration_real.as_secs_f64());
     let (warmup_max, until_steady) = match config.warmup {
         WarmUp::For(duration) => (duration, false),
         WarmUp::UntilSteady { max } => (max, true),
@@ -495,7 +506,7 @@ fn control_loop(
     // Warm-up. Bound: `warmup_real`, in TICK steps.
     while !control.stopped() && !interrupt::interrupted() && began.elapsed() < warmup_real {
         std::thread::sleep(TICK);
-        bar.tick();
+        line.update(String::new(), duration_real.as_secs_f64());
         let stats = target.stats();
         if warm.poll(Instant::now(), control.total_ops(), || stats.clone())
             && until_steady
@@ -515,18 +526,22 @@ fn control_loop(
         Ordering::AcqRel,
         Ordering::Acquire,
     );
-    bar.set_message("measure");
-    bar.set_length(config.duration.as_millis() as u64);
-    let duration_real = config.duration.mul_f64(scale);
+    line.set_phase(Phase::Measure, duration_real.as_secs_f64());
+    line.bar().set_length(config.duration.as_millis() as u64);
     let mut timeline = TimelineRecorder::new(start.at, start.ops, &start.pool, scale, config.step);
     // Measured phase. Bound: `duration_real` / TICK iterations.
     while !control.stopped() && !interrupt::interrupted() && start.at.elapsed() < duration_real {
         std::thread::sleep(TICK.min(duration_real.saturating_sub(start.at.elapsed())));
         timeline.poll(Instant::now(), control.total_ops(), || target.stats());
-        if let Some(point) = timeline.points().last() {
-            bar.set_message(format!("measure: {:.0} ops/s", point.throughput));
-        }
-        bar.set_position((start.at.elapsed().as_secs_f64() / scale * 1000.0) as u64);
+        let remaining_s = duration_real
+            .saturating_sub(start.at.elapsed())
+            .as_secs_f64();
+        let detail = timeline.points().last().map_or_else(String::new, |point| {
+            format!("{:.0} ops/s", point.throughput)
+        });
+        line.update(detail, remaining_s);
+        line.bar()
+            .set_position((start.at.elapsed().as_secs_f64() / scale * 1000.0) as u64);
     }
     let end = Snapshot::take(control, target, device);
     timeline.finish(end.at, end.ops, &end.pool);
@@ -537,20 +552,6 @@ fn control_loop(
         end,
         timeline,
     }
-}
-
-fn progress_bar(config: &BenchConfig, label: &str) -> ProgressBar {
-    if !config.progress {
-        return ProgressBar::hidden();
-    }
-    let bar = ProgressBar::new(config.duration.as_millis() as u64);
-    let style = ProgressStyle::with_template(
-        "{prefix:>24} [{bar:30}] {pos:>6}/{len:6} device ms, {elapsed:>4} real  {msg}",
-    )
-    .unwrap_or_else(|_| ProgressStyle::default_bar());
-    bar.set_style(style.progress_chars("=> "));
-    bar.set_prefix(label.to_string());
-    bar
 }
 
 fn new_histogram() -> Result<Histogram<u64>> {
@@ -617,6 +618,7 @@ fn build_result(
         page_size: driver.page_size(),
         duration_s: device_s,
         duration_real_s: real_s,
+        scheme_real_s: 0.0,
         warmup_s: measured.warmup_device_s,
         time_scale: scale,
         model_host: format!(
@@ -653,12 +655,7 @@ fn build_result(
             count: pool.write_path.fsyncs,
             mean_ms: pool.write_path.fsync_mean_ms(),
         },
-        doublewrite: DoublewriteStats {
-            pages: pool.write_path.doublewrite_pages,
-            batches: pool.write_path.doublewrite_batches,
-            slot_waits: pool.write_path.doublewrite_slot_waits,
-            slot_wait_ms: pool.write_path.doublewrite_slot_wait_ms,
-        },
+        doublewrite: doublewrite_stats(&pool),
         log,
         mutex_wait_total_ms: mutex_wait_ms.values().sum(),
         mutex_wait_ms,
@@ -673,6 +670,16 @@ fn build_result(
         timeline: measured.timeline.points().to_vec(),
         pool_stats: pool,
         device_stats,
+    }
+}
+
+/// The doublewrite buffer's work over the measured phase.
+fn doublewrite_stats(pool: &PoolStats) -> DoublewriteStats {
+    DoublewriteStats {
+        pages: pool.write_path.doublewrite_pages,
+        batches: pool.write_path.doublewrite_batches,
+        slot_waits: pool.write_path.doublewrite_slot_waits,
+        slot_wait_ms: pool.write_path.doublewrite_slot_wait_ms,
     }
 }
 

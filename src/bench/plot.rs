@@ -333,7 +333,7 @@ fn latency_cdf_lines(title: &str, lines: &[(String, Vec<(f64, f64)>)]) -> Result
             .configure_mesh()
             .x_desc("latency, device-time ms (log scale)")
             .y_desc("fraction of operations at or below")
-            .x_label_formatter(&|x| tick(*x))
+            .x_label_formatter(&|x| log_tick(*x))
             .draw()
             .map_err(plot_error)?;
         for (index, (name, points)) in lines.iter().enumerate() {
@@ -476,6 +476,16 @@ fn has_flush_rate(run: &RunResult) -> bool {
     run.timeline
         .iter()
         .any(|p| p.p_scan.is_some() || p.p_io.is_some())
+}
+
+/// A tick of a log axis: as [`tick`] from 1 up, else with the decimals its magnitude needs
+/// (0.0001, not 0.000).
+fn log_tick(value: f64) -> String {
+    if value >= 1.0 || value <= 0.0 || !value.is_finite() {
+        return tick(value);
+    }
+    let decimals = (-value.log10()).ceil().clamp(1.0, 12.0) as usize;
+    format!("{value:.decimals$}")
 }
 
 /// An axis tick: no decimals from 100 up, else up to three significant decimals.
@@ -882,6 +892,14 @@ pub fn write_report_dir(dir: &Path, results: &BenchResults) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn log_ticks_keep_their_magnitude() {
+        assert_eq!(log_tick(0.0001), "0.0001");
+        assert_eq!(log_tick(0.01), "0.01");
+        assert_eq!(log_tick(0.5), "0.5");
+        assert_eq!(log_tick(10.0), "10.0");
+    }
 
     #[test]
     fn escapes_markup() {

@@ -276,7 +276,8 @@ pub fn tail_is_steady(
     let step_s = mean_step_s(points);
     let min_points = points_for(min_window_s, step_s);
     let period = detect_period(&throughputs(points));
-    let window = whole_cycles(min_points, period, points.len() / windows.max(1));
+    let window = cycle_window(min_points, period, points.len() / windows.max(1))
+        .unwrap_or(min_points.max(1));
     is_steady(&windowed(tail(points, window), window), windows, tolerance)
 }
 
@@ -293,29 +294,26 @@ struct Window {
     period: Option<usize>,
 }
 
-/// Windows of at least [`MIN_WINDOW_S`], whole cycles of the period when there is one, and at
-/// most half the series (so [`MIN_WINDOWS`] fit) when the period allows.
+/// Windows of at least [`MIN_WINDOW_S`]: whole cycles of the period when there is one (and at
+/// most half the series, so [`MIN_WINDOWS`] fit), else as many equal windows as fit, stretched
+/// to cover the phase (19 points of 0.1 s: three windows of 6, not three of 5 and 4 unused).
 fn window_points(points: &[TimelinePoint], step_s: f64) -> Window {
     let min_points = points_for(MIN_WINDOW_S, step_s);
     let period = detect_period(&throughputs(points));
-    let window = whole_cycles(min_points, period, points.len() / MIN_WINDOWS);
+    let count = (points.len() / min_points).max(1);
+    let even = (points.len() / count).max(min_points);
+    let window = cycle_window(min_points, period, points.len() / MIN_WINDOWS).unwrap_or(even);
     Window {
         points: window,
         period: period.filter(|lag| window.is_multiple_of(*lag)),
     }
 }
 
-/// The smallest multiple of `period` that is at least `min_points`, if it is at most `limit`;
-/// else `min_points`.
-fn whole_cycles(min_points: usize, period: Option<usize>, limit: usize) -> usize {
-    let min_points = min_points.max(1);
-    match period {
-        Some(lag) if lag > 0 => {
-            let window = min_points.div_ceil(lag) * lag;
-            if window <= limit { window } else { min_points }
-        }
-        _ => min_points,
-    }
+/// The smallest multiple of `period` that is at least `min_points`, if it is at most `limit`.
+fn cycle_window(min_points: usize, period: Option<usize>, limit: usize) -> Option<usize> {
+    let lag = period.filter(|lag| *lag > 0)?;
+    let window = min_points.max(1).div_ceil(lag) * lag;
+    (window <= limit).then_some(window)
 }
 
 /// Points that make at least `seconds` at `step_s` per point.

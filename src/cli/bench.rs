@@ -60,8 +60,9 @@ pub struct BenchArgs {
     /// transactional B+-tree store: tpcc, ycsb-a .. ycsb-f, linkbench. A record workload's
     /// database is loaded once per invocation (in memory) and copied into every scheme's fresh
     /// device; throughput is then in transactions/s (plus tpmC for TPC-C) and a second table
-    /// gives, per transaction type: tx/s, mean/p95/p99 latency (device time), retries and
-    /// rollbacks; aborts (transactions whose every attempt conflicted) are counted per run.
+    /// gives, per transaction type: tx/s, mean/p95/p99 latency (device time), aborts
+    /// (transactions whose every attempt conflicted), retries and rollbacks; results.json and
+    /// report.html add a latency CDF per type.
     #[arg(long, default_value = "ms")]
     pub workload: String,
     /// Record-workload parameters.
@@ -143,7 +144,8 @@ pub struct BenchArgs {
     /// Write results.json, throughput/timeline/latency SVG plots and report.html here.
     #[arg(long)]
     pub out: Option<PathBuf>,
-    /// Do not draw progress bars.
+    /// Do not draw the progress line (scheme i of N, its phase, the ETA of the whole command);
+    /// the one-line summary of each finished scheme still prints.
     #[arg(long)]
     pub no_progress: bool,
 }

@@ -36,8 +36,12 @@ pub const STEADY_DRIFT: f64 = 0.10;
 pub const MIN_WINDOW_S: f64 = 0.5;
 /// Windows a verdict needs at least (halves of a short phase).
 pub const MIN_WINDOWS: usize = 2;
-/// Autocorrelation of the detrended series above which a lag is taken as the run's period.
-const PERIOD_MIN_CORRELATION: f64 = 0.3;
+/// Autocorrelation of the detrended series above which a lag is taken as the run's period
+/// (noise over 30 points reaches about 0.2 at some lag; flush cycles reach 0.6 and more).
+const PERIOD_MIN_CORRELATION: f64 = 0.4;
+/// Shortest period taken, in points: windows of at least [`MIN_WINDOW_S`] hold two or more
+/// cycles of a shorter one, so its partial cycle hardly moves a window mean.
+const PERIOD_MIN_POINTS: usize = 3;
 
 /// One step of a run.
 #[derive(Debug, Clone, Serialize, PartialEq)]
@@ -219,9 +223,8 @@ pub struct SteadyVerdict {
 #[must_use]
 pub fn judge_steadiness(points: &[TimelinePoint]) -> SteadyVerdict {
     let step_s = mean_step_s(points);
-    let window = window_points(points, step_s);
-    let window_s = window.points as f64 * step_s;
-    let means = windowed(points, window.points);
+    let (means, window) = window_means(points, step_s);
+    let window_s = window.points * step_s;
     let period_s = window.period.map(|lag| lag as f64 * step_s);
     if means.len() < MIN_WINDOWS {
         let measured_s = points.last().map_or(0.0, |p| p.t_s);
@@ -288,25 +291,51 @@ fn tail(points: &[TimelinePoint], window: usize) -> &[TimelinePoint] {
     &points[points.len() % window..]
 }
 
-/// A window length in points, and the period it is a multiple of.
+/// A window length in points (the mean, when windows differ by a point), and the period it is
+/// a multiple of.
 struct Window {
-    points: usize,
+    points: f64,
     period: Option<usize>,
 }
 
-/// Windows of at least [`MIN_WINDOW_S`]: whole cycles of the period when there is one (and at
-/// most half the series, so [`MIN_WINDOWS`] fit), else as many equal windows as fit, stretched
-/// to cover the phase (19 points of 0.1 s: three windows of 6, not three of 5 and 4 unused).
-fn window_points(points: &[TimelinePoint], step_s: f64) -> Window {
+/// The window means of a phase: windows of at least [`MIN_WINDOW_S`]. With a period (and room
+/// for [`MIN_WINDOWS`] windows of whole cycles), windows of whole cycles ending at the last
+/// point (the fewer-than-one-window leftover is dropped at the head, next to the warm-up, so a
+/// late collapse is never left out). Without one, as many windows as fit, of sizes differing
+/// by at most one point, covering every point (19 points of 0.1 s: 6, 6, 7).
+fn window_means(points: &[TimelinePoint], step_s: f64) -> (Vec<f64>, Window) {
+    let n = points.len();
     let min_points = points_for(MIN_WINDOW_S, step_s);
     let period = detect_period(&throughputs(points));
-    let count = (points.len() / min_points).max(1);
-    let even = (points.len() / count).max(min_points);
-    let window = cycle_window(min_points, period, points.len() / MIN_WINDOWS).unwrap_or(even);
-    Window {
-        points: window,
-        period: period.filter(|lag| window.is_multiple_of(*lag)),
+    if let Some(window) = cycle_window(min_points, period, n / MIN_WINDOWS) {
+        let means = windowed(tail(points, window), window);
+        return (
+            means,
+            Window {
+                points: window as f64,
+                period,
+            },
+        );
     }
+    let count = n / min_points;
+    let means = (0..count)
+        .map(|k| {
+            let chunk = &points[k * n / count..(k + 1) * n / count];
+            chunk.iter().map(|p| p.throughput).sum::<f64>() / chunk.len() as f64
+        })
+        .collect();
+    let window = if count == 0 {
+        min_points as f64
+    } else {
+        n as f64 / count as f64
+    };
+    (
+        means,
+        Window {
+            points: window,
+            period: None,
+        },
+    )
 }
 
 /// The smallest multiple of `period` that is at least `min_points`, if it is at most `limit`.
@@ -338,9 +367,9 @@ fn throughputs(points: &[TimelinePoint]) -> Vec<f64> {
     points.iter().map(|p| p.throughput).collect()
 }
 
-/// The period of `series` in points: the first lag (2 or more) at which the autocorrelation of
-/// the linearly detrended series has a local maximum above 0.3, among lags that leave at
-/// least two whole cycles. `None` for a series without such a peak (flat noise, a trend).
+/// The period of `series` in points: the first lag ([`PERIOD_MIN_POINTS`] or more) at which the
+/// autocorrelation of the linearly detrended series has a local maximum above
+/// [`PERIOD_MIN_CORRELATION`], among lags that leave at least two whole cycles. `None` for a series without such a peak (flat noise, a trend).
 #[must_use]
 pub fn detect_period(series: &[f64]) -> Option<usize> {
     let n = series.len();
@@ -364,7 +393,7 @@ pub fn detect_period(series: &[f64]) -> Option<usize> {
     let r: Vec<f64> = (0..=max_lag + 1)
         .map(|lag| correlation(lag.min(n - 1)))
         .collect();
-    (2..=max_lag).find(|&lag| {
+    (PERIOD_MIN_POINTS..=max_lag).find(|&lag| {
         r[lag] > PERIOD_MIN_CORRELATION && r[lag] >= r[lag - 1] && r[lag] >= r[lag + 1]
     })
 }
@@ -510,6 +539,25 @@ mod tests {
     }
 
     #[test]
+    fn late_collapse_is_not_left_out() {
+        // 29 points: windows of 5 would leave the last 4 out; they hold the collapse.
+        let flat_then_drop = |i: usize| {
+            if i >= 25 {
+                300.0
+            } else {
+                1000.0 + wobble(i, 20.0)
+            }
+        };
+        let verdict = judge_steadiness(&series((0..29).map(flat_then_drop)));
+        assert!(!verdict.steady, "{}", verdict.reason);
+        // The same with flush cycles: whole-cycle windows end at the last point.
+        let cyclic_then_drop =
+            |i: usize| (if i % 6 < 2 { 0.0 } else { 1500.0 }) * if i >= 23 { 0.3 } else { 1.0 };
+        let verdict = judge_steadiness(&series((0..29).map(cyclic_then_drop)));
+        assert!(!verdict.steady, "{}", verdict.reason);
+    }
+
+    #[test]
     fn short_run_is_too_short() {
         let verdict = judge_steadiness(&series([1000.0; 8]));
         assert!(!verdict.steady);
@@ -537,5 +585,7 @@ mod tests {
         let trend: Vec<f64> = (0..40).map(f64::from).collect();
         assert_eq!(detect_period(&trend), None);
         assert_eq!(detect_period(&[5.0; 40]), None);
+        let noise: Vec<f64> = (0..30).map(|i| 1000.0 + wobble(i, 100.0)).collect();
+        assert_eq!(detect_period(&noise), None);
     }
 }

@@ -540,8 +540,10 @@ fn control_loop(
             format!("{:.0} ops/s", point.throughput)
         });
         line.update(detail, remaining_s);
+        // The last tick may overshoot the phase by up to a tick: the bar stops at its end.
+        let measured_ms = (start.at.elapsed().as_secs_f64() / scale * 1000.0) as u64;
         line.bar()
-            .set_position((start.at.elapsed().as_secs_f64() / scale * 1000.0) as u64);
+            .set_position(measured_ms.min(line.bar().length().unwrap_or(u64::MAX)));
     }
     let end = Snapshot::take(control, target, device);
     timeline.finish(end.at, end.ops, &end.pool);

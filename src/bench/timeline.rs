@@ -38,10 +38,10 @@ pub const MIN_WINDOW_S: f64 = 0.5;
 pub const MIN_WINDOWS: usize = 2;
 /// Autocorrelation of the detrended series above which a lag is taken as the run's period
 /// (noise over 30 points reaches about 0.2 at some lag; flush cycles reach 0.6 and more).
-const PERIOD_MIN_CORRELATION: f64 = 0.4;
+pub const PERIOD_MIN_CORRELATION: f64 = 0.4;
 /// Shortest period taken, in points: windows of at least [`MIN_WINDOW_S`] hold two or more
 /// cycles of a shorter one, so its partial cycle hardly moves a window mean.
-const PERIOD_MIN_POINTS: usize = 3;
+pub const PERIOD_MIN_POINTS: usize = 3;
 
 /// One step of a run.
 #[derive(Debug, Clone, Serialize, PartialEq)]

@@ -366,6 +366,34 @@ fn a_short_run_of_two_schemes_writes_every_contract_field() {
         // 50% writes on a 10% buffer: dirty victims are written back during the run.
         assert!(run["device_stats"]["writes"].as_u64().unwrap() > 0);
         assert!(run["device_stats"]["reads"].as_u64().unwrap() > 0);
+        // The latency CDF: one [ms, fraction] pair per quantile, ascending, 0 to 1.
+        let cdf = run["latency_cdf"].as_array().unwrap();
+        assert_eq!(
+            cdf.len(),
+            flashbuf::bench::report::CDF_QUANTILES.len(),
+            "latency_cdf"
+        );
+        let pairs: Vec<(f64, f64)> = cdf
+            .iter()
+            .map(|p| (p[0].as_f64().unwrap(), p[1].as_f64().unwrap()))
+            .collect();
+        assert!(
+            pairs
+                .windows(2)
+                .all(|w| w[0].0 <= w[1].0 && w[0].1 < w[1].1)
+        );
+        assert!(pairs[0].1.abs() < 1e-12 && (pairs[pairs.len() - 1].1 - 1.0).abs() < 1e-12);
+        // The steadiness verdict says why, with its windows; no config differs from the
+        // defaults (no --pool-config, presets without knob changes).
+        let steadiness = &run["steadiness"];
+        assert!(steadiness["verdict"].as_str().unwrap().contains("window"));
+        assert!(steadiness["window_s"].as_f64().unwrap() >= 0.5 - 1e-9);
+        assert_eq!(run["config_diff"].as_array().unwrap().len(), 0);
+        assert!(run["scheme_real_s"].as_f64().unwrap() >= run["duration_real_s"].as_f64().unwrap());
+        for kind in run["per_type"].as_array().unwrap() {
+            assert_eq!(kind["aborts"], 0);
+            assert!(kind["latency_cdf"].is_array());
+        }
     }
 }
 

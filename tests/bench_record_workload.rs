@@ -72,7 +72,20 @@ fn tpcc_on_two_schemes_reports_per_type_latencies_and_a_clean_check() {
         assert!(check.rows_scanned > 0 && check.trees > 0);
         assert!(!run.check_skipped);
         assert!(run.device_read_share.is_some());
+        // Aborts per type add up to the run's; the built-in workloads attribute every one.
+        let typed: u64 = run.per_type.iter().map(|t| t.aborts).sum();
+        assert_eq!(
+            run.aborts,
+            typed + run.aborts_unattributed,
+            "{}",
+            run.scheme
+        );
+        assert_eq!(run.aborts_unattributed, 0);
+        assert!(!new_order.latency_cdf.is_empty() && !run.latency_cdf.is_empty());
     }
+    // The report draws a latency CDF per transaction type that ran.
+    let plots = flashbuf::bench::plot::report_plots(&results).unwrap();
+    assert!(plots.iter().any(|(id, _, _)| id == "latency-cdf-new_order"));
     let table = report::format_table(&results);
     assert!(table.contains("per transaction type"), "{table}");
     assert!(

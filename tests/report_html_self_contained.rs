@@ -10,8 +10,8 @@ use std::collections::BTreeMap;
 use flashbuf::bench::cpu::CpuUtil;
 use flashbuf::bench::plot::{self, COLUMNS};
 use flashbuf::bench::report::{
-    BenchResults, DoublewriteStats, FsyncStats, Header, IoRates, LatencyMs, RunResult, StallWaitMs,
-    Steadiness,
+    BenchResults, ConfigDiff, DoublewriteStats, FsyncStats, Header, IoRates, LatencyMs, RunResult,
+    StallWaitMs, Steadiness,
 };
 use flashbuf::bench::timeline::TimelinePoint;
 use flashbuf::device::DeviceStats;
@@ -28,8 +28,9 @@ fn run(scheme: &str, index: usize) -> RunResult {
             dirty_pages: 200 + u64::from(step) * 3,
             misses: 1000,
             read_stalls: 100 / (index as u64 + 1),
-            p_scan: None,
-            p_io: None,
+            // The first scheme stands for one with a flush-rate controller (vanilla+percona).
+            p_scan: (index == 0).then(|| 100.0 + f64::from(step) * 10.0),
+            p_io: (index == 0).then(|| 400.0 - f64::from(step) * 5.0),
         })
         .collect();
     let mutex_wait_ms: BTreeMap<String, f64> =
@@ -47,6 +48,7 @@ fn run(scheme: &str, index: usize) -> RunResult {
         page_size: 16384,
         duration_s: 2.0,
         duration_real_s: 32.0,
+        scheme_real_s: 45.0,
         warmup_s: 0.5,
         time_scale: 16.0,
         model_host: "2 cores x time scale 16 = 32 cores".into(),
@@ -56,6 +58,7 @@ fn run(scheme: &str, index: usize) -> RunResult {
         tpmc: None,
         per_type: Vec::new(),
         aborts: 0,
+        aborts_unattributed: 0,
         retries: 0,
         rollbacks: 0,
         device_read_share: Some(0.4),
@@ -68,6 +71,10 @@ fn run(scheme: &str, index: usize) -> RunResult {
             p99: 8.0 / scale,
             max: 20.0,
         },
+        latency_cdf: flashbuf::bench::report::CDF_QUANTILES
+            .iter()
+            .map(|&f| (0.05 / scale * (1.0 + 400.0 * f.powi(8)), f))
+            .collect(),
         read_ops: 10_000,
         write_ops: 10_000,
         hit_ratio: 0.7,
@@ -107,6 +114,21 @@ fn run(scheme: &str, index: usize) -> RunResult {
             warmup_steady: true,
             cv: 0.05,
             steady: true,
+            drift: 0.01,
+            window_s: 0.5,
+            windows: 4,
+            period_s: None,
+            verdict: "yes (cv 0.05, drift +1% over 4 windows of 0.5 s)".into(),
+        },
+        config_diff: if index == 0 {
+            vec![ConfigDiff {
+                key: "io_capacity".into(),
+                value: "2000".into(),
+                default: "10000".into(),
+                source: "pool-config".into(),
+            }]
+        } else {
+            Vec::new()
         },
         timeline,
         pool_stats: PoolStats::default(),
@@ -174,11 +196,28 @@ fn report_is_self_contained_and_has_every_plot() {
             "plot {id} missing"
         );
         for run in &results.runs {
-            if *id != "throughput" {
+            if *id != "throughput" && !id.starts_with("flush-rate-") {
                 assert!(svg.contains(&run.scheme), "plot {id} lacks {}", run.scheme);
             }
         }
     }
+    // The flush-rate controller: a plot for the scheme that has P_scan / P_io, none for the
+    // others.
+    let flush: Vec<&String> = plots
+        .iter()
+        .map(|(id, _, _)| id)
+        .filter(|id| id.starts_with("flush-rate-"))
+        .collect();
+    assert_eq!(flush, ["flush-rate-vanilla"]);
+    // The latency CDF draws every latency_cdf point (29 per scheme) as a dot.
+    let (_, _, cdf) = plots.iter().find(|(id, _, _)| id == "latency-cdf").unwrap();
+    assert_eq!(
+        cdf.matches("<circle").count(),
+        flashbuf::bench::report::CDF_QUANTILES.len() * results.runs.len()
+    );
+    // Config diffs in the setup: the override, and `none` for the others.
+    assert!(html.contains("io_capacity = 2000 (default 10000, from the pool-config)"));
+    assert!(html.contains("config of lru-c</th><td>none"));
     // The throughput bars carry their values.
     let (_, _, bars) = &plots[0];
     for run in &results.runs {

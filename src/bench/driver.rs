@@ -11,8 +11,8 @@
 //!   call (retries included). Each scheme gets a fresh workload object built from the same
 //!   [`RecordSpec`], so per-run state (YCSB's insert counter, LinkBench's next node id, TPC-C's
 //!   session) starts from the loaded image's state every time. A transaction whose every
-//!   attempt conflicted is counted as an abort (its type is not known to the harness) and the
-//!   worker goes on; any other error stops the scheme.
+//!   attempt conflicted is counted as an abort of the type the worker drew
+//!   ([`OpOutcome::aborted_type`]) and the worker goes on; any other error stops the scheme.
 //!
 //! Consistency ([`DriverRun::check`], item 4): after the measured phase, at quiescence, the
 //! record driver runs the workload's own `check` (TPC-C conditions 1-4) and the B+-tree check
@@ -45,6 +45,9 @@ pub struct OpOutcome {
     pub retries: usize,
     /// Rolled back by design (TPC-C's 1% of New-Orders).
     pub rolled_back: bool,
+    /// When aborted (`op_type` is `None`): the aborted transaction's type, if the worker knows
+    /// it ([`crate::workload::record::RecordWorker::last_txn_type`]).
+    pub aborted_type: Option<usize>,
 }
 
 /// One thread's client.
@@ -225,6 +228,7 @@ impl DriverWorker for SyntheticWorker<'_> {
             latency,
             retries: 0,
             rolled_back: false,
+            aborted_type: None,
         })
     }
 }
@@ -457,12 +461,14 @@ impl DriverWorker for RecordClient<'_> {
                 latency: begin.elapsed(),
                 retries: outcome.retries,
                 rolled_back: outcome.rolled_back,
+                aborted_type: None,
             }),
             Err(err) if err.is_retryable() => Ok(OpOutcome {
                 op_type: None,
                 latency: begin.elapsed(),
                 retries: 0,
                 rolled_back: false,
+                aborted_type: self.worker.last_txn_type(),
             }),
             Err(err) => Err(err),
         }

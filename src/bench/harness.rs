@@ -23,17 +23,17 @@ use std::sync::atomic::{AtomicU8, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use hdrhistogram::Histogram;
-use indicatif::{ProgressBar, ProgressStyle};
 use parking_lot::Mutex;
 
 use super::cpu::{CpuSample, utilisation};
 use super::driver::{Driver, DriverRun, OpOutcome, SyntheticDriver};
 use super::interrupt;
+use super::progress::{CommandProgress, Phase, SchemeProgress, spec_time_scale};
 use super::report::{
     BenchResults, DoublewriteStats, FsyncStats, Header, IoRates, LatencyMs, LogRates, RunFailure,
     RunResult, StallWaitMs, Steadiness, TypeResult,
 };
-use super::timeline::{TimelineRecorder, coefficient_of_variation, is_steady, windowed};
+use super::timeline::{TimelineRecorder, judge_steadiness, tail_is_steady};
 use super::{BenchConfig, BenchTarget, LOG_PAGE_SIZE, TargetFactory, TargetSpec, WarmUp};
 use crate::datafile::DATA_START;
 use crate::device::{DeviceStats, OpenOptions, SharedDevice, open};
@@ -46,8 +46,9 @@ use crate::wal::WalStats;
 pub const TICK: Duration = Duration::from_millis(50);
 /// Highest latency the histograms hold (100 s); longer ops are clamped to it.
 const MAX_LATENCY_NS: u64 = 100_000_000_000;
-/// Timeline points per steadiness window (1 s of device time at the default 100 ms step).
-const WINDOW_POINTS: usize = 10;
+/// Longest steadiness window of the warm-up, device seconds (shorter when the warm-up's cap
+/// is short: a quarter of the cap, at least `timeline::MIN_WINDOW_S`).
+const WARMUP_WINDOW_MAX_S: f64 = 1.0;
 /// Windows that must agree for the warm-up to end.
 const STEADY_WINDOWS: usize = 3;
 /// How close they must agree.
@@ -134,6 +135,7 @@ pub fn run_bench_with(
         runs: Vec::new(),
         failures: Vec::new(),
     };
+    let mut progress = CommandProgress::new(config, spec_time_scale(&config.device));
     for (index, scheme) in config.schemes.iter().enumerate() {
         if interrupt::interrupted() {
             results.failures.push(RunFailure {
@@ -142,13 +144,23 @@ pub fn run_bench_with(
             });
             continue;
         }
-        let label = format!("{scheme} ({}/{})", index + 1, config.schemes.len());
+        let first_phase = if driver.is_record() {
+            Phase::Copy
+        } else {
+            Phase::Load
+        };
+        let mut line = progress.start_scheme(index, &scheme.name, first_phase);
         let outcome = set_up(config, driver, factory, scheme).and_then(|(device, target)| {
-            run_scheme(config, driver, scheme, &label, &device, &*target)
+            run_scheme(config, driver, scheme, &mut line, &device, &*target)
         });
+        line.finish();
         remove_scratch_files(config);
         match outcome {
-            Ok(run) => results.runs.push(run),
+            Ok(mut run) => {
+                run.scheme_real_s = line.elapsed().as_secs_f64();
+                progress.finished(line.elapsed());
+                results.runs.push(run);
+            }
             Err(err) => results.failures.push(RunFailure {
                 scheme: scheme.name.clone(),
                 error: err.to_string(),
@@ -263,14 +275,13 @@ fn run_scheme(
     config: &BenchConfig,
     driver: &dyn Driver,
     scheme: &Composition,
-    label: &str,
+    line: &mut SchemeProgress,
     device: &SharedDevice,
     target: &dyn BenchTarget,
 ) -> Result<RunResult> {
     let run = driver.start()?;
     let types = driver.op_types().len();
     let control = Control::new(config.threads);
-    let bar = progress_bar(config, label);
     let (measured, histograms) = std::thread::scope(|scope| {
         let mut handles = Vec::with_capacity(config.threads);
         for thread in 0..config.threads {
@@ -289,7 +300,7 @@ fn run_scheme(
                 }
             }
         }
-        let measured = control_loop(config, &control, target, device, &bar);
+        let measured = control_loop(config, &control, target, device, line);
         control.phase.store(PHASE_STOP, Ordering::Release);
         let histograms: Vec<Result<WorkerOutcome>> = handles
             .into_iter()
@@ -302,14 +313,14 @@ fn run_scheme(
         (measured, histograms)
     });
     if interrupt::interrupted() {
-        bar.finish_and_clear();
+        line.finish();
         let _ = target.shutdown();
         return Err(Error::Interrupted(
             "this scheme's partial measurement is discarded".into(),
         ));
     }
     if let Some((thread, error)) = control.error.lock().take() {
-        bar.finish_and_clear();
+        line.finish();
         let shutdown = target.shutdown();
         return Err(Error::Config(format!(
             "worker {thread} failed: {error}{}",
@@ -320,14 +331,14 @@ fn run_scheme(
     }
     let outcome = merge(histograms, types)?;
     let check = if config.check {
-        bar.set_message("consistency check");
+        line.set_phase(Phase::Verify, 0.0);
         run.check(target)?
     } else {
         None
     };
-    bar.set_message("write back");
+    line.set_phase(Phase::WriteBack, 0.0);
     let shutdown = target.shutdown();
-    bar.finish_and_clear();
+    line.finish();
     shutdown.map_err(|err| Error::Config(format!("shutdown failed: {err}")))?;
     if let Some(check) = check.as_ref().filter(|check| !check.is_clean()) {
         return Err(Error::Config(format!(
@@ -340,6 +351,8 @@ fn run_scheme(
         )));
     }
     let mut result = build_result(config, driver, scheme, device, &measured, &outcome);
+    result.config_diff =
+        super::report::config_diffs(scheme, config.buffer_pages, config.pool_config.as_deref())?;
     result.check = check;
     result.check_skipped = !config.check && driver.is_record();
     Ok(result)
@@ -390,6 +403,7 @@ struct TypeOutcome {
     count: u64,
     retries: u64,
     rollbacks: u64,
+    aborts: u64,
 }
 
 /// What a worker measured: latencies and counts of the measured phase.
@@ -398,7 +412,8 @@ struct WorkerOutcome {
     histogram: Histogram<u64>,
     /// Per operation type.
     types: Vec<TypeOutcome>,
-    /// Operations whose every attempt conflicted.
+    /// Operations whose every attempt conflicted (the types' `aborts` plus those of no known
+    /// type).
     aborts: u64,
 }
 
@@ -413,6 +428,7 @@ impl WorkerOutcome {
                         count: 0,
                         retries: 0,
                         rollbacks: 0,
+                        aborts: 0,
                     })
                 })
                 .collect::<Result<_>>()?,
@@ -423,6 +439,9 @@ impl WorkerOutcome {
     fn record(&mut self, done: &OpOutcome) {
         let Some(kind) = done.op_type.and_then(|kind| self.types.get_mut(kind)) else {
             self.aborts += 1;
+            if let Some(kind) = done.aborted_type.and_then(|kind| self.types.get_mut(kind)) {
+                kind.aborts += 1;
+            }
             return;
         };
         let nanos = (done.latency.as_nanos() as u64).clamp(1, MAX_LATENCY_NS);
@@ -431,6 +450,14 @@ impl WorkerOutcome {
         kind.count += 1;
         kind.retries += done.retries as u64;
         kind.rollbacks += u64::from(done.rolled_back);
+    }
+
+    /// Aborts of no known type: the total less the types' (the types' never exceed it: each
+    /// typed abort also counts in the total).
+    fn aborts_unattributed(&self) -> u64 {
+        let typed: u64 = self.types.iter().map(|kind| kind.aborts).sum();
+        assert!(typed <= self.aborts, "typed aborts exceed the total");
+        self.aborts - typed
     }
 
     fn add(&mut self, other: &WorkerOutcome) -> Result<()> {
@@ -443,6 +470,7 @@ impl WorkerOutcome {
             mine.count += theirs.count;
             mine.retries += theirs.retries;
             mine.rollbacks += theirs.rollbacks;
+            mine.aborts += theirs.aborts;
         }
         self.aborts += other.aborts;
         Ok(())
@@ -460,11 +488,12 @@ fn control_loop(
     control: &Control,
     target: &dyn BenchTarget,
     device: &SharedDevice,
-    bar: &ProgressBar,
+    line: &mut SchemeProgress,
 ) -> Measured {
     let scale = device.info().time_scale;
     let began = Instant::now();
-    bar.set_message("warm-up");
+    let duration_real = config.duration.mul_f64(scale);
+    line.set_phase(Phase::WarmUp, duration_real.as_secs_f64());
     let (warmup_max, until_steady) = match config.warmup {
         WarmUp::For(duration) => (duration, false),
         WarmUp::UntilSteady { max } => (max, true),
@@ -472,17 +501,20 @@ fn control_loop(
     let warmup_real = warmup_max.mul_f64(scale);
     let mut warm = TimelineRecorder::new(began, 0, &target.stats(), scale, config.step);
     let mut warmup_steady = !until_steady;
+    let window_s =
+        (warmup_max.as_secs_f64() / 4.0).clamp(super::timeline::MIN_WINDOW_S, WARMUP_WINDOW_MAX_S);
     // Warm-up. Bound: `warmup_real`, in TICK steps.
     while !control.stopped() && !interrupt::interrupted() && began.elapsed() < warmup_real {
         std::thread::sleep(TICK);
-        bar.tick();
+        line.update(String::new(), duration_real.as_secs_f64());
         let stats = target.stats();
-        if warm.poll(Instant::now(), control.total_ops(), || stats.clone()) && until_steady {
-            let windows = windowed(warm.points(), WINDOW_POINTS);
-            if pool_full(&stats) && is_steady(&windows, STEADY_WINDOWS, STEADY_TOLERANCE) {
-                warmup_steady = true;
-                break;
-            }
+        if warm.poll(Instant::now(), control.total_ops(), || stats.clone())
+            && until_steady
+            && pool_full(&stats)
+            && tail_is_steady(warm.points(), window_s, STEADY_WINDOWS, STEADY_TOLERANCE)
+        {
+            warmup_steady = true;
+            break;
         }
     }
     let warmup_device_s = began.elapsed().as_secs_f64() / scale;
@@ -494,18 +526,24 @@ fn control_loop(
         Ordering::AcqRel,
         Ordering::Acquire,
     );
-    bar.set_message("measure");
-    bar.set_length(config.duration.as_millis() as u64);
-    let duration_real = config.duration.mul_f64(scale);
+    line.set_phase(Phase::Measure, duration_real.as_secs_f64());
+    line.bar().set_length(config.duration.as_millis() as u64);
     let mut timeline = TimelineRecorder::new(start.at, start.ops, &start.pool, scale, config.step);
     // Measured phase. Bound: `duration_real` / TICK iterations.
     while !control.stopped() && !interrupt::interrupted() && start.at.elapsed() < duration_real {
         std::thread::sleep(TICK.min(duration_real.saturating_sub(start.at.elapsed())));
         timeline.poll(Instant::now(), control.total_ops(), || target.stats());
-        if let Some(point) = timeline.points().last() {
-            bar.set_message(format!("measure: {:.0} ops/s", point.throughput));
-        }
-        bar.set_position((start.at.elapsed().as_secs_f64() / scale * 1000.0) as u64);
+        let remaining_s = duration_real
+            .saturating_sub(start.at.elapsed())
+            .as_secs_f64();
+        let detail = timeline.points().last().map_or_else(String::new, |point| {
+            format!("{:.0} ops/s", point.throughput)
+        });
+        line.update(detail, remaining_s);
+        // The last tick may overshoot the phase by up to a tick: the bar stops at its end.
+        let measured_ms = (start.at.elapsed().as_secs_f64() / scale * 1000.0) as u64;
+        line.bar()
+            .set_position(measured_ms.min(line.bar().length().unwrap_or(u64::MAX)));
     }
     let end = Snapshot::take(control, target, device);
     timeline.finish(end.at, end.ops, &end.pool);
@@ -516,20 +554,6 @@ fn control_loop(
         end,
         timeline,
     }
-}
-
-fn progress_bar(config: &BenchConfig, label: &str) -> ProgressBar {
-    if !config.progress {
-        return ProgressBar::hidden();
-    }
-    let bar = ProgressBar::new(config.duration.as_millis() as u64);
-    let style = ProgressStyle::with_template(
-        "{prefix:>24} [{bar:30}] {pos:>6}/{len:6} device ms, {elapsed:>4} real  {msg}",
-    )
-    .unwrap_or_else(|_| ProgressStyle::default_bar());
-    bar.set_style(style.progress_chars("=> "));
-    bar.set_prefix(label.to_string());
-    bar
 }
 
 fn new_histogram() -> Result<Histogram<u64>> {
@@ -595,8 +619,6 @@ fn build_result(
     let io = io_rates(config, driver, &device_stats, device_s);
     let (name, read_ratio, locality, read_ops, write_ops) =
         workload_labels(config, driver, outcome, device_read_share(&device_stats));
-    let windows = windowed(measured.timeline.points(), WINDOW_POINTS.min(5));
-    let cv = coefficient_of_variation(&windows);
     let log = match (&measured.start.log, &measured.end.log) {
         (Some(start), Some(end)) => Some(LogRates::between(start, end, device_s)),
         _ => None,
@@ -614,6 +636,7 @@ fn build_result(
         page_size: driver.page_size(),
         duration_s: device_s,
         duration_real_s: real_s,
+        scheme_real_s: 0.0,
         warmup_s: measured.warmup_device_s,
         time_scale: scale,
         model_host: format!(
@@ -625,11 +648,13 @@ fn build_result(
         throughput: per_device_second(ops),
         unit: if driver.is_record() { "tx/s" } else { "ops/s" }.to_string(),
         latency_ms: latency_ms(&outcome.histogram, scale),
+        latency_cdf: latency_cdf(&outcome.histogram, scale),
         read_ops,
         write_ops,
         tpmc: tpmc(driver, outcome, device_s),
         per_type: per_type_results(driver, outcome, scale, device_s),
         aborts: outcome.aborts,
+        aborts_unattributed: outcome.aborts_unattributed(),
         retries: outcome.types.iter().map(|t| t.retries).sum(),
         rollbacks: outcome.types.iter().map(|t| t.rollbacks).sum(),
         device_read_share: device_read_share(&device_stats),
@@ -648,26 +673,31 @@ fn build_result(
             count: pool.write_path.fsyncs,
             mean_ms: pool.write_path.fsync_mean_ms(),
         },
-        doublewrite: DoublewriteStats {
-            pages: pool.write_path.doublewrite_pages,
-            batches: pool.write_path.doublewrite_batches,
-            slot_waits: pool.write_path.doublewrite_slot_waits,
-            slot_wait_ms: pool.write_path.doublewrite_slot_wait_ms,
-        },
+        doublewrite: doublewrite_stats(&pool),
         log,
         mutex_wait_total_ms: mutex_wait_ms.values().sum(),
         mutex_wait_ms,
         cpu_util: cpu.pct_of_available,
         bound: cpu.bound.clone(),
         cpu,
-        steadiness: Steadiness {
-            warmup_steady: measured.warmup_steady,
-            cv,
-            steady: measured.warmup_steady && cv <= super::timeline::STEADY_CV,
-        },
+        steadiness: Steadiness::from_verdict(
+            measured.warmup_steady,
+            judge_steadiness(measured.timeline.points()),
+        ),
+        config_diff: Vec::new(),
         timeline: measured.timeline.points().to_vec(),
         pool_stats: pool,
         device_stats,
+    }
+}
+
+/// The doublewrite buffer's work over the measured phase.
+fn doublewrite_stats(pool: &PoolStats) -> DoublewriteStats {
+    DoublewriteStats {
+        pages: pool.write_path.doublewrite_pages,
+        batches: pool.write_path.doublewrite_batches,
+        slot_waits: pool.write_path.doublewrite_slot_waits,
+        slot_wait_ms: pool.write_path.doublewrite_slot_wait_ms,
     }
 }
 
@@ -769,8 +799,10 @@ fn per_type_results(
             count: kind.count,
             throughput: kind.count as f64 / device_s,
             latency_ms: latency_ms(&kind.histogram, scale),
+            latency_cdf: latency_cdf(&kind.histogram, scale),
             retries: kind.retries,
             rollbacks: kind.rollbacks,
+            aborts: kind.aborts,
         })
         .collect()
 }
@@ -786,5 +818,90 @@ fn latency_ms(histogram: &Histogram<u64>, scale: f64) -> LatencyMs {
         p95: to_ms(histogram.value_at_quantile(0.95) as f64),
         p99: to_ms(histogram.value_at_quantile(0.99) as f64),
         max: to_ms(histogram.max() as f64),
+    }
+}
+
+/// The histogram's CDF at [`super::report::CDF_QUANTILES`]: `(latency ms, fraction)` pairs in
+/// device time, ascending in both (the minimum at 0, the maximum at 1).
+fn latency_cdf(histogram: &Histogram<u64>, scale: f64) -> Vec<(f64, f64)> {
+    if histogram.is_empty() {
+        return Vec::new();
+    }
+    let to_ms = |nanos: u64| nanos as f64 / 1e6 / scale;
+    super::report::CDF_QUANTILES
+        .iter()
+        .map(|&fraction| {
+            let nanos = if fraction <= 0.0 {
+                histogram.min()
+            } else if fraction >= 1.0 {
+                histogram.max()
+            } else {
+                histogram.value_at_quantile(fraction)
+            };
+            (to_ms(nanos), fraction)
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn outcome(op_type: Option<usize>, aborted_type: Option<usize>, millis: u64) -> OpOutcome {
+        OpOutcome {
+            op_type,
+            latency: Duration::from_millis(millis),
+            retries: 1,
+            rolled_back: false,
+            aborted_type,
+        }
+    }
+
+    #[test]
+    fn aborts_are_attributed_to_their_type_and_add_up() {
+        let mut first = WorkerOutcome::new(3).unwrap();
+        let mut second = WorkerOutcome::new(3).unwrap();
+        for done in [
+            outcome(Some(0), None, 2),
+            outcome(None, Some(0), 5),
+            outcome(None, Some(2), 5),
+            outcome(None, None, 5),
+        ] {
+            first.record(&done);
+        }
+        second.record(&outcome(None, Some(2), 5));
+        second.record(&outcome(None, Some(7), 5)); // out of range: unattributed
+        first.add(&second).unwrap();
+        let aborts: Vec<u64> = first.types.iter().map(|kind| kind.aborts).collect();
+        assert_eq!(aborts, [1, 0, 2]);
+        assert_eq!(first.aborts, 5);
+        assert_eq!(first.aborts_unattributed(), 2);
+        assert_eq!(
+            first.aborts,
+            aborts.iter().sum::<u64>() + first.aborts_unattributed()
+        );
+        // Aborted transactions are not completions.
+        assert_eq!(first.types[0].count, 1);
+        assert_eq!(first.histogram.len(), 1);
+    }
+
+    #[test]
+    fn latency_cdf_spans_min_to_max_in_order() {
+        let mut histogram = new_histogram().unwrap();
+        for micros in 1..=1000u64 {
+            histogram.record(micros * 1000).unwrap();
+        }
+        // Time scale 2: device time is half the real time.
+        let cdf = latency_cdf(&histogram, 2.0);
+        assert_eq!(cdf.len(), super::super::report::CDF_QUANTILES.len());
+        assert!(cdf.windows(2).all(|w| w[0].0 <= w[1].0 && w[0].1 < w[1].1));
+        let (first, last) = (cdf[0], cdf[cdf.len() - 1]);
+        assert!(first.1.abs() < f64::EPSILON);
+        assert!((last.1 - 1.0).abs() < f64::EPSILON);
+        assert!((first.0 - 0.0005).abs() < 0.0001, "{first:?}");
+        assert!((last.0 - 0.5).abs() < 0.01, "{last:?}");
+        let median = cdf.iter().find(|(_, f)| (*f - 0.5).abs() < 1e-9).unwrap();
+        assert!((median.0 - 0.25).abs() < 0.01, "{median:?}");
+        assert!(latency_cdf(&new_histogram().unwrap(), 1.0).is_empty());
     }
 }

@@ -9,6 +9,7 @@
 //! - [`timeline`]: the 100 ms device-time sampler and steadiness. [`cpu`]: CPU use and the
 //!   CPU-/device-bound verdict. [`capacity`]: the device's peak bandwidth at a run's mix.
 //! - [`report`]: the comparison table and results.json. [`plot`]: SVG plots and report.html.
+//!   [`progress`]: the progress line (scheme i of N, phase, ETA of the whole command).
 //!
 //! The harness builds each scheme's target through a [`TargetFactory`]; [`default_factory`]
 //! is the one `flashbuf bench` uses; tests pass their own.
@@ -26,6 +27,7 @@ pub mod harness;
 pub mod image;
 pub mod interrupt;
 pub mod plot;
+pub mod progress;
 pub mod report;
 pub mod target;
 pub mod timeline;
@@ -214,7 +216,8 @@ pub enum WarmUp {
     /// A fixed device-time duration.
     For(Duration),
     /// Until the pool is full (no free frame, or as many misses as frames) and throughput is
-    /// steady (the last three 1 s device windows within 10% of their mean), at most this long.
+    /// steady (the last three windows of a quarter of the cap, 0.5-1 s of device time and whole
+    /// cycles of a periodic throughput, within 10% of their mean), at most this long.
     UntilSteady {
         /// Upper bound on the warm-up, device time.
         max: Duration,

@@ -10,11 +10,14 @@
 //! 100 ms step; one line per scheme), latency quantiles, read-stall waits, device bandwidth
 //! used against the device's limit, and mutex waits.
 //!
-//! Partial (issue 13 item 3): the latency plot shows the quantiles results.json has (p50, p95,
-//! p99, max) as a step CDF, not the histogram's full CDF (that needs a `latency_cdf` array the
-//! harness fills); the read-stall plot shows mean, p99 and max, not the whole distribution; the
-//! setup does not list the pool-config differences from the defaults (results.json does not
-//! carry the pool config).
+//! The latency CDFs (all operations per scheme; per transaction type for record workloads) draw
+//! `latency_cdf` (29 quantiles of the run's histogram) on a log latency axis; results.json files
+//! without it fall back to p50/p95/p99/max. Schemes whose timeline carries the flush-rate
+//! controller's `P_scan` / `P_io` (vanilla+self-tuning, +percona, fixed) get a plot of them
+//! each. The setup lists each scheme's pool-config keys that differ from the defaults
+//! (`config_diff`).
+//!
+//! Partial: the read-stall plot shows mean, p99 and max, not the whole distribution.
 //!
 //! Pure functions build each SVG and the HTML as strings (no I/O); [`write_report_dir`] writes
 //! them. Bounds: one element per scheme, per timeline point, per mutex.
@@ -100,7 +103,7 @@ pub const COLUMNS: &[(&str, &str)] = &[
     ),
     (
         "steady",
-        "whether the warm-up reached a steady state and the measured window's throughput varied little",
+        "whether the measured phase was steady: its throughput over windows of >= 0.5 s (whole cycles when it is periodic) varied little (cv <= 0.15) and did not drift (trend <= 10%); `w` is the window; results.json's steadiness.verdict says why",
     ),
 ];
 
@@ -283,48 +286,69 @@ fn timeline_lines(
     })
 }
 
-/// Latency quantiles per scheme as a step CDF: (p50, 0.5), (p95, 0.95), (p99, 0.99),
-/// (max, 1.0) — what results.json holds (partial: not the histogram's full CDF).
-fn latency_cdf_svg(results: &BenchResults) -> Result<String> {
+/// The CDF points of one latency distribution: `latency_cdf` when results.json has it, else
+/// the quantiles it always has ((p50, 0.5), (p95, 0.95), (p99, 0.99), (max, 1)), older files.
+fn cdf_points(cdf: &[(f64, f64)], summary: &super::report::LatencyMs) -> Vec<(f64, f64)> {
+    if cdf.is_empty() {
+        vec![
+            (summary.p50, 0.5),
+            (summary.p95, 0.95),
+            (summary.p99, 0.99),
+            (summary.max, 1.0),
+        ]
+    } else {
+        cdf.to_vec()
+    }
+}
+
+/// Latency CDFs, one line per (name, points), on a log latency axis: the tail, where schemes
+/// differ, gets as much room as the body.
+fn latency_cdf_lines(title: &str, lines: &[(String, Vec<(f64, f64)>)]) -> Result<String> {
     svg(|root| {
-        let x_max = axis_max(results.runs.iter().map(|r| r.latency_ms.p99), 1e-6);
+        let latencies = || {
+            lines
+                .iter()
+                .flat_map(|(_, points)| points.iter().map(|p| p.0))
+        };
+        let positive_min = latencies()
+            .filter(|ms| *ms > 0.0 && ms.is_finite())
+            .fold(f64::INFINITY, f64::min);
+        let x_min = if positive_min.is_finite() {
+            positive_min / 1.5
+        } else {
+            1e-3
+        };
+        let x_max = latencies()
+            .filter(|ms| ms.is_finite())
+            .fold(x_min * 10.0, f64::max)
+            * 1.5;
         let mut chart = ChartBuilder::on(root)
-            .caption(
-                "Operation latency: quantiles as a CDF (device time)",
-                ("sans-serif", 20),
-            )
+            .caption(title, ("sans-serif", 20))
             .margin(12)
             .x_label_area_size(40)
             .y_label_area_size(70)
-            .build_cartesian_2d(0.0..x_max, 0.0..1.0)
+            .build_cartesian_2d((x_min..x_max).log_scale(), 0.0..1.0)
             .map_err(plot_error)?;
         chart
             .configure_mesh()
-            .x_desc("latency, ms (axis ends at 1.1 x the largest p99; max is off the chart)")
-            .y_desc("fraction of operations")
+            .x_desc("latency, device-time ms (log scale)")
+            .y_desc("fraction of operations at or below")
+            .x_label_formatter(&|x| log_tick(*x))
             .draw()
             .map_err(plot_error)?;
-        for (index, run) in results.runs.iter().enumerate() {
+        for (index, (name, points)) in lines.iter().enumerate() {
             let c = colour(index);
-            let l = &run.latency_ms;
-            let steps = [
-                (0.0, 0.0),
-                (l.p50, 0.0),
-                (l.p50, 0.5),
-                (l.p95, 0.5),
-                (l.p95, 0.95),
-                (l.p99, 0.95),
-                (l.p99, 0.99),
-                (l.max, 0.99),
-                (l.max, 1.0),
-            ];
+            let line: Vec<(f64, f64)> = points.iter().map(|&(ms, f)| (ms.max(x_min), f)).collect();
             chart
-                .draw_series(LineSeries::new(steps, c.stroke_width(2)))
+                .draw_series(LineSeries::new(line.clone(), c.stroke_width(2)))
                 .map_err(plot_error)?
-                .label(run.scheme.as_str())
+                .label(name.as_str())
                 .legend(move |(x, y)| {
                     PathElement::new(vec![(x, y), (x + 16, y)], c.stroke_width(2))
                 });
+            chart
+                .draw_series(line.into_iter().map(|p| Circle::new(p, 2, c.filled())))
+                .map_err(plot_error)?;
         }
         chart
             .configure_series_labels()
@@ -335,6 +359,134 @@ fn latency_cdf_svg(results: &BenchResults) -> Result<String> {
             .map_err(plot_error)?;
         Ok(())
     })
+}
+
+/// Operation latency CDF per scheme (all operation types together).
+fn latency_cdf_svg(results: &BenchResults) -> Result<String> {
+    let lines: Vec<(String, Vec<(f64, f64)>)> = results
+        .runs
+        .iter()
+        .map(|run| {
+            (
+                run.scheme.clone(),
+                cdf_points(&run.latency_cdf, &run.latency_ms),
+            )
+        })
+        .collect();
+    latency_cdf_lines("Operation latency CDF (device time)", &lines)
+}
+
+/// The transaction types the record runs completed, in the first run's order (a type the mix
+/// never draws, as YCSB-A's inserts, gets no plot).
+fn record_types(results: &BenchResults) -> Vec<String> {
+    let mut names: Vec<String> = Vec::new();
+    for run in results.runs.iter().filter(|run| run.unit == "tx/s") {
+        for kind in run.per_type.iter().filter(|kind| kind.count > 0) {
+            if !names.contains(&kind.name) {
+                names.push(kind.name.clone());
+            }
+        }
+    }
+    names
+}
+
+/// Latency CDF of one transaction type, one line per scheme that ran it.
+fn type_cdf_svg(results: &BenchResults, type_name: &str) -> Result<String> {
+    let lines: Vec<(String, Vec<(f64, f64)>)> = results
+        .runs
+        .iter()
+        .filter_map(|run| {
+            let kind = run
+                .per_type
+                .iter()
+                .find(|kind| kind.name == type_name && kind.count > 0)?;
+            Some((
+                run.scheme.clone(),
+                cdf_points(&kind.latency_cdf, &kind.latency_ms),
+            ))
+        })
+        .collect();
+    latency_cdf_lines(
+        &format!("Latency CDF of {type_name} transactions (device time)"),
+        &lines,
+    )
+}
+
+/// The flush-rate controller of one scheme: `P_scan` and `P_io` over the measured phase.
+fn flush_rate_svg(run: &RunResult) -> Result<String> {
+    svg(|root| {
+        let series: [(&str, Vec<(f64, f64)>); 2] = [
+            (
+                "P_scan (pages scanned per round)",
+                run.timeline
+                    .iter()
+                    .filter_map(|p| Some((p.t_s, p.p_scan?)))
+                    .collect(),
+            ),
+            (
+                "P_io (pages written per round)",
+                run.timeline
+                    .iter()
+                    .filter_map(|p| Some((p.t_s, p.p_io?)))
+                    .collect(),
+            ),
+        ];
+        let all = || series.iter().flat_map(|(_, points)| points.iter());
+        let t_max = axis_max(all().map(|p| p.0), 0.1) / 1.1 * 1.02;
+        let y_max = axis_max(all().map(|p| p.1), 1.0) * legend_headroom(series.len());
+        let mut chart = ChartBuilder::on(root)
+            .caption(
+                format!("Flush-rate controller of {}", run.scheme),
+                ("sans-serif", 20),
+            )
+            .margin(12)
+            .x_label_area_size(40)
+            .y_label_area_size(70)
+            .build_cartesian_2d(0.0..t_max, 0.0..y_max)
+            .map_err(plot_error)?;
+        chart
+            .configure_mesh()
+            .x_desc("device seconds into the measured phase (value at the end of each step)")
+            .y_desc("pages")
+            .y_label_formatter(&|y| tick(*y))
+            .draw()
+            .map_err(plot_error)?;
+        for (index, (name, points)) in series.iter().enumerate() {
+            let c = colour(index);
+            chart
+                .draw_series(LineSeries::new(points.iter().copied(), c.stroke_width(2)))
+                .map_err(plot_error)?
+                .label(*name)
+                .legend(move |(x, y)| {
+                    PathElement::new(vec![(x, y), (x + 16, y)], c.stroke_width(2))
+                });
+        }
+        chart
+            .configure_series_labels()
+            .background_style(WHITE.mix(0.8))
+            .border_style(BLACK)
+            .position(SeriesLabelPosition::UpperRight)
+            .draw()
+            .map_err(plot_error)?;
+        Ok(())
+    })
+}
+
+/// Whether a run's timeline carries the flush-rate controller's figures.
+fn has_flush_rate(run: &RunResult) -> bool {
+    run.timeline
+        .iter()
+        .any(|p| p.p_scan.is_some() || p.p_io.is_some())
+}
+
+/// A tick of a log axis: as [`tick`] from 1 up, else with the decimals its magnitude needs
+/// (0.0001, not 0.000).
+fn log_tick(value: f64) -> String {
+    if value >= 1.0 || value <= 0.0 || !value.is_finite() {
+        return tick(value);
+    }
+    let decimals = (-value.log10()).ceil().clamp(1.0, 12.0) as usize;
+    format!("{value:.decimals$}")
 }
 
 /// An axis tick: no decimals from 100 up, else up to three significant decimals.
@@ -488,11 +640,36 @@ pub fn escape(text: &str) -> String {
         .replace('"', "&quot;")
 }
 
-/// The plots of the report, in order: (id, heading, explanation, SVG).
+/// The plots of the report, in order: (id, heading, SVG). After the common ones: for record
+/// workloads a latency CDF per transaction type (`latency-cdf-TYPE`), and for each scheme whose
+/// timeline has the flush-rate controller's `P_scan` / `P_io`, its plot (`flush-rate-SCHEME`).
 ///
 /// # Errors
 /// As [`throughput_svg`].
-pub fn report_plots(results: &BenchResults) -> Result<Vec<(&'static str, &'static str, String)>> {
+pub fn report_plots(results: &BenchResults) -> Result<Vec<(String, String, String)>> {
+    let mut plots: Vec<(String, String, String)> = common_plots(results)?
+        .into_iter()
+        .map(|(id, heading, svg)| (id.to_string(), heading.to_string(), svg))
+        .collect();
+    for type_name in record_types(results) {
+        plots.push((
+            format!("latency-cdf-{type_name}"),
+            format!("Latency CDF: {type_name}"),
+            type_cdf_svg(results, &type_name)?,
+        ));
+    }
+    for run in results.runs.iter().filter(|run| has_flush_rate(run)) {
+        plots.push((
+            format!("flush-rate-{}", run.scheme),
+            format!("Flush-rate controller: {}", run.scheme),
+            flush_rate_svg(run)?,
+        ));
+    }
+    Ok(plots)
+}
+
+/// The plots every report has.
+fn common_plots(results: &BenchResults) -> Result<Vec<(&'static str, &'static str, String)>> {
     Ok(vec![
         ("throughput", "Throughput", throughput_svg(results)?),
         (
@@ -527,7 +704,7 @@ pub fn report_plots(results: &BenchResults) -> Result<Vec<(&'static str, &'stati
                 p.read_stalls as f64
             })?,
         ),
-        ("latency-cdf", "Latency", latency_cdf_svg(results)?),
+        ("latency-cdf", "Latency CDF", latency_cdf_svg(results)?),
         ("latency-bars", "Latency summary", latency_svg(results)?),
         ("stall-waits", "Read-stall waits", stall_wait_svg(results)?),
         ("bandwidth", "Device bandwidth", bandwidth_svg(results)?),
@@ -600,7 +777,36 @@ fn setup_html(out: &mut String, results: &BenchResults) {
             Composition::parse(&run.scheme).map_or_else(|err| err.to_string(), |c| c.decisions());
         row(&format!("scheme {}", run.scheme), decisions);
     }
+    for run in &results.runs {
+        row(
+            &format!("config of {}", run.scheme),
+            config_diff_text(&run.config_diff),
+        );
+    }
+    for run in &results.runs {
+        row(
+            &format!("steady {}", run.scheme),
+            run.steadiness.verdict.clone(),
+        );
+    }
     let _ = writeln!(out, "</table>");
+}
+
+/// A scheme's differences from the default pool config, or `none`.
+fn config_diff_text(diffs: &[super::report::ConfigDiff]) -> String {
+    if diffs.is_empty() {
+        return "none (the defaults: `flashbuf config --default`)".to_string();
+    }
+    diffs
+        .iter()
+        .map(|d| {
+            format!(
+                "{} = {} (default {}, from the {})",
+                d.key, d.value, d.default, d.source
+            )
+        })
+        .collect::<Vec<_>>()
+        .join("; ")
 }
 
 /// The HTML report: setup, table with its columns explained, and every plot inline.
@@ -637,10 +843,11 @@ pub fn report_html(results: &BenchResults) -> Result<String> {
         );
     }
     for (id, heading, svg) in report_plots(results)? {
+        let id = escape(&id);
         let _ = writeln!(
             out,
             "<h2 id=\"{id}\">{}</h2>\n<figure class=\"plot\" data-plot=\"{id}\">{}</figure>",
-            escape(heading),
+            escape(&heading),
             strip_xml_declaration(&svg)
         );
     }
@@ -686,6 +893,14 @@ pub fn write_report_dir(dir: &Path, results: &BenchResults) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn log_ticks_keep_their_magnitude() {
+        assert_eq!(log_tick(0.0001), "0.0001");
+        assert_eq!(log_tick(0.01), "0.01");
+        assert_eq!(log_tick(0.5), "0.5");
+        assert_eq!(log_tick(10.0), "10.0");
+    }
 
     #[test]
     fn escapes_markup() {

@@ -6,11 +6,14 @@
 //! ```text
 //! { "header": { flashbuf_version, date, host_cores, command_line, time_base },
 //!   "runs": [ { scheme, workload, read_ratio, locality, device, log_device, threads,
-//!               buffer_pages, db_pages, page_size, duration_s, duration_real_s, warmup_s,
+//!               buffer_pages, db_pages, page_size, duration_s, duration_real_s,
+//!               scheme_real_s, warmup_s,
 //!               time_scale, model_host, ops, throughput, unit,
-//!               latency_ms {mean,p50,p95,p99,max}, read_ops, write_ops,
-//!               tpmc | null, per_type [ {name, count, throughput, latency_ms {..}, retries,
-//!                                        rollbacks} ], aborts, retries, rollbacks,
+//!               latency_ms {mean,p50,p95,p99,max}, latency_cdf [[ms, fraction]..],
+//!               read_ops, write_ops,
+//!               tpmc | null, per_type [ {name, count, throughput, latency_ms {..},
+//!                                        latency_cdf, retries, rollbacks, aborts} ],
+//!               aborts, aborts_unattributed, retries, rollbacks,
 //!               device_read_share | null,
 //!               check {conditions, rows_scanned, violations, violation_samples, trees,
 //!                      tree_problems, tree_problem_samples, elapsed_s} | null, check_skipped,
@@ -21,7 +24,9 @@
 //!               fsync {count,mean_ms}, doublewrite {pages,batches,slot_waits,slot_wait_ms},
 //!               log {commits_per_s,mbps,flushes_per_s,mean_group_size,checkpoints} | null,
 //!               mutex_wait_ms {name: ms}, mutex_wait_total_ms, cpu_util, bound, cpu {..},
-//!               steadiness {warmup_steady, cv, steady},
+//!               steadiness {warmup_steady, cv, steady, drift, window_s, windows, period_s,
+//!                           verdict},
+//!               config_diff [ {key, value, default, source} ],
 //!               timeline [ {t_s, throughput, free_frames, dirty_pages, misses, read_stalls,
 //!                           p_scan?, p_io?} ],
 //!               pool_stats {..}, device_stats {..} } ],
@@ -97,6 +102,13 @@ pub struct LatencyMs {
     /// Maximum.
     pub max: f64,
 }
+
+/// The cumulative fractions at which `latency_cdf` samples the latency histogram: dense in
+/// the tail, where the schemes differ (29 points).
+pub const CDF_QUANTILES: &[f64] = &[
+    0.0, 0.01, 0.05, 0.10, 0.15, 0.20, 0.25, 0.30, 0.35, 0.40, 0.45, 0.50, 0.55, 0.60, 0.65, 0.70,
+    0.75, 0.80, 0.85, 0.90, 0.925, 0.95, 0.975, 0.99, 0.995, 0.999, 0.9995, 0.9999, 1.0,
+];
 
 /// Device I/O rates in device time over the measured phase.
 #[derive(Debug, Clone, Default, Serialize, PartialEq)]
@@ -192,15 +204,46 @@ impl LogRates {
     }
 }
 
-/// Whether a run measured a steady state.
+/// Whether a run measured a steady state ([`super::timeline::judge_steadiness`]).
 #[derive(Debug, Clone, Default, Serialize, PartialEq)]
 pub struct Steadiness {
-    /// The warm-up ended because throughput was steady (not at its bound).
+    /// The warm-up ended because throughput was steady (not at its bound). For information:
+    /// the verdict judges the measured phase itself.
     pub warmup_steady: bool,
-    /// Coefficient of variation of the measured window's throughput (500 ms windows).
+    /// Coefficient of variation of the measured phase's window means (`window_s` windows).
     pub cv: f64,
-    /// Both: the run measured a steady state.
+    /// The measured phase was steady: window means vary at most `STEADY_CV` and drift at most
+    /// `STEADY_DRIFT`, over at least two windows.
     pub steady: bool,
+    /// The throughput trend over the measured phase as a share of its mean (signed).
+    pub drift: f64,
+    /// Length of the windows judged, device seconds (at least 0.5 s, whole cycles of
+    /// `period_s` when the throughput is periodic).
+    pub window_s: f64,
+    /// Windows judged.
+    pub windows: usize,
+    /// The throughput's period, device seconds (`None`: none found).
+    pub period_s: Option<f64>,
+    /// The verdict in words: `yes (cv 0.03, drift +2% over 5 windows of 0.6 s, whole 0.6 s
+    /// cycles)`, `no: drifts (...)`, `no: too short (...)`.
+    pub verdict: String,
+}
+
+impl Steadiness {
+    /// The measured phase's verdict with the warm-up's outcome.
+    #[must_use]
+    pub fn from_verdict(warmup_steady: bool, verdict: super::timeline::SteadyVerdict) -> Self {
+        Steadiness {
+            warmup_steady,
+            cv: verdict.cv,
+            steady: verdict.steady,
+            drift: verdict.drift,
+            window_s: verdict.window_s,
+            windows: verdict.windows,
+            period_s: verdict.period_s,
+            verdict: verdict.reason,
+        }
+    }
 }
 
 /// One scheme's measured run.
@@ -230,6 +273,9 @@ pub struct RunResult {
     pub duration_s: f64,
     /// Measured phase, real seconds.
     pub duration_real_s: f64,
+    /// The whole scheme, real seconds: device set-up and image load or copy, warm-up, measured
+    /// phase, check and final write-back (what the progress line's ETA learns from).
+    pub scheme_real_s: f64,
     /// Warm-up, device seconds.
     pub warmup_s: f64,
     /// Device time runs this many times slower than real time.
@@ -244,6 +290,9 @@ pub struct RunResult {
     pub unit: String,
     /// Per-operation latency.
     pub latency_ms: LatencyMs,
+    /// The latency distribution as `[latency_ms, cumulative fraction]` pairs from the
+    /// histogram at [`CDF_QUANTILES`] (device-time ms, ascending; empty without operations).
+    pub latency_cdf: Vec<(f64, f64)>,
     /// Reads begun in the measured phase (with `write_ops`: the achieved read ratio).
     pub read_ops: u64,
     /// Writes begun in the measured phase.
@@ -253,8 +302,11 @@ pub struct RunResult {
     pub tpmc: Option<f64>,
     /// Per operation (transaction) type: count, rate, latency, retries, rollbacks.
     pub per_type: Vec<TypeResult>,
-    /// Transactions whose every attempt conflicted (record workloads; type not known).
+    /// Transactions whose every attempt conflicted (record workloads): the sum of `per_type`'s
+    /// `aborts` and `aborts_unattributed`.
     pub aborts: u64,
+    /// Aborts whose type the worker did not know (0 for the built-in workloads).
+    pub aborts_unattributed: u64,
     /// Conflicts retried over all types.
     pub retries: u64,
     /// Rollbacks by design over all types (TPC-C's 1% of New-Orders).
@@ -293,6 +345,9 @@ pub struct RunResult {
     pub cpu: CpuUtil,
     /// Whether the run measured a steady state.
     pub steadiness: Steadiness,
+    /// The scheme's pool-config keys that differ from the defaults ([`config_diffs`]): from
+    /// `--pool-config` and from the preset itself; empty when none.
+    pub config_diff: Vec<ConfigDiff>,
     /// The timeline at the configured device-time step.
     pub timeline: Vec<TimelinePoint>,
     /// Raw pool counters over the measured phase.
@@ -312,10 +367,75 @@ pub struct TypeResult {
     pub throughput: f64,
     /// Latency (device time, retries included).
     pub latency_ms: LatencyMs,
+    /// Its distribution, as [`RunResult::latency_cdf`].
+    pub latency_cdf: Vec<(f64, f64)>,
     /// Conflicts retried.
     pub retries: u64,
     /// Rolled back by design.
     pub rollbacks: u64,
+    /// Transactions of this type whose every attempt conflicted (not in `count`).
+    pub aborts: u64,
+}
+
+/// One pool-config key whose value in a run differs from the defaults.
+#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+pub struct ConfigDiff {
+    /// The key ([`crate::pool::PoolConfig::KEYS`]).
+    pub key: String,
+    /// The run's value (TOML syntax).
+    pub value: String,
+    /// The default (TOML syntax; `unset` for an optional key left unset).
+    pub default: String,
+    /// `pool-config` (set by the `--pool-config` file) or `preset` (the scheme's preset).
+    pub source: String,
+}
+
+/// The pool-config keys of `scheme` with `frames` frames and the `--pool-config` text
+/// `overrides` that differ from the defaults: the `vanilla` preset with the same frames, what
+/// `flashbuf config --default --frames N` prints (`frames` and `scheme` are not keys).
+///
+/// # Errors
+/// [`Error::Config`] for a bad override (as [`crate::pool::PoolConfig::from_toml`]).
+pub fn config_diffs(
+    scheme: &crate::engine::Composition,
+    frames: usize,
+    overrides: Option<&str>,
+) -> Result<Vec<ConfigDiff>> {
+    use crate::pool::PoolConfig;
+    let config = match overrides {
+        Some(text) => PoolConfig::from_toml(scheme.clone(), frames, text)?,
+        None => PoolConfig::for_scheme(scheme.clone(), frames),
+    };
+    let from_file: toml::Table = overrides
+        .map(str::parse)
+        .transpose()
+        .map_err(|err| Error::Config(format!("pool config: {err}")))?
+        .unwrap_or_default();
+    let as_table = |config: &PoolConfig| {
+        toml::Table::try_from(config).map_err(|err| Error::Config(format!("pool config: {err}")))
+    };
+    let values = as_table(&config)?;
+    let defaults = as_table(&PoolConfig::for_scheme(
+        crate::engine::Scheme::Vanilla,
+        frames,
+    ))?;
+    let text =
+        |value: Option<&toml::Value>| value.map_or_else(|| "unset".into(), ToString::to_string);
+    Ok(PoolConfig::KEYS
+        .iter()
+        .filter(|key| values.get(key.name) != defaults.get(key.name))
+        .map(|key| ConfigDiff {
+            key: key.name.to_string(),
+            value: text(values.get(key.name)),
+            default: text(defaults.get(key.name)),
+            source: if from_file.contains_key(key.name) {
+                "pool-config"
+            } else {
+                "preset"
+            }
+            .to_string(),
+        })
+        .collect())
 }
 
 /// A scheme whose run failed.
@@ -479,9 +599,13 @@ fn append_record_table(out: &mut String, results: &BenchResults) {
     append_aligned(out, &rows);
 }
 
-/// Per transaction type and scheme: rate, latency (device time), retries, rollbacks.
+/// Per transaction type and scheme: rate, latency (device time), aborts, retries, rollbacks.
 fn append_type_table(out: &mut String, results: &BenchResults) {
-    let _ = writeln!(out, "\nper transaction type (latency in device-time ms)");
+    let _ = writeln!(
+        out,
+        "\nper transaction type (latency in device-time ms; aborts = every attempt conflicted, \
+         not in count)"
+    );
     let mut rows = vec![
         [
             "scheme",
@@ -491,6 +615,7 @@ fn append_type_table(out: &mut String, results: &BenchResults) {
             "mean ms",
             "p95 ms",
             "p99 ms",
+            "aborts",
             "retries",
             "rollbacks",
         ]
@@ -508,6 +633,7 @@ fn append_type_table(out: &mut String, results: &BenchResults) {
                 format!("{:.3}", kind.latency_ms.mean),
                 format!("{:.3}", kind.latency_ms.p95),
                 format!("{:.3}", kind.latency_ms.p99),
+                kind.aborts.to_string(),
                 kind.retries.to_string(),
                 kind.rollbacks.to_string(),
             ]);
@@ -545,12 +671,23 @@ fn table_row(run: &RunResult, base_throughput: f64) -> Vec<String> {
         format!("{:.1}", run.mutex_wait_total_ms),
         cpu,
         run.bound.clone(),
-        if run.steadiness.steady {
-            "yes".to_string()
-        } else {
-            format!("no (cv {:.2})", run.steadiness.cv)
-        },
+        steady_cell(&run.steadiness),
     ]
+}
+
+/// `yes`, or `no` with the figure that failed and the window (the whole verdict is in
+/// results.json and the report's setup).
+fn steady_cell(steadiness: &Steadiness) -> String {
+    let s = steadiness;
+    if s.steady {
+        format!("yes ({:.1}s w)", s.window_s)
+    } else if s.windows < super::timeline::MIN_WINDOWS {
+        "no (short)".to_string()
+    } else if s.cv > super::timeline::STEADY_CV {
+        format!("no (cv {:.2}, {:.1}s w)", s.cv, s.window_s)
+    } else {
+        format!("no (drift {:+.0}%)", s.drift * 100.0)
+    }
 }
 
 fn append_mutex_table(out: &mut String, results: &BenchResults) {

@@ -6,9 +6,18 @@
 //! a whole step of device time has passed since the previous point it appends one
 //! [`TimelinePoint`]. Bound: at most `duration / step + 1` points per phase.
 //!
-//! Steadiness: [`coefficient_of_variation`] of the throughput over windows of several steps
-//! (windows smooth the sampling noise of one step); a run whose measured window varies more
-//! than [`STEADY_CV`] is reported as not steady.
+//! Steadiness ([`judge_steadiness`], issue 13): the measured phase is cut into consecutive
+//! windows of at least [`MIN_WINDOW_S`] device seconds, each a whole number of the run's own
+//! period when the throughput is periodic (LRU-C's flush cycles, ~0.6 s: a window holding one
+//! and a half cycles would make a flat run look noisy), found by the autocorrelation of the
+//! detrended 100 ms series ([`detect_period`]). A run is steady when the window means vary
+//! little ([`STEADY_CV`]) and do not drift ([`STEADY_DRIFT`]: the least-squares trend of the
+//! window means over the whole phase, relative to their mean), and at least two windows fit
+//! (a phase shorter than 2 x [`MIN_WINDOW_S`] is "too short", never steady). The warm-up ends
+//! early by the same windows ([`tail_is_steady`]) so a warm-up capped below 3 s can end steady.
+//!
+//! Invariants: every verdict names its windows (count and length) and its cv and drift; a
+//! period is only taken when at least two whole cycles fit in the series.
 
 use std::time::{Duration, Instant};
 
@@ -20,6 +29,19 @@ use crate::pool::PoolStats;
 pub const STEP: Duration = Duration::from_millis(100);
 /// A measured window whose windowed throughput varies more than this is not steady.
 pub const STEADY_CV: f64 = 0.15;
+/// A measured phase whose throughput trend changes it by more than this share over the phase
+/// is drifting, hence not steady.
+pub const STEADY_DRIFT: f64 = 0.10;
+/// Shortest window the verdict judges, device seconds.
+pub const MIN_WINDOW_S: f64 = 0.5;
+/// Windows a verdict needs at least (halves of a short phase).
+pub const MIN_WINDOWS: usize = 2;
+/// Autocorrelation of the detrended series above which a lag is taken as the run's period
+/// (noise over 30 points reaches about 0.2 at some lag; flush cycles reach 0.6 and more).
+pub const PERIOD_MIN_CORRELATION: f64 = 0.4;
+/// Shortest period taken, in points: windows of at least [`MIN_WINDOW_S`] hold two or more
+/// cycles of a shorter one, so its partial cycle hardly moves a window mean.
+pub const PERIOD_MIN_POINTS: usize = 3;
 
 /// One step of a run.
 #[derive(Debug, Clone, Serialize, PartialEq)]
@@ -177,6 +199,248 @@ pub fn is_steady(windowed: &[f64], windows: usize, tolerance: f64) -> bool {
     mean > 0.0 && last.iter().all(|v| (v - mean).abs() <= tolerance * mean)
 }
 
+/// The steadiness verdict of one phase: whether it was steady, and why.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SteadyVerdict {
+    /// Steady: window means vary at most [`STEADY_CV`] and drift at most [`STEADY_DRIFT`].
+    pub steady: bool,
+    /// Coefficient of variation of the window means.
+    pub cv: f64,
+    /// The least-squares trend of the window means over the phase, as a share of their mean
+    /// (+0.2: throughput rose by 20% of its mean from the first window to the last).
+    pub drift: f64,
+    /// Length of one window, device seconds.
+    pub window_s: f64,
+    /// Windows judged.
+    pub windows: usize,
+    /// The throughput's period when one was found, device seconds.
+    pub period_s: Option<f64>,
+    /// One line: the verdict and its figures.
+    pub reason: String,
+}
+
+/// Judges the steadiness of a phase from its timeline (see the module docs).
+#[must_use]
+pub fn judge_steadiness(points: &[TimelinePoint]) -> SteadyVerdict {
+    let step_s = mean_step_s(points);
+    let (means, window) = window_means(points, step_s);
+    let window_s = window.points * step_s;
+    let period_s = window.period.map(|lag| lag as f64 * step_s);
+    if means.len() < MIN_WINDOWS {
+        let measured_s = points.last().map_or(0.0, |p| p.t_s);
+        return SteadyVerdict {
+            steady: false,
+            cv: 0.0,
+            drift: 0.0,
+            window_s,
+            windows: means.len(),
+            period_s,
+            reason: format!(
+                "no: too short ({measured_s:.1} s; needs {MIN_WINDOWS} windows of {window_s:.1} s)"
+            ),
+        };
+    }
+    let cv = coefficient_of_variation(&means);
+    let drift = relative_trend(&means);
+    let steady = cv <= STEADY_CV && drift.abs() <= STEADY_DRIFT;
+    let why = if steady {
+        "yes"
+    } else if cv > STEADY_CV {
+        "no: varies"
+    } else {
+        "no: drifts"
+    };
+    let cycles = period_s.map_or_else(String::new, |p| format!(", whole {p:.1} s cycles"));
+    SteadyVerdict {
+        steady,
+        cv,
+        drift,
+        window_s,
+        windows: means.len(),
+        period_s,
+        reason: format!(
+            "{why} (cv {cv:.2}, drift {:+.0}% over {} windows of {window_s:.1} s{cycles})",
+            drift * 100.0,
+            means.len()
+        ),
+    }
+}
+
+/// Whether the last `windows` windows of the series (each at least `min_window_s` device
+/// seconds and whole cycles of the series' period) are each within `tolerance` of their mean:
+/// the warm-up's end test.
+#[must_use]
+pub fn tail_is_steady(
+    points: &[TimelinePoint],
+    min_window_s: f64,
+    windows: usize,
+    tolerance: f64,
+) -> bool {
+    let step_s = mean_step_s(points);
+    let min_points = points_for(min_window_s, step_s);
+    let period = detect_period(&throughputs(points));
+    let window = cycle_window(min_points, period, points.len() / windows.max(1))
+        .unwrap_or(min_points.max(1));
+    is_steady(&windowed(tail(points, window), window), windows, tolerance)
+}
+
+/// The last points of `points` that fill whole windows of `window` (so windows end at the
+/// newest point).
+fn tail(points: &[TimelinePoint], window: usize) -> &[TimelinePoint] {
+    let window = window.max(1);
+    &points[points.len() % window..]
+}
+
+/// A window length in points (the mean, when windows differ by a point), and the period it is
+/// a multiple of.
+struct Window {
+    points: f64,
+    period: Option<usize>,
+}
+
+/// The window means of a phase: windows of at least [`MIN_WINDOW_S`]. With a period (and room
+/// for [`MIN_WINDOWS`] windows of whole cycles), windows of whole cycles ending at the last
+/// point (the fewer-than-one-window leftover is dropped at the head, next to the warm-up, so a
+/// late collapse is never left out). Without one, as many windows as fit, of sizes differing
+/// by at most one point, covering every point (19 points of 0.1 s: 6, 6, 7).
+fn window_means(points: &[TimelinePoint], step_s: f64) -> (Vec<f64>, Window) {
+    let n = points.len();
+    let min_points = points_for(MIN_WINDOW_S, step_s);
+    let period = detect_period(&throughputs(points));
+    if let Some(window) = cycle_window(min_points, period, n / MIN_WINDOWS) {
+        let means = windowed(tail(points, window), window);
+        return (
+            means,
+            Window {
+                points: window as f64,
+                period,
+            },
+        );
+    }
+    let count = n / min_points;
+    let means = (0..count)
+        .map(|k| {
+            let chunk = &points[k * n / count..(k + 1) * n / count];
+            chunk.iter().map(|p| p.throughput).sum::<f64>() / chunk.len() as f64
+        })
+        .collect();
+    let window = if count == 0 {
+        min_points as f64
+    } else {
+        n as f64 / count as f64
+    };
+    (
+        means,
+        Window {
+            points: window,
+            period: None,
+        },
+    )
+}
+
+/// The smallest multiple of `period` that is at least `min_points`, if it is at most `limit`.
+fn cycle_window(min_points: usize, period: Option<usize>, limit: usize) -> Option<usize> {
+    let lag = period.filter(|lag| *lag > 0)?;
+    let window = min_points.max(1).div_ceil(lag) * lag;
+    (window <= limit).then_some(window)
+}
+
+/// Points that make at least `seconds` at `step_s` per point.
+fn points_for(seconds: f64, step_s: f64) -> usize {
+    if step_s > 0.0 && step_s.is_finite() {
+        // A hair under, so 0.5 s at 0.1 s steps is 5 points despite rounding.
+        ((seconds / step_s) - 1e-6).ceil().max(1.0) as usize
+    } else {
+        1
+    }
+}
+
+/// Mean device seconds per point (the first point ends one step after the phase began).
+fn mean_step_s(points: &[TimelinePoint]) -> f64 {
+    match points.last() {
+        Some(last) if last.t_s > 0.0 => last.t_s / points.len() as f64,
+        _ => STEP.as_secs_f64(),
+    }
+}
+
+fn throughputs(points: &[TimelinePoint]) -> Vec<f64> {
+    points.iter().map(|p| p.throughput).collect()
+}
+
+/// The period of `series` in points: the first lag ([`PERIOD_MIN_POINTS`] or more) at which the
+/// autocorrelation of the linearly detrended series has a local maximum above
+/// [`PERIOD_MIN_CORRELATION`], among lags that leave at least two whole cycles. `None` for a series without such a peak (flat noise, a trend).
+#[must_use]
+pub fn detect_period(series: &[f64]) -> Option<usize> {
+    let n = series.len();
+    if n < 6 {
+        return None;
+    }
+    let residuals = detrended(series);
+    let energy: f64 = residuals.iter().map(|r| r * r).sum();
+    if energy <= f64::EPSILON * n as f64 {
+        return None;
+    }
+    // Normalised per overlapping pair (the unbiased estimate): a cycle that fits only twice
+    // (1.5 s cycles in a 3 s phase) overlaps half the series and would otherwise look weak.
+    let correlation = |lag: usize| {
+        let pairs = (n - lag).max(1) as f64;
+        residuals
+            .iter()
+            .zip(&residuals[lag..])
+            .map(|(a, b)| a * b)
+            .sum::<f64>()
+            / pairs
+            / (energy / n as f64)
+    };
+    let max_lag = n / 2;
+    let r: Vec<f64> = (0..=max_lag + 1)
+        .map(|lag| correlation(lag.min(n - 1)))
+        .collect();
+    (PERIOD_MIN_POINTS..=max_lag).find(|&lag| {
+        r[lag] > PERIOD_MIN_CORRELATION && r[lag] >= r[lag - 1] && r[lag] >= r[lag + 1]
+    })
+}
+
+/// `series` minus its least-squares line.
+fn detrended(series: &[f64]) -> Vec<f64> {
+    let (intercept, slope) = least_squares(series);
+    series
+        .iter()
+        .enumerate()
+        .map(|(i, v)| v - (intercept + slope * i as f64))
+        .collect()
+}
+
+/// Intercept and slope of the least-squares line through (i, series[i]).
+fn least_squares(series: &[f64]) -> (f64, f64) {
+    let n = series.len() as f64;
+    if series.len() < 2 {
+        return (series.first().copied().unwrap_or(0.0), 0.0);
+    }
+    let mean_x = (n - 1.0) / 2.0;
+    let mean_y = series.iter().sum::<f64>() / n;
+    let (sxy, sxx) = series
+        .iter()
+        .enumerate()
+        .fold((0.0, 0.0), |(sxy, sxx), (i, y)| {
+            let dx = i as f64 - mean_x;
+            (sxy + dx * (y - mean_y), sxx + dx * dx)
+        });
+    let slope = if sxx > 0.0 { sxy / sxx } else { 0.0 };
+    (mean_y - slope * mean_x, slope)
+}
+
+/// The least-squares change of `means` from the first to the last, over their mean.
+fn relative_trend(means: &[f64]) -> f64 {
+    let mean = means.iter().sum::<f64>() / means.len().max(1) as f64;
+    if mean <= 0.0 || means.len() < 2 {
+        return 0.0;
+    }
+    let (_, slope) = least_squares(means);
+    slope * (means.len() - 1) as f64 / mean
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -204,5 +468,144 @@ mod tests {
         assert!(is_steady(&[1.0, 100.0, 101.0, 99.0], 3, 0.05));
         assert!(!is_steady(&[100.0, 50.0, 101.0], 3, 0.05));
         assert!(!is_steady(&[100.0], 3, 0.05));
+    }
+
+    /// A timeline of `values` at the 100 ms step.
+    fn series(values: impl IntoIterator<Item = f64>) -> Vec<TimelinePoint> {
+        values
+            .into_iter()
+            .enumerate()
+            .map(|(i, throughput)| TimelinePoint {
+                t_s: (i + 1) as f64 * 0.1,
+                throughput,
+                free_frames: 0,
+                dirty_pages: 0,
+                misses: 0,
+                read_stalls: 0,
+                p_scan: None,
+                p_io: None,
+            })
+            .collect()
+    }
+
+    /// A deterministic wobble of +-`amplitude` (no RNG: reproducible).
+    fn wobble(i: usize, amplitude: f64) -> f64 {
+        let x = (i as f64 * 12.9898).sin() * 43_758.545;
+        (x - x.floor() - 0.5) * 2.0 * amplitude
+    }
+
+    #[test]
+    fn flat_run_is_steady() {
+        let verdict = judge_steadiness(&series((0..30).map(|i| 1000.0 + wobble(i, 50.0))));
+        assert!(verdict.steady, "{}", verdict.reason);
+        assert!(verdict.window_s >= MIN_WINDOW_S - 1e-9);
+        assert!(verdict.reason.starts_with("yes"), "{}", verdict.reason);
+    }
+
+    #[test]
+    fn periodic_run_is_steady_over_whole_cycles() {
+        // LRU-C-like flush cycles: 0.6 s period, throughput stops for 0.2 s of each cycle.
+        let values: Vec<f64> = (0..30)
+            .map(|i| if i % 6 < 2 { 0.0 } else { 1500.0 })
+            .collect();
+        // The 100 ms points vary far more than STEADY_CV ...
+        assert!(coefficient_of_variation(&values) > 0.3);
+        // ... and 0.5 s windows (not whole cycles) vary too ...
+        assert!(coefficient_of_variation(&windowed(&series(values.clone()), 5)) > 0.1);
+        // ... but windows of one whole 0.6 s cycle are flat.
+        let verdict = judge_steadiness(&series(values));
+        assert_eq!(verdict.period_s.map(|p| (p * 10.0).round()), Some(6.0));
+        assert!((verdict.window_s - 0.6).abs() < 1e-9, "{}", verdict.reason);
+        assert!(verdict.steady, "{}", verdict.reason);
+        assert!(verdict.reason.contains("cycles"), "{}", verdict.reason);
+    }
+
+    #[test]
+    fn drifting_run_is_not_steady() {
+        // Throughput falls 30% over 3 s (a pool filling with dirty pages): small cv per
+        // window pair, but a trend.
+        let verdict = judge_steadiness(&series(
+            (0..30).map(|i| 1000.0 - 10.0 * i as f64 + wobble(i, 20.0)),
+        ));
+        assert!(!verdict.steady, "{}", verdict.reason);
+        assert!(verdict.drift < -0.2, "{}", verdict.reason);
+        assert!(
+            verdict.reason.starts_with("no: drifts"),
+            "{}",
+            verdict.reason
+        );
+        // A periodic run that drifts is still not steady.
+        let verdict =
+            judge_steadiness(&series((0..30).map(|i| {
+                (if i % 6 < 2 { 400.0 } else { 1200.0 }) * (1.0 - f64::from(i) / 60.0)
+            })));
+        assert!(!verdict.steady, "{}", verdict.reason);
+    }
+
+    #[test]
+    fn late_collapse_is_not_left_out() {
+        // 29 points: windows of 5 would leave the last 4 out; they hold the collapse.
+        let flat_then_drop = |i: usize| {
+            if i >= 25 {
+                300.0
+            } else {
+                1000.0 + wobble(i, 20.0)
+            }
+        };
+        let verdict = judge_steadiness(&series((0..29).map(flat_then_drop)));
+        assert!(!verdict.steady, "{}", verdict.reason);
+        // The same with flush cycles: whole-cycle windows end at the last point.
+        let cyclic_then_drop =
+            |i: usize| (if i % 6 < 2 { 0.0 } else { 1500.0 }) * if i >= 23 { 0.3 } else { 1.0 };
+        let verdict = judge_steadiness(&series((0..29).map(cyclic_then_drop)));
+        assert!(!verdict.steady, "{}", verdict.reason);
+    }
+
+    #[test]
+    fn short_run_is_too_short() {
+        let verdict = judge_steadiness(&series([1000.0; 8]));
+        assert!(!verdict.steady);
+        assert!(verdict.reason.contains("too short"), "{}", verdict.reason);
+        // Two 0.5 s halves are enough.
+        assert!(judge_steadiness(&series([1000.0; 10])).steady);
+        assert!(!judge_steadiness(&[]).steady);
+    }
+
+    #[test]
+    fn warm_up_tail_can_be_steady_within_two_seconds() {
+        let mut values: Vec<f64> = (0..5).map(|i| 200.0 * f64::from(i)).collect();
+        values.extend((0..15).map(|i| 1000.0 + wobble(i, 30.0)));
+        let points = series(values);
+        assert!(tail_is_steady(&points, 0.5, 3, 0.10));
+        assert!(!tail_is_steady(&points[..12], 0.5, 3, 0.10));
+    }
+
+    #[test]
+    fn finds_periods_and_not_in_noise_or_trends() {
+        // LRU-C at the default scale (a measured run): ~1.5 s stall cycles in a 3 s phase.
+        let stalls = [
+            30.1, 28.8, 2.6, 2.0, 2.0, 2.0, 2.2, 2.0, 94.6, 59.7, 39.3, 41.3, 31.4, 31.5, 32.9,
+            28.7, 8.8, 2.2, 1.9, 1.7, 2.9, 1.6, 2.0, 117.2, 7.9, 2.4, 3.6, 2.6, 2.1, 2.3,
+        ];
+        assert_eq!(detect_period(&stalls), Some(15));
+        let verdict = judge_steadiness(&series(stalls));
+        assert!(!verdict.steady, "{}", verdict.reason);
+        // Vanilla in the same setting (a measured run): noisy, flat, steady.
+        let vanilla = [
+            6478.0, 7165.0, 8547.0, 6337.0, 9816.0, 6434.0, 8794.0, 9658.0, 6970.0, 7592.0, 9169.0,
+            7219.0, 8370.0, 6448.0, 6992.0, 8388.0, 5405.0, 6970.0, 7179.0, 5279.0, 9601.0, 6752.0,
+            5335.0, 8477.0, 4601.0, 7568.0, 8787.0, 5728.0, 7292.0, 10161.0,
+        ];
+        let verdict = judge_steadiness(&series(vanilla));
+        assert!(verdict.steady, "{}", verdict.reason);
+        let periodic: Vec<f64> = (0..40)
+            .map(|i| if i % 4 == 0 { 0.0 } else { 1.0 })
+            .collect();
+        assert_eq!(detect_period(&periodic), Some(4));
+        let trend: Vec<f64> = (0..40).map(f64::from).collect();
+        assert_eq!(detect_period(&trend), None);
+        assert_eq!(detect_period(&[5.0; 40]), None);
+        let noise: Vec<f64> = (0..30).map(|i| 1000.0 + wobble(i, 100.0)).collect();
+        assert_eq!(detect_period(&noise), None);
     }
 }

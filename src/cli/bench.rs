@@ -60,8 +60,9 @@ pub struct BenchArgs {
     /// transactional B+-tree store: tpcc, ycsb-a .. ycsb-f, linkbench. A record workload's
     /// database is loaded once per invocation (in memory) and copied into every scheme's fresh
     /// device; throughput is then in transactions/s (plus tpmC for TPC-C) and a second table
-    /// gives, per transaction type: tx/s, mean/p95/p99 latency (device time), retries and
-    /// rollbacks; aborts (transactions whose every attempt conflicted) are counted per run.
+    /// gives, per transaction type: tx/s, mean/p95/p99 latency (device time), aborts
+    /// (transactions whose every attempt conflicted), retries and rollbacks; results.json and
+    /// report.html add a latency CDF per type.
     #[arg(long, default_value = "ms")]
     pub workload: String,
     /// Record-workload parameters.
@@ -143,7 +144,8 @@ pub struct BenchArgs {
     /// Write results.json, throughput/timeline/latency SVG plots and report.html here.
     #[arg(long)]
     pub out: Option<PathBuf>,
-    /// Do not draw progress bars.
+    /// Do not draw the progress line (scheme i of N, its phase, the ETA of the whole command);
+    /// the one-line summary of each finished scheme still prints.
     #[arg(long)]
     pub no_progress: bool,
 }
@@ -787,12 +789,14 @@ fn on_scheme_finished(
     {
         *runs_reported = so_far.runs.len();
         eprintln!(
-            "  done: {} {:.0} {}, read stalls {:.1}%, {}{}",
+            "  done: {} {:.0} {}, read stalls {:.1}%, {}, steady {}, {:.0} s real{}",
             run.scheme,
             run.throughput,
             run.unit,
             run.read_stall_ratio * 100.0,
             run.bound,
+            run.steadiness.verdict,
+            run.scheme_real_s,
             run.check.as_ref().map_or_else(String::new, |check| format!(
                 ", check clean ({} rows, {} trees)",
                 check.rows_scanned, check.trees

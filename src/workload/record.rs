@@ -210,6 +210,13 @@ pub trait RecordWorker: Send {
     /// # Errors
     /// Engine errors; [`Error::Conflict`] when every attempt conflicted.
     fn run_one(&mut self, engine: &dyn KvEngine) -> Result<TxnOutcome>;
+
+    /// The type (index into [`RecordWorkload::txn_types`]) the last [`RecordWorker::run_one`]
+    /// drew, also when it failed: the bench attributes an abort (every attempt conflicted) to
+    /// its type with it. `None`: not known (no call yet, or a worker that does not say).
+    fn last_txn_type(&self) -> Option<usize> {
+        None
+    }
 }
 
 /// How a transaction body wants its transaction to end.

@@ -76,6 +76,8 @@ pub struct LinkBenchWorker {
     shared: Arc<Shared>,
     rng: SmallRng,
     trees: Option<Trees>,
+    /// The operation the last `run_one` drew (for abort attribution).
+    last_type: Option<usize>,
 }
 
 impl LinkBenchWorker {
@@ -85,6 +87,7 @@ impl LinkBenchWorker {
             shared,
             rng,
             trees: None,
+            last_type: None,
         }
     }
 
@@ -311,14 +314,20 @@ impl LinkBenchWorker {
 
 impl RecordWorker for LinkBenchWorker {
     fn run_one(&mut self, engine: &dyn KvEngine) -> Result<TxnOutcome> {
+        self.last_type = None;
         let trees = self.prepare(engine)?;
         let index = self.shared.weights.draw(&mut self.rng);
+        self.last_type = Some(index);
         let retries = self.run(OPS[index], engine, &trees)?;
         Ok(TxnOutcome {
             txn_type: index,
             retries,
             rolled_back: false,
         })
+    }
+
+    fn last_txn_type(&self) -> Option<usize> {
+        self.last_type
     }
 }
 

@@ -102,6 +102,8 @@ pub struct TpccWorker {
     rng: SmallRng,
     history_sequence: u64,
     run: Option<RunState>,
+    /// The type the last `run_one` drew (for abort attribution).
+    last_type: Option<usize>,
 }
 
 impl TpccWorker {
@@ -113,6 +115,7 @@ impl TpccWorker {
             rng,
             history_sequence: 0,
             run: None,
+            last_type: None,
         }
     }
 
@@ -308,8 +311,10 @@ impl TpccWorker {
 
 impl RecordWorker for TpccWorker {
     fn run_one(&mut self, engine: &dyn KvEngine) -> Result<TxnOutcome> {
+        self.last_type = None;
         let run = self.prepare(engine)?;
         let kind = self.shared.config.mix.draw(&mut self.rng);
+        self.last_type = Some(kind as usize);
         let (retries, rolled_back) = match kind {
             TxnType::NewOrder => {
                 let (end, retries) = self.run_new_order(engine, &run)?;
@@ -325,6 +330,10 @@ impl RecordWorker for TpccWorker {
             retries,
             rolled_back,
         })
+    }
+
+    fn last_txn_type(&self) -> Option<usize> {
+        self.last_type
     }
 }
 

@@ -625,6 +625,8 @@ struct YcsbWorker {
     rng: SmallRng,
     chooser: KeyChooser,
     tree: Option<TreeId>,
+    /// The operation the last `run_one` drew (for abort attribution).
+    last_type: Option<usize>,
 }
 
 impl YcsbWorker {
@@ -636,6 +638,7 @@ impl YcsbWorker {
             rng,
             chooser,
             tree: None,
+            last_type: None,
         }
     }
 
@@ -773,6 +776,7 @@ fn update_row(
 
 impl RecordWorker for YcsbWorker {
     fn run_one(&mut self, engine: &dyn KvEngine) -> Result<TxnOutcome> {
+        self.last_type = None;
         let tree = if let Some(tree) = self.tree {
             tree
         } else {
@@ -781,6 +785,7 @@ impl RecordWorker for YcsbWorker {
             tree
         };
         let op = YcsbOp::ALL[self.ycsb.shared.weights.draw(&mut self.rng)];
+        self.last_type = Some(op as usize);
         let retries = match op {
             YcsbOp::Read => self.read(engine, tree)?,
             YcsbOp::Update | YcsbOp::ReadModifyWrite => self.update(engine, tree)?,
@@ -792,6 +797,10 @@ impl RecordWorker for YcsbWorker {
             retries,
             rolled_back: false,
         })
+    }
+
+    fn last_txn_type(&self) -> Option<usize> {
+        self.last_type
     }
 }
 

@@ -1,0 +1,304 @@
+//! Progress of a whole bench command (issue 13 item 7): which scheme of how many, its phase
+//! (load or copy, warm-up, measure, verify, write back) and an ETA for the whole command.
+//!
+//! The ETA is (what remains of the current scheme) + (schemes after it) x (the expected real
+//! time of one scheme). Before any scheme finished, the expected time is the configured phases
+//! at the time scale (warm-up at its cap, so it errs long; the image copy and the check are not
+//! known yet); once schemes finished, it is the mean real time they actually took (set-up to
+//! shutdown), so the ETA corrects itself after the first scheme. What remains of the current
+//! scheme is the expected time less its elapsed time, but never less than what its phase still
+//! needs for sure (the rest of the measured phase).
+//!
+//! The bar is indicatif's; with `--no-progress` it is hidden and nothing here prints (the
+//! per-scheme summary lines are the caller's). No locks: the control thread alone updates it.
+
+use std::time::{Duration, Instant};
+
+use indicatif::{ProgressBar, ProgressStyle};
+
+use super::{BenchConfig, WarmUp};
+use crate::device::DeviceSpec;
+
+/// A scheme's phase, as the progress line names it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Phase {
+    /// Writing the synthetic database image onto the fresh device.
+    Load,
+    /// Copying a record workload's loaded image onto the fresh device.
+    Copy,
+    /// The unmeasured warm-up.
+    WarmUp,
+    /// The measured phase.
+    Measure,
+    /// The consistency check after the run (record workloads).
+    Verify,
+    /// The final write-back at shutdown.
+    WriteBack,
+}
+
+impl Phase {
+    /// The name on the progress line.
+    #[must_use]
+    pub fn name(self) -> &'static str {
+        match self {
+            Phase::Load => "load",
+            Phase::Copy => "copy",
+            Phase::WarmUp => "warm-up",
+            Phase::Measure => "measure",
+            Phase::Verify => "verify",
+            Phase::WriteBack => "write back",
+        }
+    }
+}
+
+/// The ETA of the whole command, real seconds: the current scheme's remainder (expected time
+/// less `elapsed_current_s`, at least `current_floor_s`) plus `schemes_after` expected times.
+/// The expected time of a scheme is the mean of `finished_s` when schemes finished, else
+/// `estimate_s`.
+#[must_use]
+pub fn eta_s(
+    estimate_s: f64,
+    finished_s: &[f64],
+    schemes_after: usize,
+    elapsed_current_s: f64,
+    current_floor_s: f64,
+) -> f64 {
+    let expected = if finished_s.is_empty() {
+        estimate_s
+    } else {
+        finished_s.iter().sum::<f64>() / finished_s.len() as f64
+    };
+    let current = (expected - elapsed_current_s).max(current_floor_s).max(0.0);
+    current + expected * schemes_after as f64
+}
+
+/// The real seconds one scheme is expected to take before any finished: warm-up (its fixed
+/// length, or its cap) and measured phase, at `time_scale`.
+#[must_use]
+pub fn initial_estimate_s(config: &BenchConfig, time_scale: f64) -> f64 {
+    let warmup = match config.warmup {
+        WarmUp::For(d) | WarmUp::UntilSteady { max: d } => d,
+    };
+    (warmup + config.duration).as_secs_f64() * time_scale
+}
+
+/// The time scale a device string sets (`time_scale=` of an emulated device; 1 otherwise: the
+/// CLI always sets it on emulated devices, and real devices run in real time).
+#[must_use]
+pub fn spec_time_scale(spec: &DeviceSpec) -> f64 {
+    match spec {
+        DeviceSpec::Emulated { options, .. } => options
+            .iter()
+            .find(|(key, _)| key == "time_scale")
+            .and_then(|(_, value)| value.parse::<f64>().ok())
+            .filter(|scale| scale.is_finite() && *scale > 0.0)
+            .unwrap_or(1.0),
+        _ => 1.0,
+    }
+}
+
+/// `1h02m`, `3m05s`, `42s`.
+#[must_use]
+pub fn format_eta(seconds: f64) -> String {
+    let total = seconds.max(0.0).round() as u64;
+    let (h, m, s) = (total / 3600, total % 3600 / 60, total % 60);
+    if h > 0 {
+        format!("{h}h{m:02}m")
+    } else if m > 0 {
+        format!("{m}m{s:02}s")
+    } else {
+        format!("{s}s")
+    }
+}
+
+/// The progress of a whole command: the finished schemes' real times and the current one.
+#[derive(Debug)]
+pub struct CommandProgress {
+    schemes: usize,
+    estimate_s: f64,
+    finished_s: Vec<f64>,
+    visible: bool,
+    /// The measured phase, device ms (the bar's length: empty until it starts).
+    duration_ms: u64,
+}
+
+impl CommandProgress {
+    /// Progress for `config`'s schemes at `time_scale` (hidden without `config.progress`).
+    #[must_use]
+    pub fn new(config: &BenchConfig, time_scale: f64) -> CommandProgress {
+        CommandProgress {
+            schemes: config.schemes.len(),
+            estimate_s: initial_estimate_s(config, time_scale),
+            finished_s: Vec::new(),
+            visible: config.progress,
+            duration_ms: u64::try_from(config.duration.as_millis()).unwrap_or(u64::MAX),
+        }
+    }
+
+    /// Starts scheme `index` (0-based) named `name`, in `phase`.
+    #[must_use]
+    pub fn start_scheme(&self, index: usize, name: &str, phase: Phase) -> SchemeProgress {
+        let bar = if self.visible {
+            let bar = ProgressBar::new(self.duration_ms);
+            let style = ProgressStyle::with_template(
+                "{prefix} [{bar:24}] {pos:>6}/{len:6} device ms {elapsed:>4} real  {msg}",
+            )
+            .unwrap_or_else(|_| ProgressStyle::default_bar());
+            bar.set_style(style.progress_chars("=> "));
+            bar.set_prefix(format!("scheme {}/{} {name}", index + 1, self.schemes));
+            bar
+        } else {
+            ProgressBar::hidden()
+        };
+        let progress = SchemeProgress {
+            bar,
+            started: Instant::now(),
+            phase,
+            expected_s: self.expected_s(),
+            schemes_after: self.schemes.saturating_sub(index + 1),
+            finished_s: self.finished_s.clone(),
+            estimate_s: self.estimate_s,
+            floor_s: 0.0,
+            detail: String::new(),
+        };
+        progress.redraw();
+        progress
+    }
+
+    /// Records a finished scheme's real time (failed schemes are not counted: they say little
+    /// about the others).
+    pub fn finished(&mut self, real: Duration) {
+        self.finished_s.push(real.as_secs_f64());
+    }
+
+    /// The expected real seconds of one scheme now.
+    #[must_use]
+    pub fn expected_s(&self) -> f64 {
+        eta_s(self.estimate_s, &self.finished_s, 0, 0.0, 0.0)
+    }
+}
+
+/// One scheme's progress line.
+#[derive(Debug)]
+pub struct SchemeProgress {
+    bar: ProgressBar,
+    started: Instant,
+    phase: Phase,
+    expected_s: f64,
+    schemes_after: usize,
+    finished_s: Vec<f64>,
+    estimate_s: f64,
+    floor_s: f64,
+    detail: String,
+}
+
+impl SchemeProgress {
+    /// The bar (the harness sets its length and position in the measured phase).
+    #[must_use]
+    pub fn bar(&self) -> &ProgressBar {
+        &self.bar
+    }
+
+    /// Enters `phase`; `floor_s`: real seconds the scheme needs at least from now on.
+    pub fn set_phase(&mut self, phase: Phase, floor_s: f64) {
+        self.phase = phase;
+        self.floor_s = floor_s;
+        self.detail.clear();
+        self.redraw();
+    }
+
+    /// Updates the phase's detail (`1234 ops/s`) and what it still needs at least.
+    pub fn update(&mut self, detail: String, floor_s: f64) {
+        self.detail = detail;
+        self.floor_s = floor_s;
+        self.redraw();
+    }
+
+    /// The whole command's ETA now, real seconds.
+    #[must_use]
+    pub fn eta_s(&self) -> f64 {
+        eta_s(
+            self.estimate_s,
+            &self.finished_s,
+            self.schemes_after,
+            self.started.elapsed().as_secs_f64(),
+            self.floor_s,
+        )
+    }
+
+    /// The real time since the scheme started.
+    #[must_use]
+    pub fn elapsed(&self) -> Duration {
+        self.started.elapsed()
+    }
+
+    /// Removes the line (the caller prints the scheme's summary line).
+    pub fn finish(&self) {
+        self.bar.finish_and_clear();
+    }
+
+    fn redraw(&self) {
+        if self.bar.is_hidden() {
+            return;
+        }
+        let detail = if self.detail.is_empty() {
+            String::new()
+        } else {
+            format!(": {}", self.detail)
+        };
+        let basis = if self.finished_s.is_empty() {
+            "estimated"
+        } else {
+            "from finished schemes"
+        };
+        self.bar.set_message(format!(
+            "{}{detail} | command ETA {} ({basis}, ~{} per scheme)",
+            self.phase.name(),
+            format_eta(self.eta_s()),
+            format_eta(self.expected_s),
+        ));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn eta_uses_the_estimate_until_schemes_finish() {
+        // 3 schemes of ~10 s each, 4 s into the first: 6 + 2 x 10.
+        assert!((eta_s(10.0, &[], 2, 4.0, 0.0) - 26.0).abs() < 1e-9);
+        // The first took 20 s: the rest are expected to take as long.
+        assert!((eta_s(10.0, &[20.0], 1, 5.0, 0.0) - 35.0).abs() < 1e-9);
+        // Late in a scheme: never less than what its phase still needs.
+        assert!((eta_s(10.0, &[], 0, 12.0, 3.0) - 3.0).abs() < 1e-9);
+        assert!(eta_s(10.0, &[], 0, 12.0, 0.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn formats_durations() {
+        assert_eq!(format_eta(42.4), "42s");
+        assert_eq!(format_eta(185.0), "3m05s");
+        assert_eq!(format_eta(3720.0), "1h02m");
+        assert_eq!(format_eta(-1.0), "0s");
+    }
+
+    #[test]
+    fn phases_have_names() {
+        let names: Vec<&str> = [
+            Phase::Load,
+            Phase::Copy,
+            Phase::WarmUp,
+            Phase::Measure,
+            Phase::Verify,
+            Phase::WriteBack,
+        ]
+        .iter()
+        .map(|p| p.name())
+        .collect();
+        assert_eq!(
+            names,
+            ["load", "copy", "warm-up", "measure", "verify", "write back"]
+        );
+    }
+}

@@ -96,3 +96,25 @@ fn no_check_skips_the_check_and_says_so() {
     assert!(run.check.is_none() && run.check_skipped);
     assert!(report::format_table(&results).contains("skipped (--no-check)"));
 }
+
+/// The same run with the data on a real file (`file:`, O_DIRECT, io_uring): each scheme gets a
+/// fresh file holding the image, the check is clean, and the file is removed afterwards.
+#[test]
+fn tpcc_on_a_file_device_checks_clean_and_removes_its_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("tpcc.db");
+    let mut config = config(true);
+    config.device = DeviceSpec::File(path.clone());
+    config.duration = Duration::from_millis(400);
+    let results = run_bench(&config, &*default_factory()).unwrap();
+    assert!(results.failures.is_empty(), "{:?}", results.failures);
+    assert_eq!(results.runs.len(), 2);
+    for run in &results.runs {
+        assert!(run.ops > 0, "{}", run.scheme);
+        assert!(run.device.starts_with("file:"), "{}", run.device);
+        let check = run.check.as_ref().expect("the check ran");
+        assert!(check.is_clean(), "{check:?}");
+        assert_eq!(check.conditions.len(), 4, "TPC-C conditions 1-4");
+    }
+    assert!(!path.exists(), "the bench removes the scheme's file");
+}

@@ -8,7 +8,8 @@
 //! `cpu-bound` (the host, not the device, limits throughput, so scheme differences are muted);
 //! at or below [`DEVICE_BOUND_SHARE`] it is `device-bound` (workers mostly wait for I/O, the
 //! regime the papers measure); in between `mixed`. [`classify_run`] adds `lock-bound`: not
-//! CPU-bound, but the workers spend most of their time waiting on list mutexes. Other processes on a shared host take cores
+//! CPU-bound, but the workers spend most of their time waiting on list mutexes;
+//! [`on_latency_free_device`] makes it `wait-bound` on `mem`, which has no device time. Other processes on a shared host take cores
 //! this heuristic cannot see, so a `mixed` run on a busy host may really be CPU-bound.
 
 use std::time::Duration;
@@ -105,6 +106,18 @@ pub fn classify_run(
     }
 }
 
+/// The verdict on a device without latency (`mem`): workers that are neither busy nor waiting
+/// on list mutexes wait on page latches, background threads or the log there, not on a device,
+/// so `device-bound` becomes `wait-bound`; other verdicts stay.
+#[must_use]
+pub fn on_latency_free_device(bound: &'static str) -> &'static str {
+    if bound == "device-bound" {
+        "wait-bound"
+    } else {
+        bound
+    }
+}
+
 /// Cores available to this process (at least 1).
 #[must_use]
 pub fn available_cores() -> usize {
@@ -140,6 +153,8 @@ mod tests {
         assert_eq!(classify_run(Some(0.5), 2, 0.8), "lock-bound");
         assert_eq!(classify_run(Some(1.9), 2, 0.8), "cpu-bound");
         assert_eq!(classify_run(Some(0.5), 2, 0.1), "device-bound");
+        assert_eq!(on_latency_free_device("device-bound"), "wait-bound");
+        assert_eq!(on_latency_free_device("cpu-bound"), "cpu-bound");
     }
 
     #[test]

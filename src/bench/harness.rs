@@ -545,6 +545,30 @@ fn merge(outcomes: Vec<Result<WorkerOutcome>>, types: usize) -> Result<WorkerOut
     Ok(total)
 }
 
+/// The run's verdict ([`super::cpu::classify_run`]): CPU share, then the workers' share of time
+/// waiting on list mutexes; on `mem` never `device-bound`.
+fn run_bound(
+    config: &BenchConfig,
+    pool: &crate::core::stats::PoolStats,
+    cpu: &super::cpu::CpuUtil,
+    real_s: f64,
+) -> String {
+    let thread_seconds = config.threads as f64 * real_s;
+    let wait_share = pool
+        .mutexes
+        .values()
+        .map(|stats| stats.wait_ns as f64 / 1e9)
+        .sum::<f64>()
+        / thread_seconds;
+    let bound = super::cpu::classify_run(cpu.cores_used, cpu.available_cores, wait_share);
+    if matches!(config.device, crate::device::DeviceSpec::Memory) {
+        super::cpu::on_latency_free_device(bound)
+    } else {
+        bound
+    }
+    .to_string()
+}
+
 fn build_result(
     config: &BenchConfig,
     driver: &dyn Driver,
@@ -567,15 +591,7 @@ fn build_result(
         .map(|(name, stats)| (name.clone(), stats.wait_ns as f64 / 1e6))
         .collect();
     let mut cpu = utilisation(measured.start.cpu, measured.end.cpu, real);
-    let thread_seconds = config.threads as f64 * real_s;
-    let wait_share = pool
-        .mutexes
-        .values()
-        .map(|stats| stats.wait_ns as f64 / 1e9)
-        .sum::<f64>()
-        / thread_seconds;
-    cpu.bound =
-        super::cpu::classify_run(cpu.cores_used, cpu.available_cores, wait_share).to_string();
+    cpu.bound = run_bound(config, &pool, &cpu, real_s);
     let io = io_rates(config, driver, &device_stats, device_s);
     let (name, read_ratio, locality, read_ops, write_ops) =
         workload_labels(config, driver, outcome, device_read_share(&device_stats));

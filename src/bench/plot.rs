@@ -96,7 +96,7 @@ pub const COLUMNS: &[(&str, &str)] = &[
     ),
     (
         "bound",
-        "what limited the run: cpu-bound, device-bound, lock-bound, mixed or unknown",
+        "what limited the run: cpu-bound, device-bound, lock-bound (list mutexes), wait-bound (on `mem`: latches or background threads, no device time), mixed or unknown",
     ),
     (
         "steady",

@@ -808,9 +808,9 @@ pub fn run_prepared(args: &BenchArgs, config: &BenchConfig) -> Result<BenchResul
     let results = crate::bench::harness::run_bench_with(config, &*factory, &mut |so_far| {
         on_scheme_finished(args, so_far, &mut runs_reported);
     })?;
-    print!("{}", report::format_table(&results));
+    super::out(&report::format_table(&results));
     if config.record.is_some() && !config.check {
-        println!("consistency check: SKIPPED (--no-check)");
+        super::out("consistency check: SKIPPED (--no-check)\n");
     }
     if let Some(path) = &args.json {
         results.write_json(path)?;

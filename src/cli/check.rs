@@ -105,7 +105,7 @@ fn recover(args: &CheckArgs, page_size: usize, pages: u64) -> Result<()> {
         config.database.wal.log_size / log_page as u64,
     )?;
     let (kv, recovery) = KvStore::open(data, log, &config)?;
-    println!(
+    outln!(
         "recovered: {} log records from LSN {}, {} batches redone, {} transactions rolled back, \
          {} torn pages repaired",
         recovery.database.records,
@@ -118,16 +118,27 @@ fn recover(args: &CheckArgs, page_size: usize, pages: u64) -> Result<()> {
 }
 
 fn print_report(report: &CheckReport) {
-    println!(
+    outln!(
         "{} pages of {} bytes; high-water mark {}; {} free pages; {} bad checksums",
-        report.pages, report.page_size, report.high_water, report.free_pages, report.bad_checksums
+        report.pages,
+        report.page_size,
+        report.high_water,
+        report.free_pages,
+        report.bad_checksums
     );
-    println!(
+    outln!(
         "{:<24} {:>8} {:>6} {:>9} {:>7} {:>11} {:>13} {:>6}",
-        "tree", "root", "height", "leaves", "inner", "keys", "bytes", "fill%"
+        "tree",
+        "root",
+        "height",
+        "leaves",
+        "inner",
+        "keys",
+        "bytes",
+        "fill%"
     );
     for tree in &report.trees {
-        println!(
+        outln!(
             "{:<24} {:>8} {:>6} {:>9} {:>7} {:>11} {:>13} {:>6.1}",
             tree.name,
             tree.root,
@@ -169,7 +180,7 @@ pub fn run(args: &CheckArgs) -> Result<()> {
     }
     match report.problems.first() {
         None => {
-            println!("ok: {} trees verified", report.trees.len());
+            outln!("ok: {} trees verified", report.trees.len());
             check_workload(&datafile, &report, args)
         }
         Some(first) => Err(Error::CorruptPage {
@@ -217,7 +228,7 @@ fn check_workload(datafile: &DataFile, trees: &CheckReport, args: &CheckArgs) ->
     };
     kv.abandon();
     if report.is_consistent() {
-        println!("ok: {workload} {report}");
+        outln!("ok: {workload} {report}");
         return Ok(());
     }
     Err(Error::Config(format!(

@@ -30,6 +30,6 @@ pub fn run(args: &ConfigArgs) -> Result<()> {
         ));
     }
     let scheme = Composition::parse(&args.scheme)?;
-    print!("{}", PoolConfig::default_toml(scheme, args.frames)?);
+    super::out(&PoolConfig::default_toml(scheme, args.frames)?);
     Ok(())
 }

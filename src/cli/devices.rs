@@ -30,7 +30,7 @@ pub fn run(args: &DevicesArgs) -> Result<()> {
         Some(name) => render_profile(name)?,
         None => render()?,
     };
-    print!("{text}");
+    super::out(&text);
     Ok(())
 }
 

@@ -56,7 +56,11 @@ pub fn run(args: &LoadArgs) -> Result<()> {
     eprintln!("loading {} into {}...", spec.describe(), args.db.display());
     let image = Image::build(&spec, args.page_size, &mut print_progress)?;
     image.write_file(&args.db)?;
-    print!("{}", load_summary(&image));
-    println!("wrote {} ({})", args.db.display(), image.load_key);
+    super::out(&load_summary(&image));
+    super::out(&format!(
+        "wrote {} ({})\n",
+        args.db.display(),
+        image.load_key
+    ));
     Ok(())
 }

@@ -1,6 +1,13 @@
 //! The `flashbuf` command line: `device probe`, `bench`, `sweep`, `reproduce`, `load`, `check`, and the listings
 //! `schemes`, `devices`, `config --default`.
 
+/// `println!` through [`out`]: a closed standard output is not a panic.
+macro_rules! outln {
+    ($($arg:tt)*) => {
+        $crate::cli::out(&format!("{}\n", format_args!($($arg)*)))
+    };
+}
+
 pub mod bench;
 pub mod check;
 pub mod config;
@@ -55,6 +62,21 @@ enum Command {
 enum DeviceCommand {
     /// Measure random-read and random-write IOPS and latency by concurrency; derive alpha, k_r, k_w.
     Probe(Box<probe::ProbeArgs>),
+}
+
+/// Writes `text` to standard output. A closed pipe (`flashbuf bench ... | head`) is not an
+/// error: the rest of the output is dropped quietly and the command goes on (so a run still
+/// writes its result files); `print!` would panic there.
+pub(crate) fn out(text: &str) {
+    use std::io::Write;
+    let mut stdout = std::io::stdout().lock();
+    if let Err(err) = stdout
+        .write_all(text.as_bytes())
+        .and_then(|()| stdout.flush())
+        && err.kind() != std::io::ErrorKind::BrokenPipe
+    {
+        eprintln!("flashbuf: writing to standard output: {err}");
+    }
 }
 
 /// Parses the command line and runs it; returns the process exit code.

@@ -531,6 +531,16 @@ fn pct(got: f64, want: f64) -> String {
     }
 }
 
+/// ACE's `n_w` and `n_e` should be the device's `k_w`; a real device does not know its own.
+fn write_ace_hint(out: &mut dyn Write, report: &ProbeReport) -> std::io::Result<()> {
+    writeln!(
+        out,
+        "ACE on this device: set `ace_n_w = {k_w}` and `prefetch_pages = {k_w}` in a \
+         --pool-config file (emulated profiles with an ACE Table I row default to theirs)",
+        k_w = report.k_w
+    )
+}
+
 /// Writes the human-readable report.
 ///
 /// # Errors
@@ -595,6 +605,7 @@ pub fn write_report(
         "k_r = {} ({:.1})  k_w = {} ({:.1})  (concurrency reaching 90% of peak bandwidth)",
         report.k_r, report.k_r_exact, report.k_w, report.k_w_exact
     )?;
+    write_ace_hint(out, report)?;
     let unsteady = report
         .reads
         .iter()

@@ -21,7 +21,7 @@ pub struct SchemesArgs {}
 /// # Errors
 /// None today; the signature matches the other commands.
 pub fn run(_args: &SchemesArgs) -> Result<()> {
-    print!("{}", render());
+    super::out(&render());
     Ok(())
 }
 

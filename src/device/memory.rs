@@ -228,6 +228,7 @@ impl MemoryDevice {
                 supports_fused_rw: true,
                 time_scale: 1.0,
                 emulated: false,
+                write_concurrency: None,
             },
             store: PageStore::new(page_size, pages)?,
             stats: AtomicStats::default(),

@@ -116,6 +116,11 @@ pub struct DeviceInfo {
     pub time_scale: f64,
     /// Whether the device models its own latency (emulated) rather than using real hardware.
     pub emulated: bool,
+    /// The device's write concurrency `k_w` (ACE Table I: the number of concurrent random
+    /// writes that reach about its peak write bandwidth), when known: emulated profiles carry
+    /// their paper's figure; real devices do not know theirs (`flashbuf device probe` measures
+    /// it). ACE's `n_w` and `n_e` default to it.
+    pub write_concurrency: Option<usize>,
 }
 
 impl DeviceInfo {

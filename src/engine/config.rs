@@ -117,7 +117,8 @@ pub struct PoolConfig {
     pub write_batch_pages: usize,
     /// Sequential prefetcher: misses in a row that start prefetching.
     pub prefetch_trigger: usize,
-    /// Pages read ahead per prefetch.
+    /// Sequential read-ahead: pages read ahead per prefetch (ACE's `n_e`; 0 = the device's
+    /// write concurrency `k_w`, as the ACE paper chose).
     pub prefetch_pages: usize,
     /// RAW miss path on an empty free list: `legacy` (single-page flush) or `backoff`
     /// (Percona's: wait for the cleaner, never flush).
@@ -304,7 +305,11 @@ impl PoolConfig {
             "sequential prefetcher: misses in a row that start prefetching",
             ">= 1",
         ),
-        key("prefetch_pages", "pages read ahead per prefetch", "0..=64"),
+        key(
+            "prefetch_pages",
+            "sequential read-ahead: pages read per prefetch (ACE's n_e); 0 = the device's k_w",
+            "0..=64",
+        ),
         key(
             "empty_free_list",
             "RAW miss path on an empty free list: legacy (single-page flush) or backoff \
@@ -401,7 +406,7 @@ impl PoolConfig {
             flush_method: FlushMethod::ODirect,
             write_batch_pages: 0,
             prefetch_trigger: 4,
-            prefetch_pages: 8,
+            prefetch_pages: 0,
             empty_free_list: EmptyFreeList::Legacy,
             verify_checksums: true,
             background: true,

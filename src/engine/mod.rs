@@ -41,6 +41,22 @@ use crate::policy::writeback::pg::{PgBackground, PgSettings};
 /// ACE's `n_w` when neither the configuration nor the device says (`k_w` of ACE's PCIe SSD).
 pub const DEFAULT_ACE_N_W: usize = 8;
 
+/// The device's write concurrency `k_w` as ACE uses it: the device's own figure
+/// ([`crate::device::DeviceInfo::write_concurrency`], from the emulated profile's ACE Table I
+/// row), else [`DEFAULT_ACE_N_W`] (real devices: `flashbuf device probe` measures `k_w`; set
+/// `ace_n_w` and `prefetch_pages` to it).
+#[must_use]
+pub fn device_k_w(info: &crate::device::DeviceInfo) -> usize {
+    info.write_concurrency
+        .filter(|&k_w| k_w > 0)
+        .unwrap_or(DEFAULT_ACE_N_W)
+}
+
+/// `value`, or the device's `k_w` when `value` is 0 (ACE's `n_w` and `n_e` default to `k_w`).
+fn or_device_k_w(value: usize, info: &crate::device::DeviceInfo) -> usize {
+    if value == 0 { device_k_w(info) } else { value }
+}
+
 /// What the engine knows about where the pool writes.
 #[derive(Debug, Clone)]
 pub struct WriteTarget {
@@ -98,8 +114,9 @@ fn build_miss(
     config: &PoolConfig,
     instances: usize,
     instance_frames: usize,
-    page_size: usize,
+    info: &crate::device::DeviceInfo,
 ) -> Arc<dyn MissPath> {
+    let page_size = info.page_size;
     let scan_depth = config.scan_depth(instance_frames);
     match config.scheme.miss {
         MissKind::Raw => Arc::new(Raw {
@@ -125,11 +142,7 @@ fn build_miss(
         }
         MissKind::Rw => Arc::new(FusedRw { scan_depth }),
         MissKind::Pg => Arc::new(BackendWrite),
-        MissKind::Ace => Arc::new(Ace::new(if config.ace_n_w == 0 {
-            DEFAULT_ACE_N_W
-        } else {
-            config.ace_n_w
-        })),
+        MissKind::Ace => Arc::new(Ace::new(or_device_k_w(config.ace_n_w, info))),
     }
 }
 
@@ -175,14 +188,14 @@ fn build_writeback(config: &PoolConfig, instance_frames: usize) -> Arc<dyn Write
 /// The read-ahead part, sized for a database of `db_pages` pages of `page_size` bytes.
 fn build_prefetch(
     config: &PoolConfig,
-    db_pages: u64,
-    page_size: usize,
+    info: &crate::device::DeviceInfo,
 ) -> Option<Arc<dyn Prefetcher>> {
+    let (db_pages, page_size) = (info.pages, info.page_size);
     match config.scheme.prefetch {
         PrefetchKind::None => None,
         PrefetchKind::Sequential => Some(Arc::new(Sequential::new(
             config.prefetch_trigger,
-            config.prefetch_pages,
+            or_device_k_w(config.prefetch_pages, info),
             crate::policy::prefetch::sequential::DEFAULT_ENTRIES,
         ))),
         PrefetchKind::History => Some(Arc::new(History::new(
@@ -217,9 +230,9 @@ pub fn open_pool(
     let instance_frames = config.frames / instances;
     let parts = Parts {
         order: build_order(config),
-        miss: build_miss(config, instances, instance_frames, info.page_size),
+        miss: build_miss(config, instances, instance_frames, &info),
         writeback: build_writeback(config, instance_frames),
-        prefetch: build_prefetch(config, info.pages, info.page_size),
+        prefetch: build_prefetch(config, &info),
         write_path: build_write_path(config, target)?,
     };
     let core_config = CoreConfig {

@@ -187,6 +187,9 @@ impl EmulatedDevice {
                 supports_fused_rw: profile.kind == Kind::Ssd,
                 time_scale: profile.time_scale,
                 emulated: true,
+                write_concurrency: profile::paper_figures(profile.name)
+                    .and_then(|figures| figures.k_w)
+                    .map(|k_w| k_w.round() as usize),
             },
             store: PageStore::new(options.page_size, options.pages)?,
             clock: DeviceClock::new(profile.time_scale),

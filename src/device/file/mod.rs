@@ -283,6 +283,7 @@ impl FileDevice {
             supports_fused_rw: false,
             time_scale: 1.0,
             emulated: false,
+            write_concurrency: None,
         };
         Ok(FileDevice {
             info,

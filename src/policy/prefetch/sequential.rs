@@ -111,6 +111,7 @@ impl Prefetcher for Sequential {
     }
 
     fn extra_stats(&self, out: &mut BTreeMap<String, f64>) {
+        out.insert("seq_prefetch_pages".into(), self.pages as f64);
         out.insert(
             "seq_triggers".into(),
             self.triggered.load(Ordering::Relaxed) as f64,

@@ -61,7 +61,7 @@ struct BenchLine {
 /// An unknown id, an experiment that needs something not built, a failed run.
 pub fn run(args: &ReproduceArgs) -> Result<()> {
     if args.list || args.ids.is_empty() {
-        print!("{}", list()?);
+        super::out(&list()?);
         if args.ids.is_empty() && !args.list {
             eprintln!("give an experiment id to run it: flashbuf reproduce ID [--quick]");
         }
@@ -276,9 +276,9 @@ pub fn run_experiment(
     };
     let verdicts = judge_all(&experiment.claims, &Measured::from_sweep(&sweep));
     write_report_dir(dir, experiment, &sweep, &verdicts, quick, &shown)?;
-    println!("\n{} verdicts:", experiment.id);
+    outln!("\n{} verdicts:", experiment.id);
     for verdict in &verdicts {
-        println!(
+        outln!(
             "  [{}] {}\n      {}; {}",
             verdict.outcome.label(),
             verdict.claim,

@@ -163,7 +163,7 @@ pub fn run_sweep(args: &SweepArgs, command_line: &str) -> Result<SweepResults> {
         });
         write_outputs(args, &sweep);
     }
-    println!("{}", sweep.format_table());
+    outln!("{}", sweep.format_table());
     if let Some(dir) = &args.bench.out {
         write_sweep_dir(dir, &sweep)?;
         eprintln!(

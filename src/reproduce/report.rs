@@ -298,11 +298,16 @@ pub fn report_html(
 
 /// Our run: the sweep's table, failures, and our plots of the claimed metrics.
 fn our_run_html(out: &mut String, experiment: &Experiment, sweep: &SweepResults) -> Result<()> {
-    let _ = writeln!(
-        out,
-        "<h2>Our run</h2>\n<pre>{}</pre>",
-        escape(&sweep.format_table())
-    );
+    // A bench experiment (one point): the bench's own table, with read stalls, IOPS and the
+    // rest; a sweep: the sweep's table (every point's full table is in results.json).
+    let table = match (
+        sweep.points.len(),
+        sweep.points.first().and_then(|p| p.results.as_ref()),
+    ) {
+        (1, Some(results)) => crate::bench::report::format_table(results),
+        _ => sweep.format_table(),
+    };
+    let _ = writeln!(out, "<h2>Our run</h2>\n<pre>{}</pre>", escape(&table));
     for point in &sweep.points {
         if let Some(error) = &point.error {
             let _ = writeln!(

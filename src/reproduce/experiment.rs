@@ -1,6 +1,6 @@
 //! The papers' tables and figures as data (issue 13 item 5): one TOML file per experiment in
-//! `experiments/`, embedded in the binary ([`REGISTRY`]) so that `flashbuf reproduce` works
-//! from any directory. docs/reproduce.md describes the format; [`Experiment::check`] refuses a
+//! `experiments/`, embedded in the binary ([`FILES`], parsed by [`registry`]) so that
+//! `flashbuf reproduce` works from any directory. docs/reproduce.md describes the format; [`Experiment::check`] refuses a
 //! file that names an unknown metric, a claim without its numbers, or a runnable experiment
 //! without a command.
 //!

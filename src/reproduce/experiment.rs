@@ -1,8 +1,8 @@
 //! The papers' tables and figures as data (issue 13 item 5): one TOML file per experiment in
 //! `experiments/`, embedded in the binary ([`FILES`], parsed by [`registry`]) so that
-//! `flashbuf reproduce` works from any directory. docs/reproduce.md describes the format; [`Experiment::check`] refuses a
-//! file that names an unknown metric, a claim without its numbers, or a runnable experiment
-//! without a command.
+//! `flashbuf reproduce` works from any directory. docs/reproduce.md describes the format;
+//! [`Experiment::check`] refuses a file that names an unknown metric, a claim without its
+//! numbers, or a runnable experiment without a command.
 //!
 //! An experiment records: its id, the paper and figure, what it measures, the paper's setup,
 //! the paper's values (cited from the seed text, with units), the claims that count as

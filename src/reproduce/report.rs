@@ -147,12 +147,8 @@ fn comparison_plots(
             let lines = vec![line(true), line(false)];
             (labels, lines, "scheme".to_string())
         } else {
-            let mut labels = measured.points.clone();
-            for row in &of_metric {
-                if !labels.contains(&row.point) {
-                    labels.push(row.point.clone());
-                }
-            }
+            let paper_points = dedup(of_metric.iter().map(|r| r.point.clone()));
+            let labels = merge_points(&paper_points, &measured.points);
             let schemes = dedup(of_metric.iter().map(|r| r.scheme.clone()));
             let mut lines = Vec::new();
             for (k, scheme) in schemes.iter().enumerate() {
@@ -182,6 +178,17 @@ fn comparison_plots(
         ));
     }
     Ok(plots)
+}
+
+/// The x axis of a paper-vs-ours plot: the paper's order when it covers every point we ran (a
+/// quick run skips some), else our order followed by the paper's other points.
+fn merge_points(paper: &[String], ours: &[String]) -> Vec<String> {
+    let (first, second) = if ours.iter().all(|p| paper.contains(p)) {
+        (paper, ours)
+    } else {
+        (ours, paper)
+    };
+    dedup(first.iter().chain(second.iter()).cloned())
 }
 
 fn dedup(items: impl Iterator<Item = String>) -> Vec<String> {
@@ -422,4 +429,22 @@ pub fn write_report_dir(
             .map_err(|err| Error::io(format!("writing {}", path.display()), err))?;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::merge_points;
+
+    fn strings(items: &[&str]) -> Vec<String> {
+        items.iter().map(|s| (*s).to_string()).collect()
+    }
+
+    #[test]
+    fn plot_points_follow_the_paper_when_it_covers_ours() {
+        let paper = strings(&["5%", "10%", "15%", "20%", "25%"]);
+        let quick = strings(&["5%", "15%", "25%"]);
+        assert_eq!(merge_points(&paper, &quick), paper);
+        let ours = strings(&["1:1", "2:1", "3:1", "4:1"]);
+        assert_eq!(merge_points(&strings(&["4:1"]), &ours), ours);
+    }
 }

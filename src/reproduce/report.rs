@@ -134,6 +134,7 @@ fn comparison_plots(
                 name: if paper { "paper".into() } else { "ours".into() },
                 colour: usize::from(!paper),
                 dashed: paper,
+                join_gaps: true,
                 values: labels
                     .iter()
                     .map(|s| {
@@ -157,6 +158,7 @@ fn comparison_plots(
                         name: format!("{}: {scheme}", if paper { "paper" } else { "ours" }),
                         colour: k,
                         dashed: paper,
+                        join_gaps: true,
                         values: labels
                             .iter()
                             .map(|p| {

@@ -45,6 +45,9 @@ pub struct Line {
     pub dashed: bool,
     /// One value per x label (`None`: no value there).
     pub values: Vec<Option<f64>>,
+    /// Join the points across a missing value (a quick run's skipped points) rather than
+    /// break the line there (a failed run).
+    pub join_gaps: bool,
 }
 
 fn plot_error(err: impl std::fmt::Display) -> Error {
@@ -157,10 +160,10 @@ fn draw_line(chart: &mut Chart<'_, '_>, line: &Line) -> Result<()> {
         .enumerate()
         .filter_map(|(i, v)| v.filter(|v| v.is_finite()).map(|v| (i as f64, v)))
         .collect();
-    // Segments join neighbours only (a missing value breaks the line).
+    // Segments join neighbours only (a missing value breaks the line), unless `join_gaps`.
     let mut segments: Vec<Vec<(f64, f64)>> = Vec::new();
     for pair in points.windows(2) {
-        if (pair[1].0 - pair[0].0 - 1.0).abs() < 1e-9 {
+        if line.join_gaps || (pair[1].0 - pair[0].0 - 1.0).abs() < 1e-9 {
             if line.dashed {
                 segments.extend(dashes(pair[0], pair[1], 9));
             } else {
@@ -210,6 +213,7 @@ pub fn sweep_plots(sweep: &SweepResults) -> Result<Vec<(&'static str, &'static s
                 name: series.scheme.clone(),
                 colour: k,
                 dashed: false,
+                join_gaps: false,
                 values: series
                     .rows
                     .iter()

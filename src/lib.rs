@@ -125,6 +125,8 @@ pub mod kv;
 pub mod page;
 pub mod policy;
 pub mod pool;
+pub mod reproduce;
+pub mod sweep;
 pub mod sync;
 pub mod txn;
 pub mod wal;

@@ -33,6 +33,7 @@ use std::sync::Arc;
 
 use crate::bench::driver::{RecordDriver, RecordSpec};
 use crate::bench::image::Image;
+use crate::bench::report::BenchResults;
 use crate::bench::{BenchConfig, LogSetup, WarmUp, default_factory, plot, report};
 use crate::device::DeviceSpec;
 use crate::engine::Composition;
@@ -598,6 +599,15 @@ fn parse_ratio(text: &str) -> Result<f64, String> {
 /// # Errors
 /// Load errors; a buffer larger than the loaded database.
 pub fn attach_record(args: &BenchArgs, config: &mut BenchConfig, spec: RecordSpec) -> Result<()> {
+    let image = load_image(args, config, &spec)?;
+    attach_image(args, config, spec, image)
+}
+
+/// Loads `spec`'s image (in memory, or read from `--db`) and prints what was loaded.
+///
+/// # Errors
+/// Load errors; an image file loaded with other parameters.
+pub fn load_image(args: &BenchArgs, config: &BenchConfig, spec: &RecordSpec) -> Result<Arc<Image>> {
     if args.db.is_none() {
         eprintln!(
             "loading {} ({} KiB pages, in memory; every scheme gets a copy)...",
@@ -606,7 +616,7 @@ pub fn attach_record(args: &BenchArgs, config: &mut BenchConfig, spec: RecordSpe
         );
     }
     let image = if let Some(path) = &args.db {
-        let image = Image::read_file(path, &spec)?;
+        let image = Image::read_file(path, spec)?;
         eprintln!(
             "read image {} ({}): {} pages of {} bytes = {:.1} MB in {:.1} s",
             path.display(),
@@ -618,15 +628,29 @@ pub fn attach_record(args: &BenchArgs, config: &mut BenchConfig, spec: RecordSpe
         );
         image
     } else {
-        let image = Image::build(&spec, config.workload.page_size, &mut print_progress)?;
+        let image = Image::build(spec, config.workload.page_size, &mut print_progress)?;
         eprint!("{}", load_summary(&image));
         image
     };
+    Ok(Arc::new(image))
+}
+
+/// Makes `config` run `spec` on a loaded `image` (shared, e.g. by every point of a sweep): the
+/// buffer is re-read as a share of the loaded pages.
+///
+/// # Errors
+/// A buffer larger than the loaded database; an invalid configuration.
+pub fn attach_image(
+    args: &BenchArgs,
+    config: &mut BenchConfig,
+    spec: RecordSpec,
+    image: Arc<Image>,
+) -> Result<()> {
     let loaded = image.loaded_pages;
     config.buffer_pages = parse_buffer(&args.buffer, loaded, image.page_size)
         .map_err(|why| flag_error("--buffer", &args.buffer, &why))?;
     config.workload.db_pages = loaded;
-    config.record = Some(Arc::new(RecordDriver::new(spec, Arc::new(image))?));
+    config.record = Some(Arc::new(RecordDriver::new(spec, image)?));
     config.validate()
 }
 
@@ -674,7 +698,30 @@ pub fn load_summary(image: &Image) -> String {
 /// files that cannot be written.
 pub fn run(args: &BenchArgs) -> Result<()> {
     let command_line = std::env::args().collect::<Vec<_>>().join(" ");
-    let mut config = args.to_config(&command_line)?;
+    let results = run_to_results(args, &command_line)?;
+    failures_error(&results)
+}
+
+/// Everything `bench` does except turning failed schemes into an error: checks, load, runs,
+/// the printed table and the files; returns the results.
+///
+/// # Errors
+/// Bad flags, a failed load, files that cannot be written (failed schemes are in the results).
+pub fn run_to_results(args: &BenchArgs, command_line: &str) -> Result<BenchResults> {
+    let (mut config, record) = prepare(args, command_line)?;
+    if let Some(spec) = record {
+        attach_record(args, &mut config, spec)?;
+    }
+    run_prepared(args, &config)
+}
+
+/// Parses the flags and runs every check that needs no loaded image (the preflight); returns
+/// the configuration and the record workload to attach, if any.
+///
+/// # Errors
+/// Bad flags, devices, pool configuration or output paths, named.
+pub fn prepare(args: &BenchArgs, command_line: &str) -> Result<(BenchConfig, Option<RecordSpec>)> {
+    let mut config = args.to_config(command_line)?;
     super::preflight::drop_unsupported_from_groups(&mut config, &args.schemes);
     let record = args.record_spec()?;
     super::preflight::check(
@@ -683,9 +730,36 @@ pub fn run(args: &BenchArgs) -> Result<()> {
         args.json.as_deref(),
         args.out.as_deref(),
     )?;
-    if let Some(spec) = record {
-        attach_record(args, &mut config, spec)?;
+    Ok((config, record))
+}
+
+/// `Err` naming the failed schemes, if any.
+///
+/// # Errors
+/// One or more schemes failed.
+pub fn failures_error(results: &BenchResults) -> Result<()> {
+    if results.failures.is_empty() {
+        return Ok(());
     }
+    let failed: Vec<String> = results
+        .failures
+        .iter()
+        .map(|f| format!("scheme `{}`: {}", f.scheme, f.error))
+        .collect();
+    Err(Error::Config(format!(
+        "{} of {} schemes failed: {}",
+        failed.len(),
+        results.runs.len() + results.failures.len(),
+        failed.join("; ")
+    )))
+}
+
+/// Runs a prepared configuration (record image attached): the banner, each scheme with its
+/// progress and summary line, the printed table, `--json` and `--out`.
+///
+/// # Errors
+/// Files that cannot be written; a configuration the harness refuses.
+pub fn run_prepared(args: &BenchArgs, config: &BenchConfig) -> Result<BenchResults> {
     let scale = args.time_scale()?;
     let warmup_max = match config.warmup {
         WarmUp::For(d) | WarmUp::UntilSteady { max: d } => d,
@@ -733,7 +807,7 @@ pub fn run(args: &BenchArgs) -> Result<()> {
     let factory = default_factory();
     crate::bench::interrupt::install();
     let mut runs_reported = 0;
-    let results = crate::bench::harness::run_bench_with(&config, &*factory, &mut |so_far| {
+    let results = crate::bench::harness::run_bench_with(config, &*factory, &mut |so_far| {
         on_scheme_finished(args, so_far, &mut runs_reported);
     })?;
     super::out(&report::format_table(&results));
@@ -751,20 +825,7 @@ pub fn run(args: &BenchArgs) -> Result<()> {
             dir.display()
         );
     }
-    if results.failures.is_empty() {
-        return Ok(());
-    }
-    let failed: Vec<String> = results
-        .failures
-        .iter()
-        .map(|f| format!("scheme `{}`: {}", f.scheme, f.error))
-        .collect();
-    Err(Error::Config(format!(
-        "{} of {} schemes failed: {}",
-        failed.len(),
-        config.schemes.len(),
-        failed.join("; ")
-    )))
+    Ok(results)
 }
 
 /// After each scheme: the results so far go to disk at once (results.json grows run by run,

@@ -1,4 +1,4 @@
-//! The `flashbuf` command line: `device probe`, `bench`, `load`, `check`, and the listings
+//! The `flashbuf` command line: `device probe`, `bench`, `sweep`, `reproduce`, `load`, `check`, and the listings
 //! `schemes`, `devices`, `config --default`.
 
 /// `println!` through [`out`]: a closed standard output is not a panic.
@@ -15,7 +15,9 @@ pub mod devices;
 pub mod load;
 pub mod preflight;
 pub mod probe;
+pub mod reproduce;
 pub mod schemes;
+pub mod sweep;
 
 use clap::{Parser, Subcommand};
 
@@ -47,6 +49,13 @@ enum Command {
     Devices(devices::DevicesArgs),
     /// Print the default pool configuration file (`config --default`).
     Config(config::ConfigArgs),
+    /// Vary one parameter (buffer, threads, read/write ratio, device, channels, scan depth,
+    /// n_w, log size) across the bench's schemes; one line plot per metric.
+    #[command(after_long_help = crate::sweep::params::params_help())]
+    Sweep(Box<sweep::SweepArgs>),
+    /// The papers' tables and figures as named experiments: `--list`, or run one (`--quick`
+    /// for a small version) and compare with the paper's values, with a verdict per claim.
+    Reproduce(reproduce::ReproduceArgs),
 }
 
 #[derive(Debug, Subcommand)]
@@ -84,6 +93,8 @@ pub fn run() -> i32 {
         Command::Schemes(args) => schemes::run(&args),
         Command::Devices(args) => devices::run(&args),
         Command::Config(args) => config::run(&args),
+        Command::Sweep(args) => sweep::run(&args),
+        Command::Reproduce(args) => reproduce::run(&args),
     };
     match result {
         Ok(()) => 0,

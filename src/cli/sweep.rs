@@ -1,0 +1,400 @@
+//! `flashbuf sweep --param NAME --values V1,V2,... [every bench flag]` (issue 13 item 4): runs
+//! the bench's schemes at each value of one parameter and writes sweep.json, one line plot per
+//! metric and report.html (`--out DIR`).
+//!
+//! A point is exactly a bench run: the value is applied to a copy of the bench flags
+//! ([`point_args`]; pool-config keys to the point's pool configuration), which then go
+//! through bench's own parsers and preflight. Every point is checked before any runs. Every
+//! point starts from the same image: a record workload is loaded once (or read from `--db`)
+//! and shared by all points (refused if the points would load different databases); a
+//! synthetic one uses the same `--seed`.
+//!
+//! Persistence: sweep.json (and the plots) are rewritten after every point; on Ctrl-C the
+//! current point's finished schemes are kept, the remaining points are marked not run, and the
+//! report is still written. The exit code is non-zero if any point or scheme failed.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use super::bench::{self, BenchArgs};
+use crate::bench::BenchConfig;
+use crate::bench::driver::RecordSpec;
+use crate::error::{Error, Result};
+use crate::sweep::params::{self, Param, ParamInfo};
+use crate::sweep::plot::write_sweep_dir;
+use crate::sweep::{PointStatus, SweepPoint, SweepResults};
+
+/// Arguments of `sweep`.
+#[derive(Debug, Clone, clap::Args)]
+pub struct SweepArgs {
+    /// The parameter to vary (the table below lists them).
+    #[arg(long)]
+    pub param: String,
+    /// Comma-separated values, run in this order (a device string's own options stay with it).
+    #[arg(long)]
+    pub values: String,
+    /// Every bench flag; `--out DIR` gets sweep.json, the plots and report.html, `--json FILE`
+    /// gets sweep.json.
+    #[command(flatten)]
+    pub bench: BenchArgs,
+}
+
+/// One checked point, ready to run.
+struct PreparedPoint {
+    value: String,
+    args: BenchArgs,
+    config: BenchConfig,
+    record: Option<RecordSpec>,
+}
+
+/// Runs the sweep; an error if any point or scheme failed.
+///
+/// # Errors
+/// Bad flags or values (nothing ran), a failed load, failed points or schemes (after writing
+/// everything that finished).
+pub fn run(args: &SweepArgs) -> Result<()> {
+    let command_line = std::env::args().collect::<Vec<_>>().join(" ");
+    let sweep = run_sweep(args, &command_line)?;
+    if !sweep.any_failed() {
+        return Ok(());
+    }
+    let failed: Vec<String> = sweep
+        .points
+        .iter()
+        .filter(|p| p.status != PointStatus::Done)
+        .map(|p| {
+            let detail = p.error.clone().unwrap_or_else(|| {
+                let schemes: Vec<&str> = p
+                    .results
+                    .iter()
+                    .flat_map(|r| r.failures.iter().map(|f| f.scheme.as_str()))
+                    .collect();
+                format!("failed: {}", schemes.join(", "))
+            });
+            format!("{} = {}: {detail}", sweep.param, p.value)
+        })
+        .collect();
+    Err(Error::Config(format!(
+        "{} of {} points did not complete: {}",
+        failed.len(),
+        sweep.values.len(),
+        failed.join("; ")
+    )))
+}
+
+/// Checks a sweep's flags and every point's configuration without loading or running
+/// anything; returns the schemes and the values.
+///
+/// # Errors
+/// As [`run_sweep`] before anything runs.
+pub fn check_sweep(args: &SweepArgs) -> Result<(Vec<String>, Vec<String>)> {
+    let info = params::lookup(&args.param)?;
+    let values = params::split_values(info, &args.values)?;
+    if !info.applies.covers(&args.bench.workload) {
+        return Err(Error::Config(format!(
+            "--param {} applies to {}, not to --workload {}",
+            info.name,
+            info.applies.describe(),
+            args.bench.workload
+        )));
+    }
+    let points = prepare_points(args, info, &values, "check")?;
+    Ok((scheme_union(&points), values))
+}
+
+/// Checks every point, loads a record workload once, runs the points in order, writes the
+/// files after each, prints the table; returns the results (failures included).
+///
+/// # Errors
+/// Bad flags or values (nothing ran), a failed load, files that cannot be written.
+pub fn run_sweep(args: &SweepArgs, command_line: &str) -> Result<SweepResults> {
+    let info = params::lookup(&args.param)?;
+    let values = params::split_values(info, &args.values)?;
+    if !info.applies.covers(&args.bench.workload) {
+        return Err(Error::Config(format!(
+            "--param {} applies to {}, not to --workload {}",
+            info.name,
+            info.applies.describe(),
+            args.bench.workload
+        )));
+    }
+    let mut points = prepare_points(args, info, &values, command_line)?;
+    attach_records(&mut points)?;
+    let schemes = scheme_union(&points);
+    let mut sweep = SweepResults::new(command_line, info.name, info.sets, values, schemes);
+    let total = points.len();
+    for (index, point) in points.iter().enumerate() {
+        if crate::bench::interrupt::interrupted() {
+            sweep.push(SweepPoint {
+                value: point.value.clone(),
+                status: PointStatus::NotRun,
+                error: Some("not run: interrupted (Ctrl-C)".into()),
+                results: None,
+            });
+            continue;
+        }
+        eprintln!(
+            "sweep: point {} of {total}: {} = {}",
+            index + 1,
+            info.name,
+            point.value
+        );
+        let outcome = bench::run_prepared(&point.args, &point.config);
+        sweep.push(match outcome {
+            Ok(results) => SweepPoint {
+                value: point.value.clone(),
+                status: if results.failures.is_empty() {
+                    PointStatus::Done
+                } else {
+                    PointStatus::SchemesFailed
+                },
+                error: None,
+                results: Some(results),
+            },
+            Err(err) => {
+                eprintln!("  point failed: {err}");
+                SweepPoint {
+                    value: point.value.clone(),
+                    status: PointStatus::Failed,
+                    error: Some(err.to_string()),
+                    results: None,
+                }
+            }
+        });
+        write_outputs(args, &sweep);
+    }
+    outln!("{}", sweep.format_table());
+    if let Some(dir) = &args.bench.out {
+        write_sweep_dir(dir, &sweep)?;
+        eprintln!(
+            "wrote sweep.json, plots and report.html to {}",
+            dir.display()
+        );
+    }
+    if let Some(path) = &args.bench.json {
+        sweep.write_json(path)?;
+        eprintln!("wrote {}", path.display());
+    }
+    Ok(sweep)
+}
+
+/// After each point: the files so far (a failed write is reported, the sweep goes on).
+fn write_outputs(args: &SweepArgs, sweep: &SweepResults) {
+    if let Some(dir) = &args.bench.out
+        && let Err(err) = write_sweep_dir(dir, sweep)
+    {
+        eprintln!("flashbuf: writing {}: {err}", dir.display());
+    }
+    if let Some(path) = &args.bench.json
+        && let Err(err) = sweep.write_json(path)
+    {
+        eprintln!("flashbuf: writing {}: {err}", path.display());
+    }
+}
+
+/// Every point's flags parsed and preflighted (with the sweep's output paths checked once, on
+/// the first point).
+fn prepare_points(
+    args: &SweepArgs,
+    info: &ParamInfo,
+    values: &[String],
+    command_line: &str,
+) -> Result<Vec<PreparedPoint>> {
+    let mut points = Vec::with_capacity(values.len());
+    for (index, value) in values.iter().enumerate() {
+        let in_point = |err: Error| {
+            Error::Config(format!(
+                "point {} = {value}: {}",
+                info.name,
+                strip_prefix(&err)
+            ))
+        };
+        let mut point = point_args(info, &args.bench, value).map_err(in_point)?;
+        if index == 0 {
+            // The sweep's own outputs, checked like bench checks them (before anything runs).
+            point.json.clone_from(&args.bench.json);
+            point.out.clone_from(&args.bench.out);
+        }
+        let (mut config, record) = bench::prepare(&point, command_line).map_err(in_point)?;
+        point.json = None;
+        point.out = None;
+        if let Some(key) = pool_key(info.param) {
+            config.pool_config =
+                Some(with_pool_key(config.pool_config.as_deref(), key, value).map_err(in_point)?);
+            super::preflight::check(&config, record.is_some(), None, None).map_err(in_point)?;
+        }
+        points.push(PreparedPoint {
+            value: value.clone(),
+            args: point,
+            config,
+            record,
+        });
+    }
+    Ok(points)
+}
+
+/// A record workload: one image for every point (the points must load the same database).
+fn attach_records(points: &mut [PreparedPoint]) -> Result<()> {
+    let Some(first) = points.first() else {
+        return Ok(());
+    };
+    let Some(first_spec) = &first.record else {
+        return Ok(());
+    };
+    let key = first_spec.load_key();
+    for point in points.iter() {
+        if let Some(spec) = &point.record
+            && spec.load_key() != key
+        {
+            return Err(Error::Config(format!(
+                "point {}: loads another database ({}) than the first point ({key}); a sweep \
+                 runs every point on one image",
+                point.value,
+                spec.load_key()
+            )));
+        }
+    }
+    let image = bench::load_image(&first.args, &first.config, first_spec)?;
+    for point in points.iter_mut() {
+        if let Some(spec) = point.record.take() {
+            let value = point.value.clone();
+            bench::attach_image(&point.args, &mut point.config, spec, Arc::clone(&image))
+                .map_err(|err| Error::Config(format!("point {value}: {}", strip_prefix(&err))))?;
+        }
+    }
+    Ok(())
+}
+
+/// The schemes of every point, in first-seen order (a device point may leave `rw` out).
+fn scheme_union(points: &[PreparedPoint]) -> Vec<String> {
+    let mut schemes: Vec<String> = Vec::new();
+    for scheme in points.iter().flat_map(|p| p.config.schemes.iter()) {
+        if !schemes.contains(&scheme.name) {
+            schemes.push(scheme.name.clone());
+        }
+    }
+    schemes
+}
+
+fn strip_prefix(err: &Error) -> String {
+    let text = err.to_string();
+    text.strip_prefix("configuration error: ")
+        .map_or_else(|| text.clone(), str::to_string)
+}
+
+/// The pool-config key a parameter sets, if it is one.
+fn pool_key(param: Param) -> Option<&'static str> {
+    match param {
+        Param::LruScanDepth => Some("lru_scan_depth"),
+        Param::AceNW => Some("ace_n_w"),
+        _ => None,
+    }
+}
+
+/// The bench flags of one point: `base` with `value` applied (pool-config keys are applied to
+/// the point's configuration instead, see [`with_pool_key`]).
+///
+/// # Errors
+/// [`Error::Config`]: a value the flag cannot take, or a conflicting flag.
+pub fn point_args(info: &ParamInfo, base: &BenchArgs, value: &str) -> Result<BenchArgs> {
+    let mut args = base.clone();
+    args.json = None;
+    args.out = None;
+    match info.param {
+        Param::Buffer => args.buffer = value.to_string(),
+        Param::Threads => {
+            args.threads = value
+                .parse()
+                .map_err(|_| Error::Config(format!("bad threads `{value}`: {}", info.forms)))?;
+        }
+        Param::ReadRatio => args.read_ratio = Some(value.to_string()),
+        Param::RwRatio => {
+            if args.record.mix.is_some() {
+                return Err(Error::Config(
+                    "--param rw-ratio sets the TPC-C mix: drop --mix".into(),
+                ));
+            }
+            args.record.rw_ratio = Some(value.to_string());
+        }
+        Param::Device => args.device = value.to_string(),
+        Param::Channels => args.device = with_device_option(&args.device, "channels", value)?,
+        Param::LogSize => {
+            if args.no_log {
+                return Err(Error::Config(
+                    "--param log-size varies the redo log: drop --no-log".into(),
+                ));
+            }
+            args.log_size = value.to_string();
+        }
+        Param::LruScanDepth | Param::AceNW => {}
+    }
+    Ok(args)
+}
+
+/// `device` with `key=value` set (replacing an earlier `key=`).
+fn with_device_option(device: &str, key: &str, value: &str) -> Result<String> {
+    if !device.starts_with("emu:") {
+        return Err(Error::Config(format!(
+            "--param {key} sets an emu: device option, and --device is `{device}`; use an \
+             emulated device (e.g. emu:ssd-a)"
+        )));
+    }
+    let prefix = format!("{key}=");
+    let mut parts: Vec<&str> = device
+        .split(',')
+        .filter(|part| !part.trim().starts_with(&prefix))
+        .collect();
+    let option = format!("{key}={value}");
+    parts.push(&option);
+    Ok(parts.join(","))
+}
+
+/// The pool-config TOML `text` with `key = value` added.
+///
+/// # Errors
+/// [`Error::Config`]: the file already sets `key`, or is not TOML.
+pub fn with_pool_key(text: Option<&str>, key: &str, value: &str) -> Result<String> {
+    let mut table: toml::Table = text
+        .unwrap_or("")
+        .parse()
+        .map_err(|err| Error::Config(format!("--pool-config: {err}")))?;
+    if table.contains_key(key) {
+        return Err(Error::Config(format!(
+            "--pool-config sets `{key}`, which this sweep varies: remove it from the file"
+        )));
+    }
+    let number: i64 = value
+        .parse()
+        .map_err(|_| Error::Config(format!("bad {key} `{value}`: a whole number >= 0")))?;
+    table.insert(key.to_string(), toml::Value::Integer(number));
+    toml::to_string(&table).map_err(|err| Error::Config(format!("--pool-config: {err}")))
+}
+
+/// A sweep's output directory, if any (for callers that want the files).
+#[must_use]
+pub fn out_dir(args: &SweepArgs) -> Option<PathBuf> {
+    args.bench.out.clone()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn device_options_are_replaced() {
+        assert_eq!(
+            with_device_option("emu:ssd-a,channels=2,time_scale=4", "channels", "8").unwrap(),
+            "emu:ssd-a,time_scale=4,channels=8"
+        );
+        assert!(with_device_option("mem", "channels", "8").is_err());
+    }
+
+    #[test]
+    fn pool_keys_are_added_not_overridden() {
+        let text = with_pool_key(Some("instances = 2\n"), "ace_n_w", "8").unwrap();
+        let table: toml::Table = text.parse().unwrap();
+        assert_eq!(table["ace_n_w"].as_integer(), Some(8));
+        assert_eq!(table["instances"].as_integer(), Some(2));
+        assert!(with_pool_key(Some("ace_n_w = 4"), "ace_n_w", "8").is_err());
+    }
+}

@@ -1,0 +1,12 @@
+//! `flashbuf reproduce` (issue 13 item 5), the library half: the papers' tables and figures as
+//! data ([`experiment`]: the embedded `experiments/*.toml` registry), the verdict of each claim
+//! against what we measured ([`verdict`]), and the side-by-side report ([`report`]). The
+//! command (listing, running an experiment through the bench and sweep code) is
+//! `src/cli/reproduce.rs`.
+
+pub mod experiment;
+pub mod report;
+pub mod verdict;
+
+pub use experiment::{Experiment, registry};
+pub use verdict::{Measured, Outcome, Verdict};

@@ -1,0 +1,245 @@
+//! sweep.json: the parameter, its values, and per point the full [`BenchResults`] (or why the
+//! point did not run), plus a compact per-scheme series table (one row per point, one field
+//! per metric of [`super::metrics::METRICS`]) for scripts and plots. Also the printed table:
+//! rows = points, columns = each scheme's throughput and its ratio to the first scheme.
+//!
+//! Invariant: `points` is in `values` order and never longer than it; the series are rebuilt
+//! from the points (never stored separately from them) by [`SweepResults::refresh_series`].
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::path::Path;
+
+use serde::Serialize;
+
+use super::metrics::METRICS;
+use crate::bench::report::{BenchResults, Header, RunResult};
+use crate::error::{Error, Result};
+
+/// What happened to one point.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PointStatus {
+    /// Every scheme ran.
+    Done,
+    /// The point ran, and at least one scheme failed (see its results' failures).
+    SchemesFailed,
+    /// The point could not run (setup error).
+    Failed,
+    /// Not run: interrupted (Ctrl-C) before it started.
+    NotRun,
+}
+
+/// One point of the sweep.
+#[derive(Debug, Clone, Serialize)]
+pub struct SweepPoint {
+    /// The parameter's value at this point, as given.
+    pub value: String,
+    /// What happened.
+    pub status: PointStatus,
+    /// Why the point failed or did not run.
+    pub error: Option<String>,
+    /// The point's full bench results.
+    pub results: Option<BenchResults>,
+}
+
+/// One scheme's row at one point of the compact series.
+#[derive(Debug, Clone, Serialize)]
+pub struct SeriesRow {
+    /// The parameter's value.
+    pub value: String,
+    /// Metric id -> value (absent: the scheme did not run at this point, or the metric does not
+    /// apply).
+    pub metrics: BTreeMap<&'static str, f64>,
+}
+
+/// One scheme across the points.
+#[derive(Debug, Clone, Serialize)]
+pub struct SchemeSeries {
+    /// The scheme.
+    pub scheme: String,
+    /// One row per point, in point order.
+    pub rows: Vec<SeriesRow>,
+}
+
+/// Everything one sweep produced.
+#[derive(Debug, Clone, Serialize)]
+pub struct SweepResults {
+    /// Provenance.
+    pub header: Header,
+    /// The parameter's name.
+    pub param: String,
+    /// What it sets.
+    pub param_sets: String,
+    /// Every value, in order.
+    pub values: Vec<String>,
+    /// The schemes, in order (ratios are to the first).
+    pub schemes: Vec<String>,
+    /// The points run so far.
+    pub points: Vec<SweepPoint>,
+    /// The compact series, per scheme.
+    pub series: Vec<SchemeSeries>,
+}
+
+impl SweepResults {
+    /// An empty sweep of `param` over `values` for `schemes`.
+    #[must_use]
+    pub fn new(
+        command_line: &str,
+        param: &str,
+        param_sets: &str,
+        values: Vec<String>,
+        schemes: Vec<String>,
+    ) -> SweepResults {
+        SweepResults {
+            header: Header::new(command_line),
+            param: param.to_string(),
+            param_sets: param_sets.to_string(),
+            values,
+            schemes,
+            points: Vec::new(),
+            series: Vec::new(),
+        }
+    }
+
+    /// Appends a point and rebuilds the series.
+    pub fn push(&mut self, point: SweepPoint) {
+        assert!(
+            self.points.len() < self.values.len(),
+            "more points than values"
+        );
+        self.points.push(point);
+        self.refresh_series();
+    }
+
+    /// The run of `scheme` at point `index`, and the first scheme's run there.
+    #[must_use]
+    pub fn run_at(&self, index: usize, scheme: &str) -> Option<(&RunResult, Option<&RunResult>)> {
+        let results = self.points.get(index)?.results.as_ref()?;
+        let run = results.runs.iter().find(|r| r.scheme == scheme)?;
+        let first = self
+            .schemes
+            .first()
+            .and_then(|name| results.runs.iter().find(|r| &r.scheme == name));
+        Some((run, first))
+    }
+
+    /// Rebuilds [`SweepResults::series`] from the points.
+    pub fn refresh_series(&mut self) {
+        let mut series = Vec::with_capacity(self.schemes.len());
+        for scheme in &self.schemes {
+            let rows = (0..self.points.len())
+                .map(|index| SeriesRow {
+                    value: self.points[index].value.clone(),
+                    metrics: self
+                        .run_at(index, scheme)
+                        .map(|(run, first)| {
+                            METRICS
+                                .iter()
+                                .filter_map(|m| (m.read)(run, first).map(|v| (m.id, v)))
+                                .collect()
+                        })
+                        .unwrap_or_default(),
+                })
+                .collect();
+            series.push(SchemeSeries {
+                scheme: scheme.clone(),
+                rows,
+            });
+        }
+        self.series = series;
+    }
+
+    /// Whether any point or scheme failed or did not run.
+    #[must_use]
+    pub fn any_failed(&self) -> bool {
+        self.points.len() < self.values.len()
+            || self.points.iter().any(|p| p.status != PointStatus::Done)
+    }
+
+    /// The results as pretty JSON.
+    ///
+    /// # Errors
+    /// Serialization errors (none expected).
+    pub fn to_json(&self) -> Result<String> {
+        serde_json::to_string_pretty(self)
+            .map_err(|err| Error::Config(format!("cannot serialize the sweep: {err}")))
+    }
+
+    /// Writes sweep.json to `path` (via a temporary file and a rename, so a kill never leaves a
+    /// half-written file).
+    ///
+    /// # Errors
+    /// [`Error::Io`] naming the file.
+    pub fn write_json(&self, path: &Path) -> Result<()> {
+        let json = self.to_json()?;
+        let tmp = path.with_extension("json.tmp");
+        std::fs::write(&tmp, json)
+            .map_err(|err| Error::io(format!("writing {}", tmp.display()), err))?;
+        std::fs::rename(&tmp, path)
+            .map_err(|err| Error::io(format!("renaming to {}", path.display()), err))
+    }
+
+    /// The table: rows = points, columns = each scheme's throughput and ratio to the first.
+    #[must_use]
+    pub fn format_table(&self) -> String {
+        let mut out = String::new();
+        let width = self
+            .values
+            .iter()
+            .map(String::len)
+            .max()
+            .unwrap_or(5)
+            .max(self.param.len());
+        let _ = write!(out, "{:width$}", self.param);
+        for scheme in &self.schemes {
+            let _ = write!(out, " | {:>12} {:>6}", truncate(scheme, 12), "ratio");
+        }
+        out.push('\n');
+        let _ = writeln!(out, "{}", "-".repeat(width + self.schemes.len() * 22));
+        for (index, point) in self.points.iter().enumerate() {
+            let _ = write!(out, "{:width$}", point.value);
+            for scheme in &self.schemes {
+                match self.run_at(index, scheme) {
+                    Some((run, first)) => {
+                        let ratio = METRICS[1].read;
+                        let ratio = ratio(run, first)
+                            .map_or_else(|| "-".to_string(), |r| format!("{r:.2}"));
+                        let _ = write!(out, " | {:>12.0} {ratio:>6}", run.throughput);
+                    }
+                    None => {
+                        let _ = write!(out, " | {:>12} {:>6}", "failed", "-");
+                    }
+                }
+            }
+            if let Some(error) = &point.error {
+                let _ = write!(out, "  ({error})");
+            }
+            out.push('\n');
+        }
+        for value in self.values.iter().skip(self.points.len()) {
+            let _ = writeln!(out, "{value:width$}   not run");
+        }
+        let unit = self
+            .points
+            .iter()
+            .filter_map(|p| p.results.as_ref())
+            .filter_map(|r| r.runs.first())
+            .map(|r| r.unit.clone())
+            .next()
+            .unwrap_or_else(|| "ops/s".into());
+        let _ = writeln!(
+            out,
+            "(throughput in {unit}, device time; ratio to {})",
+            self.schemes.first().map_or("-", String::as_str)
+        );
+        out
+    }
+}
+
+fn truncate(text: &str, max: usize) -> &str {
+    match text.char_indices().nth(max) {
+        Some((end, _)) => &text[..end],
+        None => text,
+    }
+}

@@ -83,6 +83,7 @@ fn run(scheme: &str, index: usize) -> RunResult {
             mean: 2.0,
             p99: 9.0,
             max: 15.0,
+            cdf: vec![(0.5, 0.0), (2.0, 0.5), (9.0, 0.99), (15.0, 1.0)],
         },
         sync_write_pct: 40.0 / scale,
         io: IoRates {
@@ -190,6 +191,10 @@ fn report_is_self_contained_and_has_every_plot() {
     }
     let plots = plot::report_plots(&results).unwrap();
     assert_eq!(html.matches("<svg").count(), plots.len());
+    assert!(
+        plots.iter().any(|(id, _, _)| id == "stall-wait-cdf"),
+        "the read-stall wait distribution is plotted"
+    );
     for (id, _, svg) in &plots {
         assert!(
             html.contains(&format!("data-plot=\"{id}\"")),

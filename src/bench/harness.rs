@@ -666,6 +666,7 @@ fn build_result(
             mean: pool.read_stall_wait.mean_ms(),
             p99: pool.read_stall_wait.quantile_ms(0.99),
             max: pool.read_stall_wait.max_ms(),
+            cdf: pool.read_stall_wait.cdf_ms(super::report::CDF_QUANTILES),
         },
         sync_write_pct: pool.sync_write_pct(),
         io,

@@ -573,7 +573,7 @@ pub fn latency_svg(results: &BenchResults) -> Result<String> {
 fn stall_wait_svg(results: &BenchResults) -> Result<String> {
     let pick = |f: fn(&RunResult) -> f64| per_scheme(results, f);
     grouped_bars(
-        "Read-stall waits (device time; partial: summary, not the distribution)",
+        "Read-stall waits: summary (device time)",
         "ms",
         &scheme_labels(results),
         &[
@@ -582,6 +582,20 @@ fn stall_wait_svg(results: &BenchResults) -> Result<String> {
             ("max".into(), pick(|r| r.read_stall_wait_ms.max)),
         ],
         three_decimals,
+    )
+}
+
+/// The read-stall wait CDF per scheme that stalled (a scheme without stalls has no line).
+fn stall_wait_cdf_svg(results: &BenchResults) -> Result<String> {
+    let lines: Vec<(String, Vec<(f64, f64)>)> = results
+        .runs
+        .iter()
+        .filter(|run| !run.read_stall_wait_ms.cdf.is_empty())
+        .map(|run| (run.scheme.clone(), run.read_stall_wait_ms.cdf.clone()))
+        .collect();
+    latency_cdf_lines(
+        "Read-stall wait CDF (device time; schemes without stalls have no line)",
+        &lines,
     )
 }
 
@@ -707,6 +721,11 @@ fn common_plots(results: &BenchResults) -> Result<Vec<(&'static str, &'static st
         ("latency-cdf", "Latency CDF", latency_cdf_svg(results)?),
         ("latency-bars", "Latency summary", latency_svg(results)?),
         ("stall-waits", "Read-stall waits", stall_wait_svg(results)?),
+        (
+            "stall-wait-cdf",
+            "Read-stall wait distribution",
+            stall_wait_cdf_svg(results)?,
+        ),
         ("bandwidth", "Device bandwidth", bandwidth_svg(results)?),
         ("mutex", "Mutex waits", mutex_svg(results)?),
     ])

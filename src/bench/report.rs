@@ -18,7 +18,7 @@
 //!               check {conditions, rows_scanned, violations, violation_samples, trees,
 //!                      tree_problems, tree_problem_samples, elapsed_s} | null, check_skipped,
 //!               hit_ratio,
-//!               read_stall_ratio, read_stall_wait_ms {mean,p99,max}, sync_write_pct,
+//!               read_stall_ratio, read_stall_wait_ms {mean,p99,max,cdf}, sync_write_pct,
 //!               io {read_iops,write_iops,read_mbps,write_mbps,write_amplification,peak_mbps,
 //!                   bandwidth_share},
 //!               fsync {count,mean_ms}, doublewrite {pages,batches,slot_waits,slot_wait_ms},
@@ -139,6 +139,9 @@ pub struct StallWaitMs {
     pub p99: f64,
     /// Maximum.
     pub max: f64,
+    /// The distribution at [`CDF_QUANTILES`]: `(wait ms, fraction)` pairs (each wait a
+    /// logarithmic bucket's upper bound, within 19%); empty when no read stalled.
+    pub cdf: Vec<(f64, f64)>,
 }
 
 /// Data-device syncs of the write path.

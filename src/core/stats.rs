@@ -179,6 +179,19 @@ impl WaitHistogram {
         self.max_us as f64 / 1000.0
     }
 
+    /// The distribution at `quantiles` (ascending fractions): `(wait ms, fraction)` pairs, each
+    /// wait a bucket's upper bound as in [`WaitHistogram::quantile_ms`]; empty without waits.
+    #[must_use]
+    pub fn cdf_ms(&self, quantiles: &[f64]) -> Vec<(f64, f64)> {
+        if self.count == 0 {
+            return Vec::new();
+        }
+        quantiles
+            .iter()
+            .map(|&q| (self.quantile_ms(q), q))
+            .collect()
+    }
+
     /// Maximum in device-time milliseconds.
     #[must_use]
     pub fn max_ms(&self) -> f64 {
@@ -348,5 +361,14 @@ mod tests {
         }
         let later = recorder.snapshot().since(&snapshot);
         assert_eq!(later.count, 0);
+        assert!(later.cdf_ms(&[0.5, 1.0]).is_empty(), "no waits, no CDF");
+        let cdf = snapshot.cdf_ms(&[0.0, 0.5, 0.99, 1.0]);
+        assert_eq!(cdf.len(), 4);
+        assert!(cdf.windows(2).all(|w| w[0].0 <= w[1].0 && w[0].1 < w[1].1));
+        assert!((0.5..=0.6).contains(&cdf[1].0), "{cdf:?}");
+        assert!(
+            (cdf[3].0 - 1.0).abs() < 1e-12,
+            "the last point is the maximum"
+        );
     }
 }

@@ -36,8 +36,8 @@ use crate::error::{Error, Result};
 /// Width and height of a plot in pixels.
 const SIZE: (u32, u32) = (900, 380);
 
-/// The scheme colours (Tableau 10), by scheme index.
-const COLOURS: &[RGBColor] = &[
+/// The series colours (Tableau 10), by series index (shared by the sweep and reproduce plots).
+pub(crate) const COLOURS: &[RGBColor] = &[
     RGBColor(0x1f, 0x77, 0xb4),
     RGBColor(0xff, 0x7f, 0x0e),
     RGBColor(0x2c, 0xa0, 0x2c),
@@ -120,7 +120,8 @@ pub fn columns_help() -> String {
     out
 }
 
-fn plot_error(err: impl std::fmt::Display) -> Error {
+/// A plotters error as ours.
+pub(crate) fn plot_error(err: impl std::fmt::Display) -> Error {
     Error::io("drawing a plot", std::io::Error::other(err.to_string()))
 }
 
@@ -490,7 +491,7 @@ fn log_tick(value: f64) -> String {
 }
 
 /// An axis tick: no decimals from 100 up, else up to three significant decimals.
-fn tick(value: f64) -> String {
+pub(crate) fn tick(value: f64) -> String {
     if value == 0.0 {
         "0".to_string()
     } else if value.abs() >= 100.0 {
@@ -878,7 +879,7 @@ pub fn report_html(results: &BenchResults) -> Result<String> {
 }
 
 /// Inline SVG in HTML must not carry an XML declaration.
-fn strip_xml_declaration(svg: &str) -> &str {
+pub(crate) fn strip_xml_declaration(svg: &str) -> &str {
     match svg.strip_prefix("<?xml") {
         Some(rest) => rest
             .find("?>")
@@ -901,6 +902,17 @@ pub fn write_report_dir(dir: &Path, results: &BenchResults) -> Result<()> {
         ("latency.svg", latency_svg(results)?),
         ("report.html", report_html(results)?),
     ];
+    write_files(dir, files)
+}
+
+/// Writes each `(file name, text)` into `dir`.
+///
+/// # Errors
+/// [`Error::Io`] naming the file.
+pub(crate) fn write_files<'a>(
+    dir: &Path,
+    files: impl IntoIterator<Item = (&'a str, String)>,
+) -> Result<()> {
     for (name, text) in files {
         let path = dir.join(name);
         std::fs::write(&path, text)

@@ -82,12 +82,9 @@ pub fn run(args: &SweepArgs) -> Result<()> {
     )))
 }
 
-/// Checks a sweep's flags and every point's configuration without loading or running
-/// anything; returns the schemes and the values.
-///
-/// # Errors
-/// As [`run_sweep`] before anything runs.
-pub fn check_sweep(args: &SweepArgs) -> Result<(Vec<String>, Vec<String>)> {
+/// The swept parameter and its values, refused when the parameter does not apply to the
+/// workload.
+fn param_and_values(args: &SweepArgs) -> Result<(&'static params::ParamInfo, Vec<String>)> {
     let info = params::lookup(&args.param)?;
     let values = params::split_values(info, &args.values)?;
     if !info.applies.covers(&args.bench.workload) {
@@ -98,6 +95,16 @@ pub fn check_sweep(args: &SweepArgs) -> Result<(Vec<String>, Vec<String>)> {
             args.bench.workload
         )));
     }
+    Ok((info, values))
+}
+
+/// Checks a sweep's flags and every point's configuration without loading or running
+/// anything; returns the schemes and the values.
+///
+/// # Errors
+/// As [`run_sweep`] before anything runs.
+pub fn check_sweep(args: &SweepArgs) -> Result<(Vec<String>, Vec<String>)> {
+    let (info, values) = param_and_values(args)?;
     let points = prepare_points(args, info, &values, "check")?;
     Ok((scheme_union(&points), values))
 }
@@ -108,16 +115,7 @@ pub fn check_sweep(args: &SweepArgs) -> Result<(Vec<String>, Vec<String>)> {
 /// # Errors
 /// Bad flags or values (nothing ran), a failed load, files that cannot be written.
 pub fn run_sweep(args: &SweepArgs, command_line: &str) -> Result<SweepResults> {
-    let info = params::lookup(&args.param)?;
-    let values = params::split_values(info, &args.values)?;
-    if !info.applies.covers(&args.bench.workload) {
-        return Err(Error::Config(format!(
-            "--param {} applies to {}, not to --workload {}",
-            info.name,
-            info.applies.describe(),
-            args.bench.workload
-        )));
-    }
+    let (info, values) = param_and_values(args)?;
     let mut points = prepare_points(args, info, &values, command_line)?;
     attach_records(&mut points)?;
     let schemes = scheme_union(&points);

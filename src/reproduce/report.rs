@@ -13,7 +13,7 @@ use serde::Serialize;
 
 use super::experiment::Experiment;
 use super::verdict::{Measured, Outcome, Verdict};
-use crate::bench::plot::escape;
+use crate::bench::plot::{escape, strip_xml_declaration, write_files};
 use crate::error::{Error, Result};
 use crate::sweep::SweepResults;
 use crate::sweep::metrics;
@@ -201,15 +201,6 @@ fn dedup(items: impl Iterator<Item = String>) -> Vec<String> {
         }
     }
     out
-}
-
-fn strip_xml_declaration(svg: &str) -> &str {
-    match svg.strip_prefix("<?xml") {
-        Some(rest) => rest
-            .find("?>")
-            .map_or(svg, |end| rest[end + 2..].trim_start()),
-        None => svg,
-    }
 }
 
 fn outcome_colour(outcome: Outcome) -> &'static str {
@@ -425,12 +416,7 @@ pub fn write_report_dir(
             report_html(experiment, sweep, verdicts, quick, command)?,
         ),
     ];
-    for (name, text) in files {
-        let path = dir.join(name);
-        std::fs::write(&path, text)
-            .map_err(|err| Error::io(format!("writing {}", path.display()), err))?;
-    }
-    Ok(())
+    write_files(dir, files)
 }
 
 #[cfg(test)]

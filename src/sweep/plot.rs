@@ -14,25 +14,11 @@ use plotters::prelude::*;
 
 use super::metrics::METRICS;
 use super::results::SweepResults;
-use crate::bench::plot::escape;
+use crate::bench::plot::{COLOURS, escape, plot_error, strip_xml_declaration, tick};
 use crate::error::{Error, Result};
 
 /// Width and height of a plot in pixels.
 const SIZE: (u32, u32) = (640, 340);
-
-/// The series colours (Tableau 10), by series index.
-const COLOURS: &[RGBColor] = &[
-    RGBColor(0x1f, 0x77, 0xb4),
-    RGBColor(0xff, 0x7f, 0x0e),
-    RGBColor(0x2c, 0xa0, 0x2c),
-    RGBColor(0xd6, 0x27, 0x28),
-    RGBColor(0x94, 0x67, 0xbd),
-    RGBColor(0x8c, 0x56, 0x4b),
-    RGBColor(0xe3, 0x77, 0xc2),
-    RGBColor(0x7f, 0x7f, 0x7f),
-    RGBColor(0xbc, 0xbd, 0x22),
-    RGBColor(0x17, 0xbe, 0xcf),
-];
 
 /// One line of a chart: a name, a colour index, dashed or not, one optional value per x label.
 #[derive(Debug, Clone)]
@@ -48,22 +34,6 @@ pub struct Line {
     /// Join the points across a missing value (a quick run's skipped points) rather than
     /// break the line there (a failed run).
     pub join_gaps: bool,
-}
-
-fn plot_error(err: impl std::fmt::Display) -> Error {
-    Error::io("drawing a plot", std::io::Error::other(err.to_string()))
-}
-
-fn tick(value: f64) -> String {
-    if value == 0.0 {
-        "0".to_string()
-    } else if value.abs() >= 100.0 {
-        format!("{value:.0}")
-    } else if value.abs() >= 1.0 {
-        format!("{value:.1}")
-    } else {
-        format!("{value:.3}")
-    }
 }
 
 /// Dash segments between two points in pixel-free data space: `parts` alternate on/off pieces.
@@ -228,15 +198,6 @@ pub fn sweep_plots(sweep: &SweepResults) -> Result<Vec<(&'static str, &'static s
         plots.push((metric.id, metric.title, svg));
     }
     Ok(plots)
-}
-
-fn strip_xml_declaration(svg: &str) -> &str {
-    match svg.strip_prefix("<?xml") {
-        Some(rest) => rest
-            .find("?>")
-            .map_or(svg, |end| rest[end + 2..].trim_start()),
-        None => svg,
-    }
 }
 
 /// The sweep's report.html: setup, the table, a grid of line plots (inline SVG, offline).

@@ -34,6 +34,8 @@ use crate::error::{Error, Result};
 const MAX_SAMPLES_PER_POINT: usize = 4_000_000;
 /// How often a sleeping window checks for a failed I/O thread.
 const POLL: Duration = Duration::from_millis(100);
+/// How long past its end a window waits for its first completed request (real time).
+const EMPTY_WINDOW_GRACE: Duration = Duration::from_secs(10);
 /// How long a real device is left alone to finish background work between phases.
 const SETTLE_REAL: Duration = Duration::from_secs(2);
 /// Pages written per batch by the sequential preconditioning pass.
@@ -281,17 +283,21 @@ impl PointRunner for LiveRunner<'_> {
         let last = self.boundaries.last().copied().unwrap_or_default();
         let real_window = Duration::from_nanos((window_ns as f64 * self.scale) as u64);
         let target = self.start + last + real_window;
-        // Bounded: sleeps until `target`, in steps of at most POLL.
+        // A window ends at `target` once at least one request completed in it: on a starved
+        // host a short window can otherwise see none and report 0 IOPS. Bounded: sleeps in
+        // steps of at most POLL until `target`, then at most EMPTY_WINDOW_GRACE longer.
         loop {
             if self.shared.failed.load(Ordering::Acquire) {
                 self.stop_and_join()?;
                 return Err(Error::Config("a probe thread stopped".into()));
             }
             let now = Instant::now();
-            if now >= target {
+            let any_completed = self.shared.completed.load(Ordering::Acquire) > self.counted;
+            if now >= target && (any_completed || now >= target + EMPTY_WINDOW_GRACE) {
                 break;
             }
-            std::thread::sleep((target - now).min(POLL));
+            let until = if now < target { target - now } else { POLL };
+            std::thread::sleep(until.min(POLL));
         }
         let now = self.start.elapsed();
         let completed = self.shared.completed.load(Ordering::Acquire);

@@ -5,7 +5,7 @@
 //!
 //! What is asserted is what the algorithm guarantees, not a speed: under `fixed` the user
 //! threads write victims synchronously (`NP_dirty > 0`); self-tuning sees the same and raises
-//! `P_scan` above its start (line 22) and the run reports `p_scan` / `p_io` in the pool's
+//! `P_scan` above its start (line 22) at some point of the run, and the run reports `p_scan` / `p_io` in the pool's
 //! `extra` stats; the synchronous replacement writes per miss of both are printed (run with
 //! `--nocapture`) and self-tuning's must not exceed fixed's. The numbers depend on thread timing,
 //! so the comparison allows a margin; the figures are reported, not asserted exactly.
@@ -84,10 +84,17 @@ fn self_tuning_raises_p_scan_on_synchronous_writes_and_writes_fewer_of_them_than
         fixed.pool_stats.sync_replacement_writes > 0,
         "the fixed controller should leave user threads writing victims on this setup"
     );
-    let tuned_scan = tuned.pool_stats.extra["p_scan"];
+    // The algorithm raises P_scan while user threads write victims and may lower it again
+    // once they stop, so the highest value of the run (the 100 ms timeline and the end) is
+    // what must exceed the start; the value at the end alone is timing-dependent.
+    let tuned_scan = tuned
+        .timeline
+        .iter()
+        .filter_map(|point| point.p_scan)
+        .fold(tuned.pool_stats.extra["p_scan"], f64::max);
     assert!(
         tuned_scan > start_scan,
-        "self-tuning's P_scan {tuned_scan} stayed at or below the fixed {start_scan}"
+        "self-tuning's highest P_scan {tuned_scan} stayed at or below the fixed {start_scan}"
     );
     assert!(tuned.pool_stats.extra["st_scan_raises"] > 0.0);
     assert!(tuned.pool_stats.extra.contains_key("p_io"));

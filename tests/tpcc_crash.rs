@@ -12,6 +12,8 @@
 //! the normal suite; `TPCC_CRASH_SEEDS=N` runs N instead (e.g. a longer campaign:
 //! `TPCC_CRASH_SEEDS=2000 cargo test --release --test tpcc_crash -- --nocapture`).
 
+mod crash_common;
+
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -72,15 +74,6 @@ fn kv_config(scheme: Scheme, images: bool) -> KvConfig {
     config
 }
 
-fn fault(seed: u64, crash_at: Option<u64>, fate: UnsyncedOnCrash) -> FaultConfig {
-    FaultConfig {
-        seed,
-        crash_after_ops: crash_at,
-        unsynced_on_crash: fate,
-        ..FaultConfig::default()
-    }
-}
-
 /// The image on a fresh fault device (its contents durable).
 fn data_device(image: &Image, config: FaultConfig) -> Arc<FaultDevice> {
     let inner: SharedDevice =
@@ -114,12 +107,12 @@ fn one_crash(seed: u64, image: &Image) -> Outcome {
     let log_fate = fates[rng.gen_range(0..fates.len())];
     let data = data_device(
         image,
-        fault(seed, crash_data.then_some(crash_at), data_fate),
+        crash_common::fault(seed, crash_data.then_some(crash_at), data_fate),
     );
     let log = Arc::new(
         FaultDevice::new_zeroed(
             Arc::new(MemoryDevice::new(PAGE, LOG_PAGES).unwrap()),
-            fault(seed ^ 0x5555, (!crash_data).then_some(crash_at), log_fate),
+            crash_common::fault(seed ^ 0x5555, (!crash_data).then_some(crash_at), log_fate),
         )
         .unwrap(),
     );
@@ -141,36 +134,8 @@ fn one_crash(seed: u64, image: &Image) -> Outcome {
         kv.abandon(); // the crash: nothing more is written
     }
     let crashed_mid_run = data.counters().crashed || log.counters().crashed;
-    let mut data_image: SharedDevice = Arc::new(data.crash().unwrap());
-    let mut log_image: SharedDevice = Arc::new(log.crash().unwrap());
-    if seed.is_multiple_of(3) {
-        // A crash during recovery: redo and loser rollback must be idempotent.
-        let again = fault(
-            seed ^ 0xAAAA,
-            Some(rng.gen_range(1..80)),
-            UnsyncedOnCrash::Random,
-        );
-        let data2 = Arc::new(FaultDevice::new(Arc::clone(&data_image), again.clone()).unwrap());
-        let log2 = Arc::new(
-            FaultDevice::new(
-                Arc::clone(&log_image),
-                FaultConfig {
-                    crash_after_ops: None,
-                    ..again
-                },
-            )
-            .unwrap(),
-        );
-        if let Ok((kv, _)) = KvStore::open(
-            Arc::clone(&data2) as SharedDevice,
-            Arc::clone(&log2) as SharedDevice,
-            &kv_config(scheme, images),
-        ) {
-            kv.abandon();
-        }
-        data_image = Arc::new(data2.crash().unwrap());
-        log_image = Arc::new(log2.crash().unwrap());
-    }
+    let (data_image, log_image) =
+        crash_common::crash_images(seed, &mut rng, &data, &log, &kv_config(scheme, images));
     let what = format!(
         "seed {seed} ({scheme:?}, {}, crash on {} after {crash_at} ops, fates {data_fate:?}/\
          {log_fate:?})",

@@ -15,12 +15,14 @@
 //! The normal run covers 1000 crash points; `crash_campaign` (ignored) runs 10000 more:
 //! `cargo test --release --test txn_crash crash_campaign -- --ignored`.
 
+mod crash_common;
+
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 use std::time::Duration;
 
 use flashbuf::device::SharedDevice;
-use flashbuf::device::fault::{FaultConfig, FaultDevice, UnsyncedOnCrash};
+use flashbuf::device::fault::{FaultDevice, UnsyncedOnCrash};
 use flashbuf::device::memory::MemoryDevice;
 use flashbuf::engine::TornPageProtection;
 use flashbuf::kv::{Direction, FULL_RANGE, KvEngine};
@@ -322,15 +324,6 @@ fn precheck(seed: u64, kv: &KvStore, ledger: &Ledger) {
     );
 }
 
-fn fault(seed: u64, crash_at: Option<u64>, fate: UnsyncedOnCrash) -> FaultConfig {
-    FaultConfig {
-        seed,
-        crash_after_ops: crash_at,
-        unsynced_on_crash: fate,
-        ..FaultConfig::default()
-    }
-}
-
 /// What one crash run saw.
 #[derive(Default)]
 struct Outcome {
@@ -369,14 +362,14 @@ fn one_crash(seed: u64, scheme: Scheme, max_txns: u32) -> Outcome {
     let data = Arc::new(
         FaultDevice::new_zeroed(
             Arc::new(MemoryDevice::new(PAGE, DATA_PAGES).unwrap()),
-            fault(seed, crash_data.then_some(crash_at), data_fate),
+            crash_common::fault(seed, crash_data.then_some(crash_at), data_fate),
         )
         .unwrap(),
     );
     let log = Arc::new(
         FaultDevice::new_zeroed(
             Arc::new(MemoryDevice::new(PAGE, LOG_PAGES).unwrap()),
-            fault(seed ^ 0x5555, (!crash_data).then_some(crash_at), log_fate),
+            crash_common::fault(seed ^ 0x5555, (!crash_data).then_some(crash_at), log_fate),
         )
         .unwrap(),
     );
@@ -394,36 +387,13 @@ fn one_crash(seed: u64, scheme: Scheme, max_txns: u32) -> Outcome {
         kv.abandon(); // the crash: nothing more is written
     }
     let crashed_mid_run = data.counters().crashed || log.counters().crashed;
-    let mut data_image: SharedDevice = Arc::new(data.crash().unwrap());
-    let mut log_image: SharedDevice = Arc::new(log.crash().unwrap());
-    if seed.is_multiple_of(3) {
-        // A crash during recovery: recovery (redo and loser rollback) must be idempotent.
-        let again = fault(
-            seed ^ 0xAAAA,
-            Some(rng.gen_range(1..80)),
-            UnsyncedOnCrash::Random,
-        );
-        let data2 = Arc::new(FaultDevice::new(Arc::clone(&data_image), again.clone()).unwrap());
-        let log2 = Arc::new(
-            FaultDevice::new(
-                Arc::clone(&log_image),
-                FaultConfig {
-                    crash_after_ops: None,
-                    ..again
-                },
-            )
-            .unwrap(),
-        );
-        if let Ok((kv, _)) = KvStore::open(
-            Arc::clone(&data2) as SharedDevice,
-            Arc::clone(&log2) as SharedDevice,
-            &config(scheme, seed.is_multiple_of(2)),
-        ) {
-            kv.abandon();
-        }
-        data_image = Arc::new(data2.crash().unwrap());
-        log_image = Arc::new(log2.crash().unwrap());
-    }
+    let (data_image, log_image) = crash_common::crash_images(
+        seed,
+        &mut rng,
+        &data,
+        &log,
+        &config(scheme, seed.is_multiple_of(2)),
+    );
     let (kv, recovery) = KvStore::open(
         data_image,
         log_image,

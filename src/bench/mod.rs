@@ -150,18 +150,7 @@ pub fn default_factory() -> Box<TargetFactory> {
         if spec.records {
             return open_kv_target(spec, pool, log, setup);
         }
-        let config = DatabaseConfig {
-            pool,
-            wal: WalConfig {
-                log_size: setup.size,
-                page_size: LOG_PAGE_SIZE,
-                buffer_size: (setup.size / 16).clamp(64 << 10, 16 << 20) as usize / LOG_PAGE_SIZE
-                    * LOG_PAGE_SIZE,
-                full_timeout: Duration::from_mins(1),
-            },
-            flush_log_at_trx_commit: setup.flush_log_at_trx_commit,
-            ..DatabaseConfig::default()
-        };
+        let config = database_config(pool, setup);
         let (db, _) = Database::open(Arc::clone(&spec.data), Arc::clone(log), &config)?;
         Ok(Arc::new(target::DatabaseTarget::new(db)) as Arc<dyn BenchTarget>)
     })

@@ -829,21 +829,28 @@ fn config_diff_text(diffs: &[super::report::ConfigDiff]) -> String {
         .join("; ")
 }
 
+/// The start of a self-contained report page: doctype, `title` (escaped), the style every
+/// report shares plus `extra_css`, and the opening `<body>`.
+pub(crate) fn html_head(title: &str, extra_css: &str) -> String {
+    format!(
+        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
+         <title>{}</title>\n<style>\
+         body{{font-family:sans-serif;margin:2em;max-width:1350px}}\
+         pre{{background:#f6f6f6;padding:1em;overflow-x:auto;font-size:12px}}\
+         {extra_css}</style></head><body>\n",
+        escape(title)
+    )
+}
+
 /// The HTML report: setup, table with its columns explained, and every plot inline.
 ///
 /// # Errors
 /// As [`throughput_svg`].
 pub fn report_html(results: &BenchResults) -> Result<String> {
-    let mut out = String::new();
-    let _ = writeln!(
-        out,
-        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
-         <title>flashbuf bench report</title>\n<style>\
-         body{{font-family:sans-serif;margin:2em;max-width:1350px}}\
-         pre{{background:#f6f6f6;padding:1em;overflow-x:auto;font-size:12px}}\
-         table.kv th{{text-align:left;padding-right:1em;vertical-align:top}}\
-         dt{{font-weight:bold;font-family:monospace}}dd{{margin:0 0 .4em 2em}}\
-         figure{{margin:1em 0}}</style></head><body>"
+    let mut out = html_head(
+        "flashbuf bench report",
+        "table.kv th{text-align:left;padding-right:1em;vertical-align:top}\
+         dt{font-weight:bold;font-family:monospace}dd{margin:0 0 .4em 2em}figure{margin:1em 0}",
     );
     let _ = writeln!(out, "<h1>flashbuf bench report</h1>");
     setup_html(&mut out, results);

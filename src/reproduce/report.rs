@@ -13,7 +13,7 @@ use serde::Serialize;
 
 use super::experiment::Experiment;
 use super::verdict::{Measured, Outcome, Verdict};
-use crate::bench::plot::{escape, strip_xml_declaration, write_files};
+use crate::bench::plot::{escape, html_head, strip_xml_declaration, write_files};
 use crate::error::{Error, Result};
 use crate::sweep::SweepResults;
 use crate::sweep::metrics;
@@ -224,17 +224,11 @@ pub fn report_html(
     command: &str,
 ) -> Result<String> {
     let measured = Measured::from_sweep(sweep);
-    let mut out = String::new();
-    let _ = writeln!(
-        out,
-        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
-         <title>flashbuf reproduce {id}</title>\n<style>\
-         body{{font-family:sans-serif;margin:2em;max-width:1350px}}\
-         pre{{background:#f6f6f6;padding:1em;overflow-x:auto;font-size:12px}}\
-         table{{border-collapse:collapse}}td,th{{border:1px solid #ccc;padding:3px 8px;\
-         text-align:left;vertical-align:top}}.grid{{display:flex;flex-wrap:wrap;gap:8px}}\
-         figure{{margin:0}}</style></head><body>",
-        id = escape(&experiment.id)
+    let mut out = html_head(
+        &format!("flashbuf reproduce {}", experiment.id),
+        "table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:3px 8px;\
+         text-align:left;vertical-align:top}.grid{display:flex;flex-wrap:wrap;gap:8px}\
+         figure{margin:0}",
     );
     let _ = writeln!(
         out,

@@ -14,7 +14,7 @@ use plotters::prelude::*;
 
 use super::metrics::METRICS;
 use super::results::SweepResults;
-use crate::bench::plot::{COLOURS, escape, plot_error, strip_xml_declaration, tick};
+use crate::bench::plot::{COLOURS, escape, html_head, plot_error, strip_xml_declaration, tick};
 use crate::error::{Error, Result};
 
 /// Width and height of a plot in pixels.
@@ -205,14 +205,9 @@ pub fn sweep_plots(sweep: &SweepResults) -> Result<Vec<(&'static str, &'static s
 /// # Errors
 /// As [`line_chart`].
 pub fn sweep_html(sweep: &SweepResults) -> Result<String> {
-    let mut out = String::new();
-    let _ = writeln!(
-        out,
-        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
-         <title>flashbuf sweep report</title>\n<style>\
-         body{{font-family:sans-serif;margin:2em;max-width:1350px}}\
-         pre{{background:#f6f6f6;padding:1em;overflow-x:auto;font-size:12px}}\
-         .grid{{display:flex;flex-wrap:wrap;gap:8px}}figure{{margin:0}}</style></head><body>"
+    let mut out = html_head(
+        "flashbuf sweep report",
+        ".grid{display:flex;flex-wrap:wrap;gap:8px}figure{margin:0}",
     );
     let _ = writeln!(
         out,

@@ -145,14 +145,14 @@ pub enum Error {
         /// What is wrong.
         problem: FormatProblem,
     },
-    /// Another open of the file (in this process or another) holds its exclusive lock.
-    #[error(
-        "{}: the file is in use: another open (this process or another) holds its lock",
-        path.display()
-    )]
+    /// Another open of the file, by a live process (this one or another), holds its exclusive
+    /// lock.
+    #[error("{}: the file is in use: {}", path.display(), lock_holder_text(*holder))]
     Locked {
         /// The file.
         path: std::path::PathBuf,
+        /// The pid of the process holding it, where the platform tells.
+        holder: Option<u32>,
     },
     /// A host I/O error outside a device (config files, result files).
     #[error("{context}: {source}")]
@@ -178,6 +178,17 @@ impl Error {
             context: context.into(),
             source,
         }
+    }
+}
+
+/// Who holds a locked file, for [`Error::Locked`]'s message.
+fn lock_holder_text(holder: Option<u32>) -> String {
+    match holder {
+        Some(pid) if pid == std::process::id() => {
+            format!("another open in this process (pid {pid}) holds its lock")
+        }
+        Some(pid) => format!("process {pid} holds its lock"),
+        None => "another open (this process or another) holds its lock".to_string(),
     }
 }
 

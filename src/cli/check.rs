@@ -4,8 +4,12 @@
 //! non-zero when there is any problem.
 //!
 //! Without `--recover` the data file is read as it is (read-only): right for a cleanly closed
-//! database. After a crash, run with `--recover` first: it opens the database with its log
-//! (redo, rollback of unfinished transactions), closes it cleanly, then checks.
+//! database. A database bound to a log whose log holds changes past its last checkpoint (it
+//! was not closed cleanly) is refused, naming `--recover`: its data file alone is not the
+//! database. `--recover` opens the database with its log (redo, rollback of unfinished
+//! transactions), closes it cleanly, then checks; the log is opened with the page size and log
+//! size its own header records ([`crate::wal::probe`]), whatever settings wrote it. An image
+//! never bound to a log (from `flashbuf load`) has nothing to recover and is checked as it is.
 //!
 //! On a TPC-C database (it has the `tpcc.meta` tree) the check also verifies consistency
 //! conditions 1-4 (clause 3.3.2), and on a LinkBench database its counts and index, on an
@@ -22,9 +26,10 @@ use std::sync::Arc;
 
 use crate::btree::check::{CheckReport, DeviceSource, check};
 use crate::datafile::{DataFile, SlotContent, decode_slot};
-use crate::device::{DeviceSpec, OpenOptions, SharedDevice};
+use crate::device::{DeviceSpec, IO_ALIGN, OpenOptions, SharedDevice};
 use crate::error::{Error, Result};
 use crate::txn::{KvConfig, KvStore, log_path_for};
+use crate::wal::WalConfig;
 
 /// Arguments of `check`.
 #[derive(Debug, clap::Args)]
@@ -32,6 +37,8 @@ pub struct CheckArgs {
     /// The data file of the database (its log is PATH.log).
     pub path: PathBuf,
     /// Recover first: open the database with its log (redo and rollback), close it cleanly.
+    /// The log's page size and size are read from its header. Needed after a crash: without
+    /// it, a database whose log holds unreplayed changes is refused.
     #[arg(long)]
     pub recover: bool,
     /// Page size in bytes (default: read from the meta page).
@@ -92,18 +99,37 @@ fn open_file(path: &std::path::Path, page_size: usize, pages: u64) -> Result<Sha
     )
 }
 
+/// Opens `PATH.log` with the settings its own header records (page size, log size), so a
+/// database run with any log settings (`bench --log-size 1MiB`) can be recovered; the log
+/// buffer is the built-in one fitted to the ring. A log without a valid header is opened with
+/// the built-in page size (opening it then says what is wrong).
+fn open_log(args: &CheckArgs) -> Result<(SharedDevice, WalConfig)> {
+    let log_path = log_path_for(&args.path);
+    let base = KvConfig::new(args.frames).database.wal;
+    let probe = open_file(&log_path, IO_ALIGN, file_pages(&log_path, IO_ALIGN)?)?;
+    let settings = crate::wal::probe::read_settings(probe.as_ref())?;
+    drop(probe);
+    let config = match settings {
+        Some(settings) => settings.config(&base),
+        None => WalConfig {
+            log_size: file_pages(&log_path, base.page_size)? * base.page_size as u64,
+            ..base
+        },
+    };
+    let device = open_file(
+        &log_path,
+        config.page_size,
+        config.log_size / config.page_size as u64,
+    )?;
+    Ok((device, config))
+}
+
 /// Opens the database with its log and closes it cleanly (recovery).
 fn recover(args: &CheckArgs, page_size: usize, pages: u64) -> Result<()> {
-    let log_path = log_path_for(&args.path);
     let mut config = KvConfig::new(args.frames);
-    let log_page = config.database.wal.page_size;
-    config.database.wal.log_size = file_pages(&log_path, log_page)? * log_page as u64;
+    let (log, wal) = open_log(args)?;
+    config.database.wal = wal;
     let data = open_file(&args.path, page_size, pages)?;
-    let log = open_file(
-        &log_path,
-        log_page,
-        config.database.wal.log_size / log_page as u64,
-    )?;
     let (kv, recovery) = KvStore::open(data, log, &config)?;
     outln!(
         "recovered: {} log records from LSN {}, {} batches redone, {} transactions rolled back, \
@@ -115,6 +141,46 @@ fn recover(args: &CheckArgs, page_size: usize, pages: u64) -> Result<()> {
         recovery.database.torn_pages_repaired
     );
     kv.close()
+}
+
+/// Without `--recover`: refuses a database whose log holds changes past its last checkpoint
+/// (it was not closed cleanly: its data file alone is not the database), naming `--recover`.
+/// Reads the log without writing; a missing or unreadable log is only warned about.
+fn refuse_unrecovered(args: &CheckArgs) -> Result<()> {
+    let pending =
+        open_log(args).and_then(|(log, config)| crate::wal::probe::pending(log.as_ref(), &config));
+    let pending = match pending {
+        Ok(Some(pending)) => pending,
+        Ok(None) => return Ok(()),
+        Err(err) => {
+            eprintln!(
+                "warning: cannot tell whether {} was closed cleanly: {err}",
+                args.path.display()
+            );
+            return Ok(());
+        }
+    };
+    if !pending.needs_recovery() {
+        return Ok(());
+    }
+    Err(Error::InvalidArgument(format!(
+        "{} was not closed cleanly (a crash?): its log {} holds {} change record(s) past its \
+         last checkpoint (LSN {} to {}) that the data file may lack: the data file alone is not \
+         the database; run `flashbuf check --recover {}` (it replays the log into the files, \
+         then checks)",
+        args.path.display(),
+        log_path_for(&args.path).display(),
+        pending.changes,
+        pending.checkpoint.redo_lsn,
+        pending.end_lsn,
+        args.path.display()
+    )))
+}
+
+/// The id of the log the data file is bound to (0: never bound, an image from `load`).
+fn bound_log_id(args: &CheckArgs, page_size: usize, pages: u64) -> Result<u64> {
+    let datafile = DataFile::open(open_file(&args.path, page_size, pages)?)?;
+    Ok(datafile.header().log_id)
 }
 
 fn print_report(report: &CheckReport) {
@@ -165,8 +231,15 @@ pub fn run(args: &CheckArgs) -> Result<()> {
         None => probe_page_size(&args.path)?,
     };
     let pages = file_pages(&args.path, page_size)?;
-    if args.recover {
-        recover(args, page_size, pages)?;
+    match (bound_log_id(args, page_size, pages)?, args.recover) {
+        (0, true) => outln!(
+            "nothing to recover: {} was never bound to a log (an image from `flashbuf load`); \
+             checking it as it is",
+            args.path.display()
+        ),
+        (0, false) => {}
+        (_, true) => recover(args, page_size, pages)?,
+        (_, false) => refuse_unrecovered(args)?,
     }
     let device = open_file(&args.path, page_size, pages)?;
     let datafile = DataFile::open(device)?;
@@ -209,17 +282,16 @@ fn check_workload(datafile: &DataFile, trees: &CheckReport, args: &CheckArgs) ->
     let data = memory_copy(datafile.device())?;
     let mut config = KvConfig::new(args.frames);
     config.database.flush_log_at_trx_commit = 0;
-    let log_page = config.database.wal.page_size;
     let log: SharedDevice = if datafile.header().log_id == 0 {
+        let log_page = config.database.wal.page_size;
         Arc::new(crate::device::memory::MemoryDevice::new(
             log_page,
             config.database.wal.log_size / log_page as u64,
         )?)
     } else {
-        let log_path = log_path_for(&args.path);
-        let log_pages = file_pages(&log_path, log_page)?;
-        config.database.wal.log_size = log_pages * log_page as u64;
-        memory_copy(&open_file(&log_path, log_page, log_pages)?)?
+        let (log, wal) = open_log(args)?;
+        config.database.wal = wal;
+        memory_copy(&log)?
     };
     let (kv, _) = KvStore::open(data, log, &config)?;
     let report = match workload {

@@ -1,8 +1,9 @@
 //! A `file:` device can be reopened at once after its holder was killed with SIGKILL in the
 //! middle of its I/O, as a supervisor restarting a crashed process does: the reopen never fails
 //! with `Error::Locked` once the holder is dead (the kernel may still be tearing down the dead
-//! process's io_uring; the open waits for that instead of refusing). While the holder lives, an
-//! open fails with `Error::Locked` naming the holder's pid.
+//! process's io_uring; the open waits for that instead of refusing), and no write of the dead
+//! holder lands after the reopen (the file reads the same twice, 20 ms apart). While the
+//! holder lives, an open fails with `Error::Locked` naming the holder's pid.
 //!
 //! The child is this test binary run again with [`CHILD_ENV`] set: it opens the file with the
 //! default backend, keeps a queue of writes and reads in flight, and says `ready` once its
@@ -17,7 +18,7 @@ use std::time::{Duration, Instant};
 use flashbuf::Error;
 use flashbuf::device::file;
 use flashbuf::device::ticket::wait_all;
-use flashbuf::device::{AlignedBuf, IoRequest, OpenOptions};
+use flashbuf::device::{AlignedBuf, IoRequest, OpenOptions, SharedDevice};
 
 /// Set in the child: the file it holds.
 const CHILD_ENV: &str = "FLASHBUF_TEST_RESTART_CHILD";
@@ -89,6 +90,7 @@ fn spawn_child(test_name: &str, path: &Path) -> Child {
 struct Tally {
     cycles: usize,
     spurious_locked: usize,
+    late_writes: usize,
     live_locked_with_pid: usize,
     slowest_reopen: Duration,
 }
@@ -126,7 +128,13 @@ fn kill_restart_cycles(test_name: &str, cycles: usize) -> Tally {
         let reopened = file::open(&path, &options(false));
         tally.slowest_reopen = tally.slowest_reopen.max(started.elapsed());
         match reopened {
-            Ok(device) => drop(device),
+            Ok(device) => {
+                let before = read_all(&device);
+                std::thread::sleep(Duration::from_millis(20));
+                if read_all(&device) != before {
+                    tally.late_writes += 1;
+                }
+            }
             Err(Error::Locked { .. }) => {
                 tally.spurious_locked += 1;
                 settle(&path);
@@ -136,6 +144,21 @@ fn kill_restart_cycles(test_name: &str, cycles: usize) -> Tally {
         tally.cycles += 1;
     }
     tally
+}
+
+/// Every page of the device.
+fn read_all(device: &SharedDevice) -> Vec<u8> {
+    let mut bufs: Vec<AlignedBuf> = (0..PAGES).map(|_| AlignedBuf::new(PAGE)).collect();
+    let batch: Vec<IoRequest> = bufs
+        .iter_mut()
+        .enumerate()
+        .map(|(page, buf)| IoRequest::read(page as u64, buf.io_buffer()))
+        .collect();
+    // SAFETY: every buffer outlives its request (wait_all returns after all completed).
+    wait_all(unsafe { device.submit(batch) }).expect("read back");
+    bufs.iter()
+        .flat_map(|buf| buf.as_slice().to_vec())
+        .collect()
 }
 
 /// Retries the open until the dead holder's lock is gone (only after a spurious refusal).
@@ -163,6 +186,10 @@ fn check(test_name: &str, cycles: usize) {
     assert_eq!(
         tally.spurious_locked, 0,
         "reopens refused after the holder died: {tally:?}"
+    );
+    assert_eq!(
+        tally.late_writes, 0,
+        "writes of a dead holder landed after the reopen: {tally:?}"
     );
 }
 

@@ -13,11 +13,15 @@ use serde::Serialize;
 
 use super::experiment::Experiment;
 use super::verdict::{Measured, Outcome, Verdict};
-use crate::bench::plot::{escape, html_head, strip_xml_declaration, write_files};
+use crate::bench::plot::{comparison_html, escape, html_head, strip_xml_declaration, write_files};
+use crate::bench::report::comparison;
+use crate::bench::table::SORT_SCRIPT;
 use crate::error::{Error, Result};
 use crate::sweep::SweepResults;
 use crate::sweep::metrics;
-use crate::sweep::plot::{Line, line_chart, sweep_plots};
+use crate::sweep::plot::{
+    BarSeries, Line, XAxis, bar_chart, line_chart, sweep_plots, x_axis as sweep_x_axis,
+};
 
 /// verdicts.json.
 #[derive(Debug, Clone, Serialize)]
@@ -91,12 +95,23 @@ fn rows(experiment: &Experiment, measured: &Measured) -> Vec<Row> {
     rows
 }
 
-/// Per metric the paper gives, a plot of the paper's values and ours.
+/// One paper-vs-ours plot: the metric's id, the SVG, and a caption giving the paper's unit.
+struct ComparisonPlot {
+    id: String,
+    svg: String,
+    caption: String,
+}
+
+/// Per metric the paper gives, a plot of the paper's values and ours: bars per scheme for a
+/// single-point (bench) experiment, lines over the points for a sweep (markers alone when the
+/// swept parameter is categorical, e.g. devices). A scheme keeps the colour it has in our
+/// run's plots (its position in `schemes`).
 fn comparison_plots(
     experiment: &Experiment,
     measured: &Measured,
     param: &str,
-) -> Result<Vec<(String, String)>> {
+    schemes: &[String],
+) -> Result<Vec<ComparisonPlot>> {
     let table = rows(experiment, measured);
     let mut metric_ids: Vec<&'static str> = Vec::new();
     for row in &table {
@@ -105,6 +120,9 @@ fn comparison_plots(
         }
     }
     let bench_like = measured.points.len() <= 1;
+    let colour_of = |scheme: &str, fallback: usize| {
+        schemes.iter().position(|s| s == scheme).unwrap_or(fallback)
+    };
     let mut plots = Vec::new();
     for id in metric_ids {
         let Ok(metric) = metrics::metric(id) else {
@@ -120,21 +138,31 @@ fn comparison_plots(
             }
         };
         let of_metric: Vec<&Row> = table.iter().filter(|r| r.metric == id).collect();
-        let y_label = if as_ratio {
-            format!(
-                "x {} (paper's and ours)",
-                experiment.baseline.as_deref().unwrap_or("baseline")
+        let (y_label, caption) = if as_ratio {
+            let base = experiment.baseline.as_deref().unwrap_or("baseline");
+            (
+                format!("x {base}"),
+                format!("Both as a ratio to {base} at the same point."),
             )
         } else {
-            format!("{} (paper: {})", metric.y_label, of_metric[0].unit)
+            (
+                metric.y_label.to_string(),
+                format!(
+                    "The paper's values in {}; ours: {}.",
+                    of_metric[0].unit, metric.y_label
+                ),
+            )
         };
-        let (labels, lines, x_label) = if bench_like {
+        let svg = if bench_like {
             let labels: Vec<String> = dedup(of_metric.iter().map(|r| r.scheme.clone()));
-            let line = |paper: bool| Line {
-                name: if paper { "paper".into() } else { "ours".into() },
-                colour: usize::from(!paper),
-                dashed: paper,
-                join_gaps: true,
+            let colours: Vec<usize> = labels
+                .iter()
+                .enumerate()
+                .map(|(k, s)| colour_of(s, k))
+                .collect();
+            let series = |paper: bool| BarSeries {
+                name: if paper { "paper" } else { "ours" }.to_string(),
+                hatched: paper,
                 values: labels
                     .iter()
                     .map(|s| {
@@ -145,18 +173,24 @@ fn comparison_plots(
                     })
                     .collect(),
             };
-            let lines = vec![line(true), line(false)];
-            (labels, lines, "scheme".to_string())
+            bar_chart(
+                &format!("{}: paper (hatched) vs ours (solid)", metric.title),
+                "scheme",
+                &y_label,
+                &labels,
+                &colours,
+                &[series(true), series(false)],
+            )?
         } else {
             let paper_points = dedup(of_metric.iter().map(|r| r.point.clone()));
             let labels = merge_points(&paper_points, &measured.points);
-            let schemes = dedup(of_metric.iter().map(|r| r.scheme.clone()));
+            let schemes_of_metric = dedup(of_metric.iter().map(|r| r.scheme.clone()));
             let mut lines = Vec::new();
-            for (k, scheme) in schemes.iter().enumerate() {
+            for (k, scheme) in schemes_of_metric.iter().enumerate() {
                 for paper in [true, false] {
                     lines.push(Line {
                         name: format!("{}: {scheme}", if paper { "paper" } else { "ours" }),
-                        colour: k,
+                        colour: colour_of(scheme, k),
                         dashed: paper,
                         join_gaps: true,
                         values: labels
@@ -171,13 +205,25 @@ fn comparison_plots(
                     });
                 }
             }
-            (labels, lines, param.to_string())
+            let x_axis = sweep_x_axis(param);
+            let styles = match x_axis {
+                XAxis::Ordered => "paper (dashed) vs ours (solid)",
+                XAxis::Categorical => "paper (hollow) vs ours (filled)",
+            };
+            line_chart(
+                &format!("{}: {styles}", metric.title),
+                param,
+                &y_label,
+                &labels,
+                &lines,
+                x_axis,
+            )?
         };
-        let title = format!("{}: paper (dashed) vs ours (solid)", metric.title);
-        plots.push((
-            id.to_string(),
-            line_chart(&title, &x_label, &y_label, &labels, &lines)?,
-        ));
+        plots.push(ComparisonPlot {
+            id: id.to_string(),
+            svg,
+            caption,
+        });
     }
     Ok(plots)
 }
@@ -228,7 +274,7 @@ pub fn report_html(
         &format!("flashbuf reproduce {}", experiment.id),
         "table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:3px 8px;\
          text-align:left;vertical-align:top}.grid{display:flex;flex-wrap:wrap;gap:8px}\
-         figure{margin:0}",
+         figure{margin:0}figcaption{font-size:13px;color:#444;max-width:640px}",
     );
     let _ = writeln!(
         out,
@@ -273,20 +319,24 @@ pub fn report_html(
     let _ = writeln!(out, "</table>");
     side_by_side_table(&mut out, experiment, &measured);
     let _ = writeln!(out, "<h2>Paper vs ours</h2>\n<div class=\"grid\">");
-    for (id, svg) in comparison_plots(experiment, &measured, &sweep.param)? {
+    for plot in comparison_plots(experiment, &measured, &sweep.param, &sweep.schemes)? {
         let _ = writeln!(
             out,
-            "<figure class=\"plot\" data-plot=\"compare-{id}\">{}</figure>",
-            strip_xml_declaration(&svg)
+            "<figure class=\"plot\" data-plot=\"compare-{}\">{}<figcaption>{}</figcaption>\
+             </figure>",
+            plot.id,
+            strip_xml_declaration(&plot.svg),
+            escape(&plot.caption)
         );
     }
     let _ = writeln!(out, "</div>");
     our_run_html(&mut out, experiment, sweep)?;
     let _ = writeln!(
         out,
-        "<p>Raw figures: results.json (every run) and verdicts.json next to this file.</p>\
-         </body></html>"
+        "<p>Raw figures: results.json (every run) and verdicts.json next to this file.</p>"
     );
+    out.push_str(SORT_SCRIPT);
+    out.push_str("</body></html>\n");
     Ok(out)
 }
 
@@ -294,14 +344,18 @@ pub fn report_html(
 fn our_run_html(out: &mut String, experiment: &Experiment, sweep: &SweepResults) -> Result<()> {
     // A bench experiment (one point): the bench's own table, with read stalls, IOPS and the
     // rest; a sweep: the sweep's table (every point's full table is in results.json).
-    let table = match (
+    let _ = writeln!(out, "<h2>Our run</h2>");
+    match (
         sweep.points.len(),
         sweep.points.first().and_then(|p| p.results.as_ref()),
     ) {
-        (1, Some(results)) => crate::bench::report::format_table(results),
-        _ => sweep.format_table(),
-    };
-    let _ = writeln!(out, "<h2>Our run</h2>\n<pre>{}</pre>", escape(&table));
+        (1, Some(results)) => {
+            out.push_str(&comparison_html(&comparison(results)));
+        }
+        _ => {
+            let _ = writeln!(out, "<pre>{}</pre>", escape(&sweep.format_table()));
+        }
+    }
     for point in &sweep.points {
         if let Some(error) = &point.error {
             let _ = writeln!(

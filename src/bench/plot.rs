@@ -3,12 +3,18 @@
 //!
 //! Writes into DIR: `results.json`, `throughput.svg`, `timeline.svg` (throughput per 100 ms
 //! step), `latency.svg` and `report.html`. The report embeds every plot as inline SVG (no
-//! external file, script, font or URL: it opens offline and can go into an appendix) and holds:
-//! the setup (command line, device and its profile, model host, each scheme's composition), the
-//! comparison table with each column explained ([`COLUMNS`]), throughput bars with their
-//! values, per-interval timelines (throughput, free frames, dirty pages, read stalls per
-//! 100 ms step; one line per scheme), latency quantiles, read-stall waits, device bandwidth
-//! used against the device's limit, and mutex waits.
+//! external file, script file, font or URL: it opens offline and can go into an appendix; its
+//! one inline script sorts the tables) and holds: the setup (command line, device and its
+//! profile, model host, each scheme's composition), the comparison as HTML tables
+//! ([`comparison_html`]: the printed table's cells, sortable by a click on a header, each
+//! column explained in [`COLUMNS`] and on hover), throughput bars with their values,
+//! per-interval timelines (throughput, free frames, dirty pages, read stalls per 100 ms step;
+//! one line per scheme), latency quantiles, read-stall waits, device bandwidth used against the
+//! device's limit, and mutex waits.
+//!
+//! Colours mean schemes ([`super::chart`]): a scheme has the same colour in every plot; bars of
+//! measures that are not schemes (mean/p95/p99, read/write/peak, one mutex each) are grey with
+//! hatching. Every legend is drawn in a column at the right of its plot, never over the data.
 //!
 //! The latency CDFs (all operations per scheme; per transaction type for record workloads) draw
 //! `latency_cdf` (29 quantiles of the run's histogram) on a log latency axis; results.json files

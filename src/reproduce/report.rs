@@ -11,7 +11,7 @@ use std::path::Path;
 
 use serde::Serialize;
 
-use super::experiment::Experiment;
+use super::experiment::{Experiment, PaperValue};
 use super::verdict::{Measured, Outcome, Verdict};
 use crate::bench::plot::{comparison_html, escape, html_head, strip_xml_declaration, write_files};
 use crate::bench::report::comparison;
@@ -45,7 +45,13 @@ struct Row {
     metric: &'static str,
     paper: f64,
     unit: String,
+    source: String,
     ours: Option<f64>,
+    /// The scheme the ratios are to (the experiment's baseline, or the one the paper's value
+    /// is a ratio to).
+    base: Option<String>,
+    /// The paper gives this value as a ratio (`x SCHEME`, `x base`), not in a unit of ours.
+    given_as_ratio: bool,
     paper_ratio: Option<f64>,
     ours_ratio: Option<f64>,
 }
@@ -58,28 +64,52 @@ fn fmt(value: f64) -> String {
     }
 }
 
+/// The scheme a paper value is a ratio to when its unit says it is one: `x SCHEME`, or
+/// `x base` (the baseline of a claim about the scheme on this metric; for a value of 1, the
+/// base itself). `None`: a value in a unit (IOPS, tpmC, ...).
+fn given_ratio_base(experiment: &Experiment, value: &PaperValue) -> Option<String> {
+    let named = value.unit.trim().strip_prefix("x ")?.trim();
+    if named != "base" {
+        return Some(named.to_string());
+    }
+    experiment
+        .claims
+        .iter()
+        .filter(|claim| claim.scheme == value.scheme && claim.metric == value.metric)
+        .find_map(|claim| claim.baseline.clone())
+        .or_else(|| ((value.value - 1.0).abs() < 1e-9).then(|| value.scheme.clone()))
+}
+
 fn rows(experiment: &Experiment, measured: &Measured) -> Vec<Row> {
-    let paper_base = |point: &str, metric: &str| {
-        let base = experiment.baseline.as_deref()?;
+    let paper_base = |base: &str, point: &str, metric: &str| {
         experiment
             .paper_values
             .iter()
             .find(|v| v.scheme == base && v.point == point && v.metric == metric)
             .map(|v| v.value)
     };
+    let ratio = |v: Option<f64>, b: Option<f64>| match (v, b) {
+        (Some(v), Some(b)) if b != 0.0 => Some(v / b),
+        _ => None,
+    };
     let mut rows = Vec::new();
     for value in &experiment.paper_values {
         let Ok(metric) = metrics::metric(&value.metric) else {
             continue;
         };
+        let given = given_ratio_base(experiment, value);
+        let base = given.clone().or_else(|| experiment.baseline.clone());
         let ours = measured.get(&value.point, &value.scheme, metric.id);
-        let ours_base = experiment
-            .baseline
+        let ours_base = base
             .as_deref()
             .and_then(|base| measured.get(&value.point, base, metric.id));
-        let ratio = |v: Option<f64>, b: Option<f64>| match (v, b) {
-            (Some(v), Some(b)) if b != 0.0 => Some(v / b),
-            _ => None,
+        let paper_ratio = if given.is_some() {
+            Some(value.value)
+        } else {
+            let paper_base = base
+                .as_deref()
+                .and_then(|base| paper_base(base, &value.point, metric.id));
+            ratio(Some(value.value), paper_base)
         };
         rows.push(Row {
             scheme: value.scheme.clone(),
@@ -87,8 +117,11 @@ fn rows(experiment: &Experiment, measured: &Measured) -> Vec<Row> {
             metric: metric.id,
             paper: value.value,
             unit: value.unit.clone(),
+            source: value.source.clone(),
             ours,
-            paper_ratio: ratio(Some(value.value), paper_base(&value.point, metric.id)),
+            base,
+            given_as_ratio: given.is_some(),
+            paper_ratio,
             ours_ratio: ratio(ours, ours_base),
         });
     }
@@ -102,6 +135,33 @@ struct ComparisonPlot {
     caption: String,
 }
 
+/// The table rows of one metric, and whether they are plotted as ratios to the baseline.
+struct MetricRows<'a> {
+    rows: Vec<&'a Row>,
+    as_ratio: bool,
+}
+
+impl MetricRows<'_> {
+    /// The paper's (`paper`) or our value of `scheme` at `point` (`None`: any point).
+    fn value(&self, scheme: &str, point: Option<&str>, paper: bool) -> Option<f64> {
+        let row = self
+            .rows
+            .iter()
+            .find(|r| r.scheme == scheme && point.is_none_or(|p| r.point == p))?;
+        match (self.as_ratio, paper) {
+            (true, true) => row.paper_ratio,
+            (true, false) => row.ours_ratio,
+            (false, true) => Some(row.paper),
+            (false, false) => row.ours,
+        }
+    }
+
+    /// The schemes, in the paper's order.
+    fn schemes(&self) -> Vec<String> {
+        dedup(self.rows.iter().map(|r| r.scheme.clone()))
+    }
+}
+
 /// Per metric the paper gives, a plot of the paper's values and ours: bars per scheme for a
 /// single-point (bench) experiment, lines over the points for a sweep (markers alone when the
 /// swept parameter is categorical, e.g. devices). A scheme keeps the colour it has in our
@@ -113,119 +173,134 @@ fn comparison_plots(
     schemes: &[String],
 ) -> Result<Vec<ComparisonPlot>> {
     let table = rows(experiment, measured);
-    let mut metric_ids: Vec<&'static str> = Vec::new();
-    for row in &table {
-        if !metric_ids.contains(&row.metric) {
-            metric_ids.push(row.metric);
-        }
-    }
-    let bench_like = measured.points.len() <= 1;
+    let metric_ids = dedup(table.iter().map(|row| row.metric.to_string()));
     let colour_of = |scheme: &str, fallback: usize| {
         schemes.iter().position(|s| s == scheme).unwrap_or(fallback)
     };
     let mut plots = Vec::new();
     for id in metric_ids {
-        let Ok(metric) = metrics::metric(id) else {
+        let Ok(metric) = metrics::metric(&id) else {
             continue;
         };
-        let as_ratio = experiment.ratio_metrics.iter().any(|m| m == id);
-        let pick = |row: &Row, paper: bool| -> Option<f64> {
-            match (as_ratio, paper) {
-                (true, true) => row.paper_ratio,
-                (true, false) => row.ours_ratio,
-                (false, true) => Some(row.paper),
-                (false, false) => row.ours,
+        let rows: Vec<&Row> = table.iter().filter(|r| r.metric == id).collect();
+        // The paper's ratios are plotted against ours (a ratio beside ops/s would be a flat
+        // line at the bottom of the plot).
+        let as_ratio =
+            experiment.ratio_metrics.contains(&id) || rows.iter().all(|r| r.given_as_ratio);
+        let of_metric = MetricRows { rows, as_ratio };
+        let (y_label, caption) = if of_metric.as_ratio {
+            let bases = dedup(of_metric.rows.iter().filter_map(|r| r.base.clone()));
+            match bases.as_slice() {
+                [base] => (
+                    format!("x {base}"),
+                    format!("Both as a ratio to {base} at the same point."),
+                ),
+                _ => (
+                    "x its base".to_string(),
+                    format!(
+                        "Both as a ratio to each scheme's base at the same point ({}: the \
+                         table's base column).",
+                        bases.join(", ")
+                    ),
+                ),
             }
-        };
-        let of_metric: Vec<&Row> = table.iter().filter(|r| r.metric == id).collect();
-        let (y_label, caption) = if as_ratio {
-            let base = experiment.baseline.as_deref().unwrap_or("baseline");
-            (
-                format!("x {base}"),
-                format!("Both as a ratio to {base} at the same point."),
-            )
         } else {
             (
                 metric.y_label.to_string(),
                 format!(
                     "The paper's values in {}; ours: {}.",
-                    of_metric[0].unit, metric.y_label
+                    of_metric.rows[0].unit, metric.y_label
                 ),
             )
         };
-        let svg = if bench_like {
-            let labels: Vec<String> = dedup(of_metric.iter().map(|r| r.scheme.clone()));
-            let colours: Vec<usize> = labels
-                .iter()
-                .enumerate()
-                .map(|(k, s)| colour_of(s, k))
-                .collect();
-            let series = |paper: bool| BarSeries {
-                name: if paper { "paper" } else { "ours" }.to_string(),
-                hatched: paper,
-                values: labels
-                    .iter()
-                    .map(|s| {
-                        of_metric
-                            .iter()
-                            .find(|r| &r.scheme == s)
-                            .and_then(|r| pick(r, paper))
-                    })
-                    .collect(),
-            };
-            bar_chart(
-                &format!("{}: paper (hatched) vs ours (solid)", metric.title),
-                "scheme",
-                &y_label,
-                &labels,
-                &colours,
-                &[series(true), series(false)],
-            )?
+        let svg = if measured.points.len() <= 1 {
+            scheme_bars(metric.title, &y_label, &of_metric, colour_of)?
         } else {
-            let paper_points = dedup(of_metric.iter().map(|r| r.point.clone()));
-            let labels = merge_points(&paper_points, &measured.points);
-            let schemes_of_metric = dedup(of_metric.iter().map(|r| r.scheme.clone()));
-            let mut lines = Vec::new();
-            for (k, scheme) in schemes_of_metric.iter().enumerate() {
-                for paper in [true, false] {
-                    lines.push(Line {
-                        name: format!("{}: {scheme}", if paper { "paper" } else { "ours" }),
-                        colour: colour_of(scheme, k),
-                        dashed: paper,
-                        join_gaps: true,
-                        values: labels
-                            .iter()
-                            .map(|p| {
-                                of_metric
-                                    .iter()
-                                    .find(|r| &r.scheme == scheme && &r.point == p)
-                                    .and_then(|r| pick(r, paper))
-                            })
-                            .collect(),
-                    });
-                }
-            }
-            let x_axis = sweep_x_axis(param);
-            let styles = match x_axis {
-                XAxis::Ordered => "paper (dashed) vs ours (solid)",
-                XAxis::Categorical => "paper (hollow) vs ours (filled)",
-            };
-            line_chart(
-                &format!("{}: {styles}", metric.title),
-                param,
+            point_lines(
+                metric.title,
                 &y_label,
-                &labels,
-                &lines,
-                x_axis,
+                &of_metric,
+                measured,
+                param,
+                colour_of,
             )?
         };
-        plots.push(ComparisonPlot {
-            id: id.to_string(),
-            svg,
-            caption,
-        });
+        plots.push(ComparisonPlot { id, svg, caption });
     }
     Ok(plots)
+}
+
+/// A single-point experiment: per scheme (a category), the paper's bar (hatched) and ours.
+fn scheme_bars(
+    title: &str,
+    y_label: &str,
+    of_metric: &MetricRows<'_>,
+    colour_of: impl Fn(&str, usize) -> usize,
+) -> Result<String> {
+    let labels = of_metric.schemes();
+    let colours: Vec<usize> = labels
+        .iter()
+        .enumerate()
+        .map(|(k, s)| colour_of(s, k))
+        .collect();
+    let series = |paper: bool| BarSeries {
+        name: if paper { "paper" } else { "ours" }.to_string(),
+        hatched: paper,
+        values: labels
+            .iter()
+            .map(|s| of_metric.value(s, None, paper))
+            .collect(),
+    };
+    bar_chart(
+        &format!("{title}: paper (hatched) vs ours (solid)"),
+        "scheme",
+        y_label,
+        &labels,
+        &colours,
+        &[series(true), series(false)],
+    )
+}
+
+/// A sweep: per scheme, the paper's values and ours over the points (dashed and solid lines,
+/// or hollow and filled markers over categorical points).
+fn point_lines(
+    title: &str,
+    y_label: &str,
+    of_metric: &MetricRows<'_>,
+    measured: &Measured,
+    param: &str,
+    colour_of: impl Fn(&str, usize) -> usize,
+) -> Result<String> {
+    let paper_points = dedup(of_metric.rows.iter().map(|r| r.point.clone()));
+    let labels = merge_points(&paper_points, &measured.points);
+    let mut lines = Vec::new();
+    for (k, scheme) in of_metric.schemes().iter().enumerate() {
+        for paper in [true, false] {
+            lines.push(Line {
+                name: format!("{}: {scheme}", if paper { "paper" } else { "ours" }),
+                colour: colour_of(scheme, k),
+                dashed: paper,
+                join_gaps: true,
+                values: labels
+                    .iter()
+                    .map(|p| of_metric.value(scheme, Some(p), paper))
+                    .collect(),
+            });
+        }
+    }
+    let x_axis = sweep_x_axis(param);
+    let styles = match x_axis {
+        XAxis::Ordered => "paper (dashed) vs ours (solid)",
+        XAxis::Categorical => "paper (hollow) vs ours (filled)",
+    };
+    line_chart(
+        &format!("{title}: {styles}"),
+        param,
+        y_label,
+        &labels,
+        &lines,
+        x_axis,
+    )
 }
 
 /// The x axis of a paper-vs-ours plot: the paper's order when it covers every point we ran (a
@@ -406,28 +481,27 @@ fn side_by_side_table(out: &mut String, experiment: &Experiment, measured: &Meas
         );
         return;
     }
-    let base = experiment.baseline.as_deref().unwrap_or("-");
     let _ = writeln!(
         out,
         "<table><tr><th>scheme</th><th>point</th><th>metric</th><th>paper</th><th>ours</th>\
-         <th>paper / {b}</th><th>ours / {b}</th><th>source</th></tr>",
-        b = escape(base)
+         <th>base</th><th>paper / base</th><th>ours / base</th><th>source</th></tr>"
     );
-    for (row, value) in table.iter().zip(&experiment.paper_values) {
+    for row in &table {
         let opt = |v: Option<f64>| v.map_or_else(|| "-".to_string(), fmt);
         let _ = writeln!(
             out,
             "<tr><td>{}</td><td>{}</td><td>{}</td><td>{} {}</td><td>{}</td><td>{}</td>\
-             <td>{}</td><td>{}</td></tr>",
+             <td>{}</td><td>{}</td><td>{}</td></tr>",
             escape(&row.scheme),
             escape(&row.point),
             row.metric,
             fmt(row.paper),
             escape(&row.unit),
             opt(row.ours),
+            escape(row.base.as_deref().unwrap_or("-")),
             opt(row.paper_ratio),
             opt(row.ours_ratio),
-            escape(&value.source)
+            escape(&row.source)
         );
     }
     let _ = writeln!(out, "</table>");
@@ -469,7 +543,8 @@ pub fn write_report_dir(
 
 #[cfg(test)]
 mod tests {
-    use super::merge_points;
+    use super::{Measured, given_ratio_base, merge_points, rows};
+    use crate::reproduce::experiment::find;
 
     fn strings(items: &[&str]) -> Vec<String> {
         items.iter().map(|s| (*s).to_string()).collect()
@@ -482,5 +557,51 @@ mod tests {
         assert_eq!(merge_points(&paper, &quick), paper);
         let ours = strings(&["1:1", "2:1", "3:1", "4:1"]);
         assert_eq!(merge_points(&strings(&["4:1"]), &ours), ours);
+    }
+
+    /// ace-fig10f gives ACE-CFLRU's throughput as `x pg-cflru` and has no experiment-wide
+    /// baseline: the paper's 1.29 is a ratio, and ours is compared as one (ours / pg-cflru at
+    /// the same point), not as 1.29 beside ops/s.
+    #[test]
+    fn values_the_paper_gives_as_ratios_are_compared_as_ratios() {
+        let experiment = find("ace-fig10f").unwrap();
+        let value = &experiment.paper_values[0];
+        assert_eq!(
+            given_ratio_base(&experiment, value).as_deref(),
+            Some("pg-cflru")
+        );
+        let measured = Measured {
+            points: vec!["2%".into(), "10%".into()],
+            values: vec![
+                (0, "pg-cflru".into(), "throughput", 50_000.0),
+                (0, "ace-cflru".into(), "throughput", 60_000.0),
+            ],
+        };
+        let table = rows(&experiment, &measured);
+        let at_2 = table.iter().find(|r| r.point == "2%").unwrap();
+        assert!(at_2.given_as_ratio);
+        assert_eq!(at_2.base.as_deref(), Some("pg-cflru"));
+        assert!((at_2.paper_ratio.unwrap() - 1.29).abs() < 1e-9);
+        assert!((at_2.ours_ratio.unwrap() - 1.2).abs() < 1e-9);
+        // `x base` takes the base from the claim about the scheme (ACE vs its base policy).
+        let fig8a = find("ace-fig8a").unwrap();
+        let ace_clock = fig8a
+            .paper_values
+            .iter()
+            .find(|v| v.scheme == "ace-clock")
+            .unwrap();
+        assert_eq!(
+            given_ratio_base(&fig8a, ace_clock).as_deref(),
+            Some("pg-clock")
+        );
+        let pg_clock = fig8a
+            .paper_values
+            .iter()
+            .find(|v| v.scheme == "pg-clock")
+            .unwrap();
+        assert_eq!(
+            given_ratio_base(&fig8a, pg_clock).as_deref(),
+            Some("pg-clock")
+        );
     }
 }

@@ -165,7 +165,8 @@ impl MetricRows<'_> {
 /// Per metric the paper gives, a plot of the paper's values and ours: bars per scheme for a
 /// single-point (bench) experiment, lines over the points for a sweep (markers alone when the
 /// swept parameter is categorical, e.g. devices). A scheme keeps the colour it has in our
-/// run's plots (its position in `schemes`).
+/// run's plots (its position in `schemes`); a scheme we did not run (a quick run skips some)
+/// gets a colour after theirs.
 fn comparison_plots(
     experiment: &Experiment,
     measured: &Measured,
@@ -174,8 +175,18 @@ fn comparison_plots(
 ) -> Result<Vec<ComparisonPlot>> {
     let table = rows(experiment, measured);
     let metric_ids = dedup(table.iter().map(|row| row.metric.to_string()));
-    let colour_of = |scheme: &str, fallback: usize| {
-        schemes.iter().position(|s| s == scheme).unwrap_or(fallback)
+    let not_run = dedup(
+        table
+            .iter()
+            .filter(|row| !schemes.contains(&row.scheme))
+            .map(|row| row.scheme.clone()),
+    );
+    let colour_of = |scheme: &str| {
+        schemes
+            .iter()
+            .chain(&not_run)
+            .position(|s| s == scheme)
+            .unwrap_or(0)
     };
     let mut plots = Vec::new();
     for id in metric_ids {
@@ -235,14 +246,10 @@ fn scheme_bars(
     title: &str,
     y_label: &str,
     of_metric: &MetricRows<'_>,
-    colour_of: impl Fn(&str, usize) -> usize,
+    colour_of: impl Fn(&str) -> usize,
 ) -> Result<String> {
     let labels = of_metric.schemes();
-    let colours: Vec<usize> = labels
-        .iter()
-        .enumerate()
-        .map(|(k, s)| colour_of(s, k))
-        .collect();
+    let colours: Vec<usize> = labels.iter().map(|s| colour_of(s)).collect();
     let series = |paper: bool| BarSeries {
         name: if paper { "paper" } else { "ours" }.to_string(),
         hatched: paper,
@@ -269,16 +276,16 @@ fn point_lines(
     of_metric: &MetricRows<'_>,
     measured: &Measured,
     param: &str,
-    colour_of: impl Fn(&str, usize) -> usize,
+    colour_of: impl Fn(&str) -> usize,
 ) -> Result<String> {
     let paper_points = dedup(of_metric.rows.iter().map(|r| r.point.clone()));
     let labels = merge_points(&paper_points, &measured.points);
     let mut lines = Vec::new();
-    for (k, scheme) in of_metric.schemes().iter().enumerate() {
+    for scheme in &of_metric.schemes() {
         for paper in [true, false] {
             lines.push(Line {
                 name: format!("{}: {scheme}", if paper { "paper" } else { "ours" }),
-                colour: colour_of(scheme, k),
+                colour: colour_of(scheme),
                 dashed: paper,
                 join_gaps: true,
                 values: labels

@@ -260,6 +260,16 @@ pub struct BarSeries {
     pub values: Vec<Option<f64>>,
 }
 
+/// A bar's value on top of it: whole numbers from 100 up, else two decimals (a paper's
+/// `1.29x` must not read `1.3`).
+fn bar_label(value: f64) -> String {
+    if value.abs() >= 100.0 {
+        format!("{value:.0}")
+    } else {
+        format!("{value:.2}")
+    }
+}
+
 /// `colour` faded towards white, keeping `share` of it.
 fn tint(colour: RGBColor, share: f64) -> RGBColor {
     let fade = |c: u8| (255.0 - (255.0 - f64::from(c)) * share).round() as u8;
@@ -328,7 +338,7 @@ pub fn bar_chart(
                     bar_style(colour, s.hatched),
                 )?;
                 texts.push(Text::new(
-                    tick(value),
+                    bar_label(value),
                     (x0 + width / 2.0, value + y_max * 0.005),
                     label_style.clone(),
                 ));

@@ -21,6 +21,7 @@
 //! that it models the LRU-C paper's 32-core host.
 
 pub mod capacity;
+pub mod chart;
 pub mod cpu;
 pub mod driver;
 pub mod harness;
@@ -29,6 +30,7 @@ pub mod interrupt;
 pub mod plot;
 pub mod progress;
 pub mod report;
+pub mod table;
 pub mod target;
 pub mod timeline;
 

@@ -33,6 +33,22 @@ pub enum Param {
     LogSize,
 }
 
+impl Param {
+    /// Whether the values are categories with no order between them (devices): a plot over
+    /// them draws markers, not lines joining one value to the next.
+    #[must_use]
+    pub fn is_categorical(self) -> bool {
+        matches!(self, Param::Device)
+    }
+}
+
+/// Whether the sweep parameter named `name` is categorical ([`Param::is_categorical`]); an
+/// unknown name counts as categorical (no line is drawn that could mislead).
+#[must_use]
+pub fn is_categorical(name: &str) -> bool {
+    lookup(name).map_or(true, |info| info.param.is_categorical())
+}
+
 /// Which workloads a parameter applies to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Applies {

@@ -250,7 +250,7 @@ impl Steadiness {
 }
 
 /// One scheme's measured run.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Default, Serialize)]
 pub struct RunResult {
     /// Scheme name.
     pub scheme: String,
@@ -357,6 +357,9 @@ pub struct RunResult {
     pub pool_stats: PoolStats,
     /// Raw device counters over the measured phase.
     pub device_stats: DeviceStats,
+    /// The quantities that govern the pool's dynamics, beside the paper's
+    /// ([`super::regime`]; `None` until the harness has measured them).
+    pub regime: Option<super::regime::Regime>,
 }
 
 /// One operation (transaction) type's measurements.
@@ -548,6 +551,10 @@ pub fn format_table(results: &BenchResults) -> String {
         append_type_table(&mut out, results);
     }
     append_mutex_table(&mut out, results);
+    let regime = super::regime::warnings(&results.runs);
+    if !regime.is_empty() {
+        let _ = write!(out, "\n{regime}");
+    }
     append_failures(&mut out, results);
     out
 }

@@ -678,13 +678,44 @@ mod tests {
     }
 
     #[test]
-    fn instances_as_innodb_sizes_them() {
+    fn instances_as_the_papers_pool_has_them() {
         let mut config = PoolConfig::for_scheme(Scheme::Vanilla, 65_536);
         config.instances = 0;
         assert_eq!(config.effective_instances(16 * 1024), 8);
-        assert_eq!(config.effective_instances(4096), 1);
+        config.frames = 2_400;
+        assert_eq!(
+            config.effective_instances(16 * 1024),
+            2,
+            "1,024 frames or more each"
+        );
+        config.frames = 1_000;
+        assert_eq!(config.effective_instances(16 * 1024), 1);
         config.instances = 8;
         config.frames = 40;
         assert_eq!(config.effective_instances(4096), 2);
+    }
+
+    #[test]
+    fn time_constants_scale_with_the_instance() {
+        let mut config = PoolConfig::for_scheme(Scheme::Vanilla, 8 * 2_925);
+        let instance = 2_925;
+        // 2,925 / 81,920 of the paper's instance: a 36 ms period, depth 36, 357 pages of
+        // io_capacity (10,000 a second) per round.
+        assert_eq!(config.effective_cleaner_period_ms(instance), 36);
+        assert_eq!(config.scan_depth(instance), 36);
+        assert_eq!(config.per_round(config.io_capacity, instance), 360);
+        assert_eq!(config.effective_old_blocks_time_ms(instance), 36);
+        // The paper's instance and larger: InnoDB's own constants.
+        assert_eq!(config.effective_cleaner_period_ms(81_920), 1000);
+        assert_eq!(config.effective_cleaner_period_ms(200_000), 1000);
+        assert_eq!(config.scan_depth(81_920), 1024);
+        // Tiny instances keep a floor of 5 ms.
+        assert_eq!(config.effective_cleaner_period_ms(64), MIN_SCALED_PERIOD_MS);
+        // An explicit scale of 1 keeps InnoDB's constants at any size.
+        config.time_constant_scale = 1.0;
+        assert_eq!(config.effective_cleaner_period_ms(instance), 1000);
+        assert_eq!(config.per_round(config.io_capacity, instance), 10_000);
+        config.time_constant_scale = 1.5;
+        assert!(config.validate().is_err());
     }
 }

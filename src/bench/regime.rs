@@ -100,6 +100,9 @@ pub const QUANTITY_NAMES: &[&str] = &[
     "read_stall_wait_ms",
     "device_bandwidth_share",
     "redo_headroom_over_turnover",
+    "client_ms_per_transaction",
+    "stall_share_of_client_time",
+    "list_mutex_share_of_client_time",
 ];
 
 /// What the regime needs beyond the run's own record: the pool's effective shape and the

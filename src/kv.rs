@@ -49,6 +49,17 @@ pub trait KvTxn {
     /// [`Error::Conflict`] (retryable), an unknown tree, I/O errors.
     fn get(&mut self, tree: TreeId, key: &[u8]) -> Result<Option<Vec<u8>>>;
 
+    /// As [`KvTxn::get`] for a row the transaction will write: SQL's `SELECT ... FOR UPDATE`.
+    /// A store with record locks takes the exclusive lock at once, so two transactions that
+    /// read and then update one row queue on it instead of both taking a shared lock and
+    /// deadlocking on the upgrade. The default is [`KvTxn::get`].
+    ///
+    /// # Errors
+    /// As [`KvTxn::get`].
+    fn get_for_update(&mut self, tree: TreeId, key: &[u8]) -> Result<Option<Vec<u8>>> {
+        self.get(tree, key)
+    }
+
     /// Stores `value` under `key`, inserting or replacing.
     ///
     /// # Errors

@@ -137,6 +137,7 @@ fn run(scheme: &str, index: usize) -> RunResult {
         timeline,
         pool_stats: PoolStats::default(),
         device_stats: DeviceStats::default(),
+        regime: None,
     }
 }
 

@@ -246,6 +246,7 @@ struct Snapshot {
     pool: PoolStats,
     device: DeviceStats,
     log: Option<WalStats>,
+    locks: Option<crate::txn::lock::LockStats>,
     cpu: CpuSample,
 }
 
@@ -257,6 +258,7 @@ impl Snapshot {
             pool: target.stats(),
             device: device.stats(),
             log: target.log_stats(),
+            locks: target.lock_stats(),
             cpu: CpuSample::now(),
         }
     }
@@ -353,6 +355,7 @@ fn run_scheme(
     let mut result = build_result(config, driver, scheme, device, &measured, &outcome);
     result.config_diff =
         super::report::config_diffs(scheme, config.buffer_pages, config.pool_config.as_deref())?;
+    result.regime = Some(run_regime(config, scheme, &measured, &result)?);
     result.check = check;
     result.check_skipped = !config.check && driver.is_record();
     Ok(result)
@@ -593,6 +596,47 @@ fn run_bound(
     .to_string()
 }
 
+/// The run's regime ([`super::regime`]): the pool's effective shape from its configuration,
+/// the workload's setup, and the record-lock waits of the measured phase.
+fn run_regime(
+    config: &BenchConfig,
+    scheme: &Composition,
+    measured: &Measured,
+    result: &RunResult,
+) -> Result<super::regime::Regime> {
+    let pool = match config.pool_config.as_deref() {
+        Some(text) => {
+            crate::pool::PoolConfig::from_toml(scheme.clone(), config.buffer_pages, text)?
+        }
+        None => crate::pool::PoolConfig::for_scheme(scheme.clone(), config.buffer_pages),
+    };
+    let instances = pool.effective_instances(result.page_size);
+    let instance_frames = pool.frames / instances;
+    let warehouses = config
+        .record
+        .as_ref()
+        .and_then(|record| match record.spec() {
+            super::driver::RecordSpec::Tpcc(tpcc) => Some(tpcc.warehouses),
+            _ => None,
+        });
+    let lock_wait_ns = match (&measured.start.locks, &measured.end.locks) {
+        (Some(start), Some(end)) => Some(end.since(start).wait_ns),
+        _ => None,
+    };
+    let inputs = super::regime::RegimeInputs {
+        instances,
+        instance_frames,
+        scan_depth: pool.scan_depth(instance_frames),
+        cleaner_period_ms: pool.effective_cleaner_period_ms(instance_frames),
+        time_constant_scale: pool.effective_time_constant_scale(instance_frames),
+        warehouses,
+        log_bytes: config.log.as_ref().map(|log| log.size),
+        lock_wait_ns,
+    };
+    let paper = super::regime::lruc_tpcc()?;
+    Ok(super::regime::regime(result, &inputs, Some(&paper)))
+}
+
 fn build_result(
     config: &BenchConfig,
     driver: &dyn Driver,
@@ -689,6 +733,7 @@ fn build_result(
         timeline: measured.timeline.points().to_vec(),
         pool_stats: pool,
         device_stats,
+        regime: None,
     }
 }
 

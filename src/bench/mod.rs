@@ -29,6 +29,7 @@ pub mod image;
 pub mod interrupt;
 pub mod plot;
 pub mod progress;
+pub mod regime;
 pub mod report;
 pub mod table;
 pub mod target;
@@ -70,6 +71,10 @@ pub trait BenchTarget: PageAccess {
     }
     /// The B+-tree check of every tree, at quiescence (`None`: the target has no trees).
     fn tree_check(&self) -> Option<Result<crate::btree::check::CheckReport>> {
+        None
+    }
+    /// The record-lock manager's counters (`None`: the target takes no record locks).
+    fn lock_stats(&self) -> Option<crate::txn::lock::LockStats> {
         None
     }
 }

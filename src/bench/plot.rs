@@ -973,6 +973,7 @@ pub fn report_html(results: &BenchResults) -> Result<String> {
         "table.kv th{text-align:left;padding-right:1em;vertical-align:top}\
          dt{font-weight:bold;font-family:monospace}dd{margin:0 0 .4em 2em}figure{margin:1em 0}",
     );
+    out = out.replace("</style>", &format!("{}</style>", super::regime::CSS));
     let _ = writeln!(out, "<h1>flashbuf bench report</h1>");
     setup_html(&mut out, results);
     let _ = writeln!(out, "<h2>Comparison</h2>");
@@ -987,6 +988,7 @@ pub fn report_html(results: &BenchResults) -> Result<String> {
         let _ = writeln!(out, "<dt>{}</dt><dd>{}</dd>", escape(name), escape(meaning));
     }
     let _ = writeln!(out, "</dl>");
+    out.push_str(&super::regime::html(&results.runs));
     for failure in &results.failures {
         let _ = writeln!(
             out,

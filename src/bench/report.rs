@@ -251,7 +251,7 @@ impl Steadiness {
 }
 
 /// One scheme's measured run.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Default, Serialize)]
 pub struct RunResult {
     /// Scheme name.
     pub scheme: String,
@@ -358,6 +358,9 @@ pub struct RunResult {
     pub pool_stats: PoolStats,
     /// Raw device counters over the measured phase.
     pub device_stats: DeviceStats,
+    /// The quantities that govern the pool's dynamics, beside the paper's
+    /// ([`super::regime`]; `None` until the harness has measured them).
+    pub regime: Option<super::regime::Regime>,
 }
 
 /// One operation (transaction) type's measurements.
@@ -521,7 +524,13 @@ impl Comparison {
 /// The comparison table (and per-mutex waits, and failures) as text.
 #[must_use]
 pub fn format_table(results: &BenchResults) -> String {
-    comparison(results).to_text()
+    let mut text = comparison(results).to_text();
+    let regime = super::regime::warnings(&results.runs);
+    if !regime.is_empty() {
+        text.push('\n');
+        text.push_str(&regime);
+    }
+    text
 }
 
 /// The comparison of a bench's runs ([`Comparison`]).

@@ -151,10 +151,15 @@ pub struct BenchArgs {
     pub no_progress: bool,
 }
 
+/// TPC-C warehouses when `--warehouses` is not given (docs/regime.md).
+pub const DEFAULT_TPCC_WAREHOUSES: u16 = 50;
+
 /// The record workloads' parameters (`flashbuf bench` and `flashbuf load`).
 #[derive(Debug, Clone, Default, clap::Args)]
 pub struct RecordFlags {
-    /// TPC-C: warehouses (default 1).
+    /// TPC-C: warehouses (default 50: 64 clients on 50 warehouses and a 10% pool of 8
+    /// instances of about 2,900 frames keep the LRU-C paper's regime within reach, see
+    /// docs/regime.md; the image is about 3.8 GB and takes about 3 minutes to build).
     #[arg(long)]
     pub warehouses: Option<u16>,
     /// TPC-C: transaction mix in percent, e.g.
@@ -357,7 +362,7 @@ impl RecordFlags {
         )?;
         not_for("--nodes", self.nodes.is_some(), is_linkbench, "linkbench")?;
         if is_tpcc {
-            let mut config = TpccConfig::new(self.warehouses.unwrap_or(1));
+            let mut config = TpccConfig::new(self.warehouses.unwrap_or(DEFAULT_TPCC_WAREHOUSES));
             config.seed = seed;
             config.bind_warehouse = self.bind_warehouse;
             config.mix = match (&self.mix, &self.rw_ratio) {

@@ -508,6 +508,14 @@ impl KvTxn for Transaction<'_> {
         self.kv.store.get(tree, key)
     }
 
+    fn get_for_update(&mut self, tree: TreeId, key: &[u8]) -> Result<Option<Vec<u8>>> {
+        self.check_active()?;
+        self.kv.store.limits().check(key, None)?;
+        self.kv.store.tree(tree)?;
+        self.lock(tree, key, Mode::Exclusive)?;
+        self.kv.store.get(tree, key)
+    }
+
     fn put(&mut self, tree: TreeId, key: &[u8], value: &[u8]) -> Result<()> {
         self.write(tree, key, Some(value)).map(|_| ())
     }

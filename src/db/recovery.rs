@@ -57,9 +57,10 @@
 //!    by the run before the crash. A skipped batch gives no such guarantee (its page's image may
 //!    precede the redo point), which is why invariant 1 must hold.
 //!
-//! Recovery does not change the log before its end (it appends: the checkpoint, the losers'
-//! rollback), so the records and images the next run relies on stay. `tests/recovery_crash_sweep.rs`
-//! crashes recovery at every data-device operation of crash images and recovers again.
+//! Recovery does not change the log before its end (it rewrites the page holding the end with
+//! the same bytes, then appends: the losers' rollback, the checkpoint), so the records and
+//! images the next run relies on stay. `tests/recovery_crash_sweep.rs` crashes recovery at
+//! every operation of the data and the log device and recovers again.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 

@@ -40,10 +40,10 @@
 //!    skipped because the page is newer leaves it unchanged (issue 18's bug set it to the
 //!    skipped batch's end, so the next, older batches were replayed over the newer page, which
 //!    was then evicted with an older LSN), and an image restores a page only when the page is
-//!    torn or older than the image's batch. So a page recovery writes holds exactly the
-//!    committed changes up to the last batch it replayed, stamped with that batch's end, at or
-//!    past the device's LSN. A page the device already has current is never dirtied, so never
-//!    written, so never torn by recovery.
+//!    torn (or unreadable) or older than the image's batch. So a page recovery writes holds
+//!    exactly the committed changes up to the last batch it replayed, stamped with that batch's
+//!    end, at or past the device's LSN. A page the device already has current is never
+//!    dirtied, so never written, so never torn by recovery.
 //! 2. *A page recovery writes can be repaired if that write tears.* Under `doublewrite`,
 //!    recovery's writes take the pool's doublewrite path like any other (the copy is synced
 //!    before the in-place write), the next run restores torn pages from the area before

@@ -86,6 +86,11 @@ pub fn run(args: &ReproduceArgs) -> Result<()> {
     }
     let mut failed = Vec::new();
     for experiment in &experiments {
+        if crate::bench::interrupt::interrupted() {
+            eprintln!("reproduce {}: not run (interrupted, Ctrl-C)", experiment.id);
+            failed.push(experiment.id.clone());
+            continue;
+        }
         let dir = match (&args.out, experiments.len()) {
             (Some(dir), 1) => dir.clone(),
             (Some(dir), _) => dir.join(&experiment.id),

@@ -145,6 +145,9 @@ pub fn default_scan_depth(frames: usize) -> usize {
     (frames / 64).clamp(16, 1024)
 }
 
+/// The fewest frames a pool takes (and each of its instances).
+pub const MIN_FRAMES: usize = 16;
+
 /// One pool-config key as `flashbuf config --default` lists it: its TOML name, meaning and valid
 /// range (the default comes from the scheme's preset, [`PoolConfig::for_scheme`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -499,9 +502,9 @@ impl PoolConfig {
     /// [`Error::Config`] naming the bad knob.
     pub fn validate(&self) -> Result<()> {
         let bad = |what: String| Err(Error::Config(what));
-        if self.frames < 16 {
+        if self.frames < MIN_FRAMES {
             return bad(format!(
-                "frames = {}: the pool needs at least 16 frames",
+                "frames = {}: the pool needs at least {MIN_FRAMES} frames",
                 self.frames
             ));
         }

@@ -213,47 +213,89 @@ impl BenchArgs {
         let schemes = Composition::parse_list(&self.schemes)?;
         let scale = self.time_scale()?;
         let device = with_time_scale(DeviceSpec::parse(&self.device)?, scale);
-        let log = if self.no_log {
-            None
-        } else {
-            let size = parse_size(&self.log_size, 1)
-                .map_err(|why| flag_error("--log-size", &self.log_size, &why))?;
-            let pages = size / crate::bench::LOG_PAGE_SIZE as u64;
-            if pages < 64 {
-                return Err(flag_error(
-                    "--log-size",
-                    &self.log_size,
-                    "the log needs at least 256 KiB",
-                ));
-            }
-            if self.flush_log_at_trx_commit > 2 {
-                return Err(flag_error(
-                    "--flush-log-at-trx-commit",
-                    &self.flush_log_at_trx_commit.to_string(),
-                    "must be 0, 1 or 2",
-                ));
-            }
-            Some(LogSetup {
-                device: with_time_scale(DeviceSpec::parse(&self.log_device)?, scale),
-                size: pages * crate::bench::LOG_PAGE_SIZE as u64,
-                flush_log_at_trx_commit: self.flush_log_at_trx_commit,
-            })
-        };
+        let log = self.log_setup(scale)?;
         let page_size = self.page_size;
         let db_pages = parse_size(&self.db_size, page_size)
             .map_err(|why| flag_error("--db-size", &self.db_size, &why))?;
-        // A record workload's size is known only once loaded: check the form here, the size
-        // against the loaded pages in `run`.
+        // A record workload's size is known only from its image: check the form here, the
+        // size in `prepare` (before loading) and `attach_image` (after).
         let buffer_pages = if record.is_some() {
             parse_buffer(&self.buffer, RECORD_PAGES_MAX, page_size)
         } else {
             parse_buffer(&self.buffer, db_pages, page_size)
         }
         .map_err(|why| flag_error("--buffer", &self.buffer, &why))?;
-        // A percentage of a record image is checked once its size is known (`prepare`).
-        if record.is_none() || !is_percentage(&self.buffer) {
+        if record.is_none() {
+            check_frames(&self.buffer, buffer_pages, Some((db_pages, true)))?;
+        } else if !is_percentage(&self.buffer) {
             check_frames(&self.buffer, buffer_pages, None)?;
         }
+        let (duration, warmup) = self.phases()?;
+        let mut workload = SyntheticConfig::new(mix, db_pages, page_size);
+        workload.seed = self.seed;
+        if let Some(text) = &self.read_ratio {
+            workload.read_ratio =
+                parse_ratio(text).map_err(|why| flag_error("--read-ratio", text, &why))?;
+        }
+        if let Some(text) = &self.locality {
+            workload.skew = Skew::parse(text)?;
+        }
+        let pool_config = self
+            .pool_config
+            .as_deref()
+            .map(read_pool_config)
+            .transpose()?;
+        let config = BenchConfig {
+            workload,
+            schemes,
+            device,
+            log,
+            step: crate::bench::timeline::STEP,
+            buffer_pages,
+            threads: self.threads,
+            duration,
+            warmup,
+            pool_config,
+            command_line: command_line.to_string(),
+            progress: !self.no_progress,
+            record: None,
+            check: !self.no_check,
+        };
+        config.validate()?;
+        Ok(config)
+    }
+
+    /// The redo log the flags ask for (`None` with `--no-log`).
+    fn log_setup(&self, scale: f64) -> Result<Option<LogSetup>> {
+        if self.no_log {
+            return Ok(None);
+        }
+        let size = parse_size(&self.log_size, 1)
+            .map_err(|why| flag_error("--log-size", &self.log_size, &why))?;
+        let pages = size / crate::bench::LOG_PAGE_SIZE as u64;
+        if pages < 64 {
+            return Err(flag_error(
+                "--log-size",
+                &self.log_size,
+                "the log needs at least 256 KiB",
+            ));
+        }
+        if self.flush_log_at_trx_commit > 2 {
+            return Err(flag_error(
+                "--flush-log-at-trx-commit",
+                &self.flush_log_at_trx_commit.to_string(),
+                "must be 0, 1 or 2",
+            ));
+        }
+        Ok(Some(LogSetup {
+            device: with_time_scale(DeviceSpec::parse(&self.log_device)?, scale),
+            size: pages * crate::bench::LOG_PAGE_SIZE as u64,
+            flush_log_at_trx_commit: self.flush_log_at_trx_commit,
+        }))
+    }
+
+    /// The measured duration and the warm-up (and the worker threads, checked with them).
+    fn phases(&self) -> Result<(Duration, WarmUp)> {
         if self.threads == 0 || self.threads > crate::bench::MAX_THREADS {
             return Err(flag_error(
                 "--threads",
@@ -287,38 +329,7 @@ impl BenchArgs {
                 ),
             ));
         }
-        let mut workload = SyntheticConfig::new(mix, db_pages, page_size);
-        workload.seed = self.seed;
-        if let Some(text) = &self.read_ratio {
-            workload.read_ratio =
-                parse_ratio(text).map_err(|why| flag_error("--read-ratio", text, &why))?;
-        }
-        if let Some(text) = &self.locality {
-            workload.skew = Skew::parse(text)?;
-        }
-        let pool_config = self
-            .pool_config
-            .as_deref()
-            .map(read_pool_config)
-            .transpose()?;
-        let config = BenchConfig {
-            workload,
-            schemes,
-            device,
-            log,
-            step: crate::bench::timeline::STEP,
-            buffer_pages,
-            threads: self.threads,
-            duration,
-            warmup,
-            pool_config,
-            command_line: command_line.to_string(),
-            progress: !self.no_progress,
-            record: None,
-            check: !self.no_check,
-        };
-        config.validate()?;
-        Ok(config)
+        Ok((duration, warmup))
     }
 
     /// The record workload the flags ask for (`None`: a synthetic mix), its flags checked:
@@ -409,6 +420,7 @@ impl RecordFlags {
             "ycsb-*",
         )?;
         not_for("--nodes", self.nodes.is_some(), is_linkbench, "linkbench")?;
+        self.check_ranges()?;
         if is_tpcc {
             let mut config = TpccConfig::new(self.warehouses.unwrap_or(1));
             config.seed = seed;
@@ -443,6 +455,35 @@ impl RecordFlags {
             return Ok(Some(RecordSpec::LinkBench(config)));
         }
         Ok(None)
+    }
+}
+
+impl RecordFlags {
+    /// The ranges the workloads' own checks apply, named by flag.
+    fn check_ranges(&self) -> Result<()> {
+        let range = |flag: &str, value: Option<u64>, min: u64, max: u64| match value {
+            Some(v) if !(min..=max).contains(&v) => Err(flag_error(
+                flag,
+                &v.to_string(),
+                &format!("must be from {min} to {max}"),
+            )),
+            _ => Ok(()),
+        };
+        range(
+            "--warehouses",
+            self.warehouses.map(u64::from),
+            1,
+            u64::from(u16::MAX),
+        )?;
+        range("--records", self.records, 3, u64::MAX)?;
+        range("--field-count", self.field_count.map(|v| v as u64), 1, 1000)?;
+        range(
+            "--field-length",
+            self.field_length.map(|v| v as u64),
+            0,
+            u64::from(u16::MAX),
+        )?;
+        range("--nodes", self.nodes, 2, u64::MAX / 2)
     }
 }
 

@@ -445,8 +445,9 @@ impl PoolConfig {
         Ok(config)
     }
 
-    /// Instances as configured, or as InnoDB sizes them (8 at 1 GiB and more, else 1), capped so
-    /// each has at least 16 frames.
+    /// Instances as configured ([`PoolConfig::validate`] refuses more than the frames allow),
+    /// or as InnoDB sizes them (8 at 1 GiB and more, else 1), capped so each has at least 16
+    /// frames.
     pub fn effective_instances(&self, page_size: usize) -> usize {
         let wanted = if self.instances == 0 {
             let bytes = self.frames as u64 * page_size as u64;
@@ -513,6 +514,15 @@ impl PoolConfig {
         }
         if self.instances > 64 {
             return bad(format!("instances = {} is outside 0..=64", self.instances));
+        }
+        if self.instances > 1 && self.frames / self.instances < MIN_FRAMES {
+            return bad(format!(
+                "instances = {}: each instance needs at least {MIN_FRAMES} frames, and the pool \
+                 has {} (at most {} instances); lower instances or give a larger buffer",
+                self.instances,
+                self.frames,
+                (self.frames / MIN_FRAMES).max(1)
+            ));
         }
         if self.page_cleaners == 0 || self.page_cleaners > 64 {
             return bad(format!(
@@ -596,6 +606,14 @@ mod tests {
             "{relabel:?}"
         );
         assert!(PoolConfig::from_toml(Scheme::Vanilla, 4096, "frames = 16").is_err());
+        let err = PoolConfig::from_toml(Scheme::Vanilla, 200, "instances = 64")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("instances = 64") && err.contains("at most 12"),
+            "{err}"
+        );
+        assert!(PoolConfig::from_toml(Scheme::Vanilla, 256, "instances = 16").is_ok());
     }
 
     #[test]

@@ -31,6 +31,7 @@ use std::time::Duration;
 
 use std::sync::Arc;
 
+use super::given::Given;
 use crate::bench::driver::{RecordDriver, RecordSpec};
 use crate::bench::image::Image;
 use crate::bench::report::BenchResults;
@@ -70,8 +71,9 @@ pub struct BenchArgs {
     #[command(flatten)]
     pub record: RecordFlags,
     /// Record workloads: reuse the image file PATH made by `flashbuf load` (refused when it
-    /// was loaded with other parameters) instead of loading in memory.
-    #[arg(long)]
+    /// was loaded with other parameters) instead of loading in memory. The image sets the
+    /// database's size and page size (not with --db-size).
+    #[arg(long, conflicts_with = "db_size")]
     pub db: Option<PathBuf>,
     /// Record workloads: skip the consistency check (workload invariants, e.g. TPC-C
     /// conditions 1-4, and the B+-tree check) that otherwise runs after every scheme's
@@ -93,8 +95,12 @@ pub struct BenchArgs {
     /// Size of the redo log: bytes with a unit (`256MiB`).
     #[arg(long, default_value = "256MiB")]
     pub log_size: String,
-    /// Run without a redo log (to compare with engines that keep none).
-    #[arg(long)]
+    /// Run without a redo log (to compare with engines that keep none); not with the log's
+    /// flags.
+    #[arg(
+        long,
+        conflicts_with_all = ["log_size", "log_device", "flush_log_at_trx_commit"]
+    )]
     pub no_log: bool,
     /// InnoDB's innodb_flush_log_at_trx_commit: 1 syncs the log at each commit; 0 and 2 sync
     /// it once a second (the papers' configuration is 0).
@@ -119,10 +125,12 @@ pub struct BenchArgs {
     /// is full and throughput steady, at most 10 s), or `auto:DURATION` for another cap.
     #[arg(long, default_value = "auto")]
     pub warmup: String,
-    /// Database size: bytes with a unit (`1GiB`, `512MiB`, `10GB`) or pages (`4096`).
+    /// Database size of the page mixes: bytes with a unit (`1GiB`, `512MiB`, `10GB`) or pages
+    /// (`4096`). A record workload's size comes from its own flags (--warehouses, --records,
+    /// --nodes) or its --db image.
     #[arg(long, default_value = "512MiB")]
     pub db_size: String,
-    /// Page size in bytes (a multiple of 4096).
+    /// Page size in bytes: a power of two from 4096 to 65536 (record workloads: to 32768).
     #[arg(long, default_value_t = crate::device::DEFAULT_PAGE_SIZE)]
     pub page_size: usize,
     /// Override the mix's read ratio: a fraction (`0.9`) or a percentage (`90%`).
@@ -149,6 +157,10 @@ pub struct BenchArgs {
     /// the one-line summary of each finished scheme still prints.
     #[arg(long)]
     pub no_progress: bool,
+    /// Which of these flags the command line gave (filled after parsing; empty when the
+    /// arguments are built by hand, which then checks only what needs no such knowledge).
+    #[arg(skip)]
+    pub given: Given,
 }
 
 /// TPC-C warehouses when `--warehouses` is not given (docs/regime.md).
@@ -196,6 +208,8 @@ impl BenchArgs {
     /// configuration file cannot be read.
     pub fn to_config(&self, command_line: &str) -> Result<BenchConfig> {
         let record = self.record_spec()?;
+        check_page_size(self.page_size, record.is_some())
+            .map_err(|why| flag_error("--page-size", &self.page_size.to_string(), &why))?;
         let mix = if record.is_some() {
             Mix::Ms
         } else {
@@ -204,50 +218,24 @@ impl BenchArgs {
         let schemes = Composition::parse_list(&self.schemes)?;
         let scale = self.time_scale()?;
         let device = with_time_scale(DeviceSpec::parse(&self.device)?, scale);
-        let log = if self.no_log {
-            None
-        } else {
-            let size = parse_size(&self.log_size, 1)
-                .map_err(|why| flag_error("--log-size", &self.log_size, &why))?;
-            let pages = size / crate::bench::LOG_PAGE_SIZE as u64;
-            if pages < 64 {
-                return Err(flag_error(
-                    "--log-size",
-                    &self.log_size,
-                    "the log needs at least 256 KiB",
-                ));
-            }
-            Some(LogSetup {
-                device: with_time_scale(DeviceSpec::parse(&self.log_device)?, scale),
-                size: pages * crate::bench::LOG_PAGE_SIZE as u64,
-                flush_log_at_trx_commit: self.flush_log_at_trx_commit,
-            })
-        };
+        let log = self.log_setup(scale)?;
         let page_size = self.page_size;
-        if page_size == 0 || !page_size.is_multiple_of(crate::device::IO_ALIGN) {
-            return Err(flag_error(
-                "--page-size",
-                &page_size.to_string(),
-                "must be a positive multiple of 4096",
-            ));
-        }
         let db_pages = parse_size(&self.db_size, page_size)
             .map_err(|why| flag_error("--db-size", &self.db_size, &why))?;
-        // A record workload's size is known only once loaded: check the form here, the size
-        // against the loaded pages in `run`.
+        // A record workload's size is known only from its image: check the form here, the
+        // size in `prepare` (before loading) and `attach_image` (after).
         let buffer_pages = if record.is_some() {
             parse_buffer(&self.buffer, RECORD_PAGES_MAX, page_size)
         } else {
             parse_buffer(&self.buffer, db_pages, page_size)
         }
         .map_err(|why| flag_error("--buffer", &self.buffer, &why))?;
-        let duration = parse_duration(&self.duration)
-            .map_err(|why| flag_error("--duration", &self.duration, &why))?;
-        if duration.is_zero() {
-            return Err(flag_error("--duration", &self.duration, "must be positive"));
+        if record.is_none() {
+            check_frames(&self.buffer, buffer_pages, Some((db_pages, true)))?;
+        } else if !is_percentage(&self.buffer) {
+            check_frames(&self.buffer, buffer_pages, None)?;
         }
-        let warmup =
-            parse_warmup(&self.warmup).map_err(|why| flag_error("--warmup", &self.warmup, &why))?;
+        let (duration, warmup) = self.phases()?;
         let mut workload = SyntheticConfig::new(mix, db_pages, page_size);
         workload.seed = self.seed;
         if let Some(text) = &self.read_ratio {
@@ -282,6 +270,73 @@ impl BenchArgs {
         Ok(config)
     }
 
+    /// The redo log the flags ask for (`None` with `--no-log`).
+    fn log_setup(&self, scale: f64) -> Result<Option<LogSetup>> {
+        if self.no_log {
+            return Ok(None);
+        }
+        let size = parse_size(&self.log_size, 1)
+            .map_err(|why| flag_error("--log-size", &self.log_size, &why))?;
+        let pages = size / crate::bench::LOG_PAGE_SIZE as u64;
+        if pages < 64 {
+            return Err(flag_error(
+                "--log-size",
+                &self.log_size,
+                "the log needs at least 256 KiB",
+            ));
+        }
+        if self.flush_log_at_trx_commit > 2 {
+            return Err(flag_error(
+                "--flush-log-at-trx-commit",
+                &self.flush_log_at_trx_commit.to_string(),
+                "must be 0, 1 or 2",
+            ));
+        }
+        Ok(Some(LogSetup {
+            device: with_time_scale(DeviceSpec::parse(&self.log_device)?, scale),
+            size: pages * crate::bench::LOG_PAGE_SIZE as u64,
+            flush_log_at_trx_commit: self.flush_log_at_trx_commit,
+        }))
+    }
+
+    /// The measured duration and the warm-up (and the worker threads, checked with them).
+    fn phases(&self) -> Result<(Duration, WarmUp)> {
+        if self.threads == 0 || self.threads > crate::bench::MAX_THREADS {
+            return Err(flag_error(
+                "--threads",
+                &self.threads.to_string(),
+                &format!("must be from 1 to {}", crate::bench::MAX_THREADS),
+            ));
+        }
+        let duration = parse_duration(&self.duration)
+            .map_err(|why| flag_error("--duration", &self.duration, &why))?;
+        if duration.is_zero() || duration > crate::bench::MAX_PHASE {
+            return Err(flag_error(
+                "--duration",
+                &self.duration,
+                &format!(
+                    "must be positive and at most {} hours of device time",
+                    crate::bench::MAX_PHASE.as_secs() / 3600
+                ),
+            ));
+        }
+        let warmup =
+            parse_warmup(&self.warmup).map_err(|why| flag_error("--warmup", &self.warmup, &why))?;
+        if let WarmUp::For(d) | WarmUp::UntilSteady { max: d } = warmup
+            && d > crate::bench::MAX_PHASE
+        {
+            return Err(flag_error(
+                "--warmup",
+                &self.warmup,
+                &format!(
+                    "must be at most {} hours of device time",
+                    crate::bench::MAX_PHASE.as_secs() / 3600
+                ),
+            ));
+        }
+        Ok((duration, warmup))
+    }
+
     /// The record workload the flags ask for (`None`: a synthetic mix), its flags checked:
     /// flags of another workload are errors.
     ///
@@ -308,6 +363,15 @@ impl BenchArgs {
         not_for("--read-ratio", record && self.read_ratio.is_some())?;
         not_for("--locality", record && self.locality.is_some())?;
         not_for("--db", !record && self.db.is_some())?;
+        not_for("--no-check", !record && self.no_check)?;
+        if record && self.given.has("db_size") {
+            return Err(Error::Config(format!(
+                "--db-size {} sets the size of the page mixes' database; workload `{}` gets its \
+                 size from its own flags (--warehouses, --records, --nodes) or its --db image",
+                self.db_size, self.workload
+            )));
+        }
+        self.check_model_cores_used()?;
         if record && self.no_log {
             return Err(Error::Config(
                 "--no-log: record workloads run on the transactional store, which needs the \
@@ -361,6 +425,7 @@ impl RecordFlags {
             "ycsb-*",
         )?;
         not_for("--nodes", self.nodes.is_some(), is_linkbench, "linkbench")?;
+        self.check_ranges()?;
         if is_tpcc {
             let mut config = TpccConfig::new(self.warehouses.unwrap_or(DEFAULT_TPCC_WAREHOUSES));
             config.seed = seed;
@@ -398,6 +463,35 @@ impl RecordFlags {
     }
 }
 
+impl RecordFlags {
+    /// The ranges the workloads' own checks apply, named by flag.
+    fn check_ranges(&self) -> Result<()> {
+        let range = |flag: &str, value: Option<u64>, min: u64, max: u64| match value {
+            Some(v) if !(min..=max).contains(&v) => Err(flag_error(
+                flag,
+                &v.to_string(),
+                &format!("must be from {min} to {max}"),
+            )),
+            _ => Ok(()),
+        };
+        range(
+            "--warehouses",
+            self.warehouses.map(u64::from),
+            1,
+            u64::from(u16::MAX),
+        )?;
+        range("--records", self.records, 3, u64::MAX)?;
+        range("--field-count", self.field_count.map(|v| v as u64), 1, 1000)?;
+        range(
+            "--field-length",
+            self.field_length.map(|v| v as u64),
+            0,
+            u64::from(u16::MAX),
+        )?;
+        range("--nodes", self.nodes, 2, u64::MAX / 2)
+    }
+}
+
 /// The largest record database `--buffer` is checked against before the load.
 const RECORD_PAGES_MAX: u64 = 1 << 40;
 
@@ -422,6 +516,43 @@ impl BenchArgs {
             return Ok(1.0);
         }
         Ok((self.model_cores / cores).max(1.0))
+    }
+}
+
+impl BenchArgs {
+    /// `--model-cores` given where no device takes its time scale from it: a real data device
+    /// (everything then runs in real time), or emulated devices that set `time_scale`
+    /// themselves.
+    fn check_model_cores_used(&self) -> Result<()> {
+        if !self.given.has("model_cores") {
+            return Ok(());
+        }
+        let takes_scale = |text: &str| {
+            matches!(DeviceSpec::parse(text), Ok(DeviceSpec::Emulated { options, .. })
+                if !options.iter().any(|(key, _)| key == "time_scale"))
+        };
+        let data = DeviceSpec::parse(&self.device);
+        let data_emulated = matches!(data, Ok(DeviceSpec::Emulated { .. }));
+        let used = data_emulated
+            && (takes_scale(&self.device) || (!self.no_log && takes_scale(&self.log_device)));
+        if used {
+            return Ok(());
+        }
+        Err(flag_error(
+            "--model-cores",
+            &self.model_cores.to_string(),
+            &if data_emulated {
+                "every emulated device of the run sets its own time_scale, so it would be \
+                 ignored; drop one or the other"
+                    .to_string()
+            } else {
+                format!(
+                    "it sets the time scale of emulated devices, and --device {} runs in real \
+                     time (so does the log beside it)",
+                    self.device
+                )
+            },
+        ))
     }
 }
 
@@ -455,6 +586,118 @@ fn read_pool_config(path: &Path) -> Result<String> {
 
 fn flag_error(flag: &str, value: &str, why: &str) -> Error {
     Error::Config(format!("bad {flag} `{value}`: {why}"))
+}
+
+/// Checks a page size: a power of two from 4096 to 65536 (the data-file format), to 32768 for
+/// record workloads (the B+-tree's node offsets are 16-bit).
+///
+/// # Errors
+/// A message naming the accepted sizes.
+pub fn check_page_size(page_size: usize, record: bool) -> Result<(), String> {
+    let max = if record {
+        crate::btree::node::MAX_PAGE_SIZE
+    } else {
+        *crate::datafile::PAGE_SIZES.last().unwrap_or(&65_536)
+    };
+    if page_size.is_power_of_two() && (4096..=max).contains(&page_size) {
+        return Ok(());
+    }
+    let sizes: Vec<String> = crate::datafile::PAGE_SIZES
+        .iter()
+        .filter(|&&size| size <= max)
+        .map(ToString::to_string)
+        .collect();
+    Err(format!(
+        "a page size is one of {}{}",
+        sizes.join(", "),
+        if record {
+            " for a record workload (its B+-tree takes at most 32768)"
+        } else {
+            ""
+        }
+    ))
+}
+
+/// Whether a `--buffer` value is a percentage of the database.
+fn is_percentage(buffer: &str) -> bool {
+    buffer.trim().ends_with('%')
+}
+
+/// Refuses a `--buffer` that gives fewer frames than a pool takes; `db_pages` (with whether it
+/// is exact or an upper bound before loading) says what a percentage was taken of.
+fn check_frames(buffer: &str, frames: usize, db_pages: Option<(u64, bool)>) -> Result<()> {
+    let min = crate::engine::config::MIN_FRAMES;
+    if frames >= min {
+        return Ok(());
+    }
+    let (of, use_instead) = match db_pages {
+        Some((pages, exact)) => {
+            let percent = (min as f64 * 100.0 / pages as f64 * 10.0).ceil() / 10.0;
+            (
+                format!(
+                    " of the {}{pages}-page database",
+                    if exact { "" } else { "(at most) " }
+                ),
+                format!("use at least {percent}% or {min} pages"),
+            )
+        }
+        None => (String::new(), format!("use at least {min} pages")),
+    };
+    Err(flag_error(
+        "--buffer",
+        buffer,
+        &format!("gives {frames} frames{of}, and a pool needs at least {min}: {use_instead}"),
+    ))
+}
+
+/// Checks that the record workload's largest value fits in a page of `page_size` bytes (a
+/// YCSB row is one value of `--field-count` x `--field-length` bytes and a few more; a
+/// LinkBench node carries up to 1023 bytes of payload; TPC-C's rows fit every page size).
+///
+/// # Errors
+/// [`Error::Config`] naming the flags to change.
+pub fn check_rows_fit(spec: &RecordSpec, page_size: usize) -> Result<()> {
+    let limits = crate::btree::node::Limits::for_page(page_size)?;
+    let (row, flags) = match spec {
+        RecordSpec::Ycsb(config) => (
+            config.row_bytes(),
+            format!(
+                "--field-count {} x --field-length {} plus its encoding",
+                config.field_count, config.field_length
+            ),
+        ),
+        RecordSpec::LinkBench(config) => (
+            crate::workload::linkbench::schema::Node::encoded_len(
+                config.node_data_max.saturating_sub(1),
+            ),
+            format!(
+                "a node with the largest payload, {} bytes",
+                config.node_data_max.saturating_sub(1)
+            ),
+        ),
+        RecordSpec::Tpcc(_) => return Ok(()), // its rows fit every page size the tree takes
+    };
+    if row <= limits.max_value {
+        return Ok(());
+    }
+    let fitting = crate::datafile::PAGE_SIZES
+        .iter()
+        .copied()
+        .filter(|&size| size <= crate::btree::node::MAX_PAGE_SIZE)
+        .find(|&size| crate::btree::node::Limits::for_page(size).is_ok_and(|l| row <= l.max_value));
+    let fix = match (fitting, spec) {
+        (Some(size), RecordSpec::Ycsb(_)) => {
+            format!("use --page-size {size} or more, or fewer or shorter fields")
+        }
+        (Some(size), _) => format!("use --page-size {size} or more"),
+        (None, _) => "use fewer or shorter fields".to_string(),
+    };
+    Err(Error::Config(format!(
+        "a {} row is up to {row} bytes ({flags}), over the largest value a {page_size}-byte \
+         page holds ({} bytes): {fix}",
+        spec.name(),
+        limits.max_value,
+    )))
 }
 
 /// Parses a duration: a non-negative number with unit `ms`, `s`, `m` or `h` (`30s`, `2m`,
@@ -654,7 +897,9 @@ pub fn attach_image(
     let loaded = image.loaded_pages;
     config.buffer_pages = parse_buffer(&args.buffer, loaded, image.page_size)
         .map_err(|why| flag_error("--buffer", &args.buffer, &why))?;
+    check_frames(&args.buffer, config.buffer_pages, Some((loaded, true)))?;
     config.workload.db_pages = loaded;
+    config.workload.page_size = image.page_size;
     config.record = Some(Arc::new(RecordDriver::new(spec, image)?));
     config.validate()
 }
@@ -729,6 +974,9 @@ pub fn prepare(args: &BenchArgs, command_line: &str) -> Result<(BenchConfig, Opt
     let mut config = args.to_config(command_line)?;
     super::preflight::drop_unsupported_from_groups(&mut config, &args.schemes);
     let record = args.record_spec()?;
+    if let Some(spec) = &record {
+        check_record_sizes(args, &mut config, spec)?;
+    }
     super::preflight::check(
         &config,
         record.is_some(),
@@ -736,6 +984,50 @@ pub fn prepare(args: &BenchArgs, command_line: &str) -> Result<(BenchConfig, Opt
         args.out.as_deref(),
     )?;
     Ok((config, record))
+}
+
+/// A record workload's sizes, before anything is loaded. With `--db`: the image's load
+/// parameters, its page size (taken; a different `--page-size` is an error) and the buffer
+/// against its loaded pages, from its header and one tree (the file is not read whole).
+/// Without: the rows against the page size, and a buffer too small even for the largest
+/// image the load can make (a buffer just too small for the image actually loaded is refused
+/// by [`attach_image`], right after the load, before any scheme).
+///
+/// # Errors
+/// [`Error::Config`] naming the flag.
+fn check_record_sizes(args: &BenchArgs, config: &mut BenchConfig, spec: &RecordSpec) -> Result<()> {
+    let (pages, exact) = if let Some(path) = &args.db {
+        let facts = Image::peek_file(path)?;
+        let wanted = spec.load_key();
+        if facts.load_key != wanted {
+            return Err(Error::Config(format!(
+                "--db {}: the image was loaded with `{}`, the flags ask for `{wanted}`; give \
+                 the flags it was loaded with, or make an image for these with `flashbuf load`",
+                path.display(),
+                facts.load_key
+            )));
+        }
+        if args.given.has("page_size") && args.page_size != facts.page_size {
+            return Err(flag_error(
+                "--page-size",
+                &args.page_size.to_string(),
+                &format!(
+                    "--db {} has {}-byte pages (an image keeps the page size it was loaded \
+                     with); drop --page-size",
+                    path.display(),
+                    facts.page_size
+                ),
+            ));
+        }
+        config.workload.page_size = facts.page_size;
+        (facts.loaded_pages, true)
+    } else {
+        check_rows_fit(spec, config.workload.page_size)?;
+        (Image::pages_at_most(spec, config.workload.page_size), false)
+    };
+    let frames = parse_buffer(&args.buffer, pages, config.workload.page_size)
+        .map_err(|why| flag_error("--buffer", &args.buffer, &why))?;
+    check_frames(&args.buffer, frames, Some((pages, exact)))
 }
 
 /// `Err` naming the failed schemes, if any.

@@ -20,12 +20,13 @@
 //! area, data pages); the page size is read from its header unless `--page-size` says
 //! otherwise, and the check reads the data pages through the file's data region.
 
-use std::io::Read;
 use std::path::PathBuf;
 use std::sync::Arc;
 
 use crate::btree::check::{CheckReport, DeviceSource, check};
-use crate::datafile::{DataFile, SlotContent, decode_slot};
+use crate::btree::meta::{MAGIC_AT, META_MAGIC, META_PAGE};
+use crate::btree::node::{KIND_AT, KIND_META};
+use crate::datafile::{DataFile, read_header_of_file, verify_data_page};
 use crate::device::{DeviceSpec, IO_ALIGN, OpenOptions, SharedDevice};
 use crate::error::{Error, Result};
 use crate::txn::{KvConfig, KvStore, log_path_for};
@@ -52,26 +53,30 @@ pub struct CheckArgs {
     pub json: Option<PathBuf>,
 }
 
-/// Reads the page size recorded in the data file's first header slot (plain buffered I/O).
-fn probe_page_size(path: &std::path::Path) -> Result<usize> {
-    let mut head = vec![0u8; 4096];
-    std::fs::File::open(path)
-        .and_then(|mut file| file.read_exact(&mut head))
-        .map_err(|err| Error::io(format!("reading the header of {}", path.display()), err))?;
-    match decode_slot(&head) {
-        SlotContent::Valid(header) => {
-            let size = header.page_size as usize;
-            crate::btree::node::Limits::for_page(size)?;
+/// The page size to check with: the one the file's header records (in either slot), or
+/// `--page-size` when the header cannot be read; a `--page-size` that contradicts the header
+/// is an error.
+fn page_size_of(args: &CheckArgs) -> Result<usize> {
+    let header = read_header_of_file(&args.path);
+    match (args.page_size, header) {
+        (Some(size), Ok(header)) if size != header.page_size as usize => {
+            Err(Error::Config(format!(
+                "bad --page-size {size}: the header of {} says {}-byte pages; drop --page-size",
+                args.path.display(),
+                header.page_size
+            )))
+        }
+        (Some(size), _) => {
+            if !crate::datafile::PAGE_SIZES.contains(&size) {
+                return Err(Error::Config(format!(
+                    "bad --page-size {size}: a data file's page size is one of {:?}",
+                    crate::datafile::PAGE_SIZES
+                )));
+            }
             Ok(size)
         }
-        other => Err(Error::CorruptPage {
-            page: 0,
-            reason: format!(
-                "{}: the first data-file header slot is not valid ({other:?}); give --page-size \
-                 if the other slot holds the header",
-                path.display()
-            ),
-        }),
+        (None, Ok(header)) => Ok(header.page_size as usize),
+        (None, Err(err)) => Err(err),
     }
 }
 
@@ -226,10 +231,8 @@ fn print_report(report: &CheckReport) {
 /// # Errors
 /// An unreadable file, or any problem found (the first one named in the message).
 pub fn run(args: &CheckArgs) -> Result<()> {
-    let page_size = match args.page_size {
-        Some(size) => size,
-        None => probe_page_size(&args.path)?,
-    };
+    check_flags(args)?;
+    let page_size = page_size_of(args)?;
     let pages = file_pages(&args.path, page_size)?;
     match (bound_log_id(args, page_size, pages)?, args.recover) {
         (0, true) => outln!(
@@ -243,6 +246,9 @@ pub fn run(args: &CheckArgs) -> Result<()> {
     }
     let device = open_file(&args.path, page_size, pages)?;
     let datafile = DataFile::open(device)?;
+    if !holds_trees(&datafile)? {
+        return check_page_level(&datafile, args);
+    }
     let report = check(&DeviceSource(Arc::clone(&datafile.data_device()?)))?;
     print_report(&report);
     if let Some(path) = &args.json {
@@ -262,6 +268,83 @@ pub fn run(args: &CheckArgs) -> Result<()> {
                 "{} problem(s) found; the first: {first}",
                 report.problems.len()
             ),
+        }),
+    }
+}
+
+/// Flags checked before the file is read: the JSON report's directory (written at the end),
+/// and the pool `--frames` opens the database with.
+fn check_flags(args: &CheckArgs) -> Result<()> {
+    let min = crate::engine::config::MIN_FRAMES;
+    if args.frames < min {
+        return Err(Error::Config(format!(
+            "bad --frames {}: the pool needs at least {min}",
+            args.frames
+        )));
+    }
+    super::preflight::check_outputs(args.json.as_deref(), None)
+}
+
+/// Whether data page 0 is a B+-tree meta page (a database of `KvStore` or `flashbuf load`), or
+/// the data file holds pages of another kind (the page mixes' databases, the page-level
+/// `Database` API) or none at all.
+fn holds_trees(datafile: &DataFile) -> Result<bool> {
+    let data = datafile.data_device()?;
+    let info = data.info();
+    if info.pages == 0 {
+        return Ok(false);
+    }
+    let mut buf = crate::device::AlignedBuf::new(info.page_size);
+    data.read_page(META_PAGE, &mut buf)?;
+    let page = buf.as_slice();
+    // A meta page that fails its checksum is still a tree database: `check` reports it.
+    Ok(page[KIND_AT] == KIND_META && page[MAGIC_AT..MAGIC_AT + 4] == META_MAGIC)
+}
+
+/// A data file without B+-trees: every page below the high-water mark must verify (checksum,
+/// page id, not zeroed); there is no structure to check.
+fn check_page_level(datafile: &DataFile, args: &CheckArgs) -> Result<()> {
+    let data = datafile.data_device()?;
+    let high_water = datafile.header().high_water_mark;
+    let mut buf = crate::device::AlignedBuf::new(data.info().page_size);
+    let mut bad = Vec::new();
+    // Bound: the pages below the high-water mark.
+    for page in 0..high_water {
+        data.read_page(page, &mut buf)?;
+        if let Err(err) = verify_data_page(buf.as_slice(), page, high_water) {
+            bad.push(err.to_string());
+        }
+    }
+    outln!(
+        "{}: a page-level database (its pages are not B+-tree nodes: made by the page mixes or \
+         the page-level Database API), {high_water} pages written of {}; {} bad; no tree \
+         structure to check",
+        args.path.display(),
+        datafile.header().data_pages,
+        bad.len()
+    );
+    for problem in bad.iter().take(crate::btree::check::MAX_PROBLEMS) {
+        eprintln!("problem: {problem}");
+    }
+    if let Some(path) = &args.json {
+        let text = serde_json::json!({
+            "page_level": true,
+            "pages": high_water,
+            "bad_pages": bad.len(),
+            "problems": bad.iter().take(crate::btree::check::MAX_PROBLEMS).collect::<Vec<_>>(),
+        })
+        .to_string();
+        std::fs::write(path, text)
+            .map_err(|err| Error::io(format!("writing {}", path.display()), err))?;
+    }
+    match bad.first() {
+        None => {
+            outln!("ok: {high_water} pages verified");
+            Ok(())
+        }
+        Some(first) => Err(Error::CorruptPage {
+            page: first_page_named(first),
+            reason: format!("{} page(s) do not verify; the first: {first}", bad.len()),
         }),
     }
 }

@@ -12,6 +12,7 @@ pub mod bench;
 pub mod check;
 pub mod config;
 pub mod devices;
+pub mod given;
 pub mod load;
 pub mod preflight;
 pub mod probe;
@@ -19,7 +20,7 @@ pub mod reproduce;
 pub mod schemes;
 pub mod sweep;
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 
 /// flashbuf: a database buffer manager for flash SSDs, and a tool to compare buffer-management
 /// schemes (LRU-C, InnoDB-style, CF-LRU, WAR, RW, ...) on real and emulated devices.
@@ -64,6 +65,25 @@ enum DeviceCommand {
     Probe(Box<probe::ProbeArgs>),
 }
 
+impl Command {
+    /// Records which flags the command line gave (see [`given`]).
+    fn set_given(&mut self, given: given::Given) {
+        match self {
+            Command::Bench(args) => args.given = given,
+            Command::Sweep(args) => args.bench.given = given,
+            Command::Device {
+                command: DeviceCommand::Probe(args),
+            } => args.given = given,
+            Command::Load(args) => args.given = given,
+            Command::Check(_)
+            | Command::Schemes(_)
+            | Command::Devices(_)
+            | Command::Config(_)
+            | Command::Reproduce(_) => {}
+        }
+    }
+}
+
 /// Writes `text` to standard output. A closed pipe (`flashbuf bench ... | head`) is not an
 /// error: the rest of the output is dropped quietly and the command goes on (so a run still
 /// writes its result files); `print!` would panic there.
@@ -82,7 +102,10 @@ pub(crate) fn out(text: &str) {
 /// Parses the command line and runs it; returns the process exit code.
 #[must_use]
 pub fn run() -> i32 {
-    let cli = Cli::parse();
+    let matches = Cli::command().get_matches();
+    let mut cli = Cli::from_arg_matches(&matches).unwrap_or_else(|err| err.exit());
+    cli.command
+        .set_given(given::Given::from_matches(given::leaf(&matches)));
     let result = match cli.command {
         Command::Device {
             command: DeviceCommand::Probe(args),

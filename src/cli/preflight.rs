@@ -102,7 +102,7 @@ fn check_pool_config(config: &BenchConfig, record: bool, data: &DataDevice) -> R
 
 /// The message of a configuration error without its "configuration error:" prefix (the
 /// caller adds the flag it came from).
-fn inner(err: Error) -> String {
+pub(crate) fn inner(err: Error) -> String {
     let text = match err {
         Error::Config(message) => message,
         other => other.to_string(),
@@ -157,7 +157,7 @@ fn check_real_time(config: &BenchConfig, time_scale: f64) -> Result<()> {
     Ok(())
 }
 
-fn check_outputs(json: Option<&Path>, out: Option<&Path>) -> Result<()> {
+pub(crate) fn check_outputs(json: Option<&Path>, out: Option<&Path>) -> Result<()> {
     if let Some(path) = json {
         let parent = match path.parent() {
             Some(p) if !p.as_os_str().is_empty() => p,
@@ -188,7 +188,7 @@ fn check_outputs(json: Option<&Path>, out: Option<&Path>) -> Result<()> {
 }
 
 /// Creates and removes a file in `dir`, so an unwritable output is found before the run.
-fn probe_writable(dir: &Path, flag: &str) -> Result<()> {
+pub(crate) fn probe_writable(dir: &Path, flag: &str) -> Result<()> {
     let probe = dir.join(format!(".flashbuf-write-test-{}", std::process::id()));
     std::fs::write(&probe, b"").map_err(|err| {
         Error::Config(format!("{flag}: cannot write in {}: {err}", dir.display()))

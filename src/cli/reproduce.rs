@@ -9,7 +9,7 @@
 
 use std::path::{Path, PathBuf};
 
-use clap::Parser;
+use clap::{CommandFactory, FromArgMatches, Parser};
 
 use super::bench::{self, BenchArgs};
 use super::sweep::{self as sweep_cli, SweepArgs};
@@ -23,7 +23,7 @@ use crate::sweep::{PointStatus, SweepPoint, SweepResults};
 #[derive(Debug, Clone, clap::Args)]
 pub struct ReproduceArgs {
     /// List the experiments: id, paper and figure, runnable or what it needs, description.
-    #[arg(long)]
+    #[arg(long, conflicts_with_all = ["ids", "quick", "out", "set"])]
     pub list: bool,
     /// Experiments to run (ids from `--list`).
     pub ids: Vec<String>,
@@ -55,6 +55,22 @@ struct BenchLine {
     args: BenchArgs,
 }
 
+/// Parses an experiment's sweep line, recording which flags it gives.
+fn parse_sweep_line(line: &[String]) -> std::result::Result<SweepLine, clap::Error> {
+    let matches = SweepLine::command().try_get_matches_from(line)?;
+    let mut parsed = SweepLine::from_arg_matches(&matches)?;
+    parsed.args.bench.given = super::given::Given::from_matches(&matches);
+    Ok(parsed)
+}
+
+/// Parses an experiment's bench line, recording which flags it gives.
+fn parse_bench_line(line: &[String]) -> std::result::Result<BenchLine, clap::Error> {
+    let matches = BenchLine::command().try_get_matches_from(line)?;
+    let mut parsed = BenchLine::from_arg_matches(&matches)?;
+    parsed.args.given = super::given::Given::from_matches(&matches);
+    Ok(parsed)
+}
+
 /// Runs the command.
 ///
 /// # Errors
@@ -83,9 +99,16 @@ pub fn run(args: &ReproduceArgs) -> Result<()> {
                 experiment.needs.trim()
             )));
         }
+        // Every run's flags (with --set) are checked before the first one starts.
+        check_line(experiment, args.quick, args.set.as_deref())?;
     }
     let mut failed = Vec::new();
     for experiment in &experiments {
+        if crate::bench::interrupt::interrupted() {
+            eprintln!("reproduce {}: not run (interrupted, Ctrl-C)", experiment.id);
+            failed.push(experiment.id.clone());
+            continue;
+        }
         let dir = match (&args.out, experiments.len()) {
             (Some(dir), 1) => dir.clone(),
             (Some(dir), _) => dir.join(&experiment.id),
@@ -162,23 +185,8 @@ pub fn command_line(experiment: &Experiment, quick: bool, set: Option<&str>) -> 
 /// # Errors
 /// [`Error::Config`] naming the experiment and the problem.
 pub fn check_experiment(experiment: &Experiment, quick: bool) -> Result<()> {
-    let line = command_line(experiment, quick, None);
+    let (schemes, points) = check_line(experiment, quick, None)?;
     let fail = |why: String| Error::Config(format!("experiment {}: {why}", experiment.id));
-    let (schemes, points) = match experiment.ours.command {
-        Command::Sweep => {
-            let parsed =
-                SweepLine::try_parse_from(&line).map_err(|e| fail(e.render().to_string()))?;
-            sweep_cli::check_sweep(&parsed.args).map_err(|e| fail(e.to_string()))?
-        }
-        Command::Bench => {
-            let parsed =
-                BenchLine::try_parse_from(&line).map_err(|e| fail(e.render().to_string()))?;
-            let (config, _) =
-                bench::prepare(&parsed.args, "check").map_err(|e| fail(e.to_string()))?;
-            let schemes = config.schemes.iter().map(|s| s.name.clone()).collect();
-            (schemes, vec!["-".to_string()])
-        }
-    };
     if quick {
         return Ok(());
     }
@@ -208,6 +216,33 @@ pub fn check_experiment(experiment: &Experiment, quick: bool) -> Result<()> {
         }
     }
     Ok(())
+}
+
+/// Checks an experiment's command line (with `set` appended) as its run would see it, without
+/// loading or running anything; returns its schemes and points.
+///
+/// # Errors
+/// [`Error::Config`] naming the experiment and the problem.
+pub fn check_line(
+    experiment: &Experiment,
+    quick: bool,
+    set: Option<&str>,
+) -> Result<(Vec<String>, Vec<String>)> {
+    let line = command_line(experiment, quick, set);
+    let fail = |why: String| Error::Config(format!("experiment {}: {why}", experiment.id));
+    Ok(match experiment.ours.command {
+        Command::Sweep => {
+            let parsed = parse_sweep_line(&line).map_err(|e| fail(e.render().to_string()))?;
+            sweep_cli::check_sweep(&parsed.args).map_err(|e| fail(e.to_string()))?
+        }
+        Command::Bench => {
+            let parsed = parse_bench_line(&line).map_err(|e| fail(e.render().to_string()))?;
+            let (config, _) =
+                bench::prepare(&parsed.args, "check").map_err(|e| fail(e.to_string()))?;
+            let schemes = config.schemes.iter().map(|s| s.name.clone()).collect();
+            (schemes, vec!["-".to_string()])
+        }
+    })
 }
 
 /// Runs one experiment and writes its report into `dir`; returns our results and the verdicts.
@@ -241,11 +276,11 @@ pub fn run_experiment(
     };
     let sweep = match experiment.ours.command {
         Command::Sweep => {
-            let parsed = SweepLine::try_parse_from(&line).map_err(parse_error)?;
+            let parsed = parse_sweep_line(&line).map_err(parse_error)?;
             sweep_cli::run_sweep(&parsed.args, &shown)?
         }
         Command::Bench => {
-            let parsed = BenchLine::try_parse_from(&line).map_err(parse_error)?;
+            let parsed = parse_bench_line(&line).map_err(parse_error)?;
             let results = bench::run_to_results(&parsed.args, &shown)?;
             let schemes = results
                 .runs

@@ -95,7 +95,68 @@ fn param_and_values(args: &SweepArgs) -> Result<(&'static params::ParamInfo, Vec
             args.bench.workload
         )));
     }
+    check_not_also_given(info, &args.bench)?;
+    check_some_scheme_uses(info, &args.bench)?;
     Ok((info, values))
+}
+
+/// The bench flag a parameter sets (its argument id and its name), if it sets one.
+fn flag_of(param: Param) -> Option<(&'static str, &'static str)> {
+    match param {
+        Param::Buffer => Some(("buffer", "--buffer")),
+        Param::Threads => Some(("threads", "--threads")),
+        Param::ReadRatio => Some(("read_ratio", "--read-ratio")),
+        Param::RwRatio => Some(("rw_ratio", "--rw-ratio")),
+        Param::Device => Some(("device", "--device")),
+        Param::LogSize => Some(("log_size", "--log-size")),
+        Param::Channels | Param::LruScanDepth | Param::AceNW => None,
+    }
+}
+
+/// A flag the swept parameter overrides at every point may not be given as well.
+fn check_not_also_given(info: &ParamInfo, bench: &BenchArgs) -> Result<()> {
+    if let Some((id, flag)) = flag_of(info.param)
+        && bench.given.has(id)
+    {
+        return Err(Error::Config(format!(
+            "--param {} sets {flag} at every point; drop {flag} (the --values say what it is)",
+            info.name
+        )));
+    }
+    if info.param == Param::Channels
+        && let Ok(crate::device::DeviceSpec::Emulated { options, .. }) =
+            crate::device::DeviceSpec::parse(&bench.device)
+        && options.iter().any(|(key, _)| key == "channels")
+    {
+        return Err(Error::Config(format!(
+            "--param channels sets the channels= option at every point, and --device {} sets \
+             it too; remove it from --device",
+            bench.device
+        )));
+    }
+    Ok(())
+}
+
+/// A pool-config parameter must be one that at least one of the chosen schemes reads.
+fn check_some_scheme_uses(info: &ParamInfo, bench: &BenchArgs) -> Result<()> {
+    let Some(key) = pool_key(info.param) else {
+        return Ok(());
+    };
+    let schemes = crate::engine::Composition::parse_list(&bench.schemes)?;
+    if schemes.iter().any(|scheme| scheme.reads_pool_key(key)) {
+        return Ok(());
+    }
+    let names: Vec<&str> = schemes.iter().map(|s| s.name.as_str()).collect();
+    Err(Error::Config(format!(
+        "--param {}: none of the schemes ({}) reads the pool-config key `{key}`, so every point \
+         would run the same; {}",
+        info.name,
+        names.join(", "),
+        match info.param {
+            Param::AceNW => "it is ACE's (ace-* presets, or +ace)",
+            _ => "it is read by InnoDB's miss path and page cleaner (vanilla, war, rw, lru-c*)",
+        }
+    )))
 }
 
 /// Checks a sweep's flags and every point's configuration without loading or running

@@ -176,6 +176,9 @@ pub fn auto_time_constant_scale(instance_frames: usize) -> f64 {
     (instance_frames as f64 / PAPER_INSTANCE_FRAMES as f64).min(1.0)
 }
 
+/// The fewest frames a pool takes (and each of its instances).
+pub const MIN_FRAMES: usize = 16;
+
 /// One pool-config key as `flashbuf config --default` lists it: its TOML name, meaning and valid
 /// range (the default comes from the scheme's preset, [`PoolConfig::for_scheme`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -479,8 +482,9 @@ impl PoolConfig {
         Ok(config)
     }
 
-    /// Instances as configured, or the LRU-C paper's 8 with at least
-    /// [`MIN_AUTO_INSTANCE_FRAMES`] frames each; capped so each has at least 16 frames.
+    /// Instances as configured ([`PoolConfig::validate`] refuses more than the frames allow),
+    /// or the LRU-C paper's 8 with at least [`MIN_AUTO_INSTANCE_FRAMES`] frames each; capped so
+    /// each has at least 16 frames.
     pub fn effective_instances(&self, _page_size: usize) -> usize {
         let wanted = if self.instances == 0 {
             (self.frames / MIN_AUTO_INSTANCE_FRAMES).clamp(1, PAPER_INSTANCES)
@@ -575,9 +579,9 @@ impl PoolConfig {
     /// [`Error::Config`] naming the bad knob.
     pub fn validate(&self) -> Result<()> {
         let bad = |what: String| Err(Error::Config(what));
-        if self.frames < 16 {
+        if self.frames < MIN_FRAMES {
             return bad(format!(
-                "frames = {}: the pool needs at least 16 frames",
+                "frames = {}: the pool needs at least {MIN_FRAMES} frames",
                 self.frames
             ));
         }
@@ -586,6 +590,15 @@ impl PoolConfig {
         }
         if self.instances > 64 {
             return bad(format!("instances = {} is outside 0..=64", self.instances));
+        }
+        if self.instances > 1 && self.frames / self.instances < MIN_FRAMES {
+            return bad(format!(
+                "instances = {}: each instance needs at least {MIN_FRAMES} frames, and the pool \
+                 has {} (at most {} instances); lower instances or give a larger buffer",
+                self.instances,
+                self.frames,
+                (self.frames / MIN_FRAMES).max(1)
+            ));
         }
         if self.page_cleaners == 0 || self.page_cleaners > 64 {
             return bad(format!(
@@ -675,6 +688,14 @@ mod tests {
             "{relabel:?}"
         );
         assert!(PoolConfig::from_toml(Scheme::Vanilla, 4096, "frames = 16").is_err());
+        let err = PoolConfig::from_toml(Scheme::Vanilla, 200, "instances = 64")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("instances = 64") && err.contains("at most 12"),
+            "{err}"
+        );
+        assert!(PoolConfig::from_toml(Scheme::Vanilla, 256, "instances = 16").is_ok());
     }
 
     #[test]

@@ -619,14 +619,14 @@ impl Core {
     /// frames, fill them. `Ok(None)` means "look again" (someone else mapped the page first).
     fn miss(&self, page: PageId, mode: LatchMode, read_from_disk: bool) -> Result<Option<FrameId>> {
         let instance = self.instance_of_page(page);
-        let id = match self
+        let acquisition = self
             .parts
             .miss
-            .acquire(self, instance, page, read_from_disk)?
-        {
+            .acquire(self, instance, page, read_from_disk)?;
+        let id = match acquisition.acquired {
             Acquired::Free(id) => id,
             Acquired::Ready(id) => {
-                self.counters.misses.fetch_add(1, Ordering::Relaxed);
+                self.count_miss(acquisition.stall_began_us);
                 if mode == LatchMode::Shared {
                     // SAFETY: a Ready frame is latched exclusive by this thread.
                     unsafe { self.frame(id).downgrade() };
@@ -638,7 +638,7 @@ impl Core {
         if !self.map_new(instance, page, id) {
             return Ok(None);
         }
-        self.counters.misses.fetch_add(1, Ordering::Relaxed);
+        self.count_miss(acquisition.stall_began_us);
         let prefetched = if read_from_disk {
             self.map_prefetch(instance, page)
         } else {
@@ -1001,10 +1001,16 @@ impl Core {
         result
     }
 
-    /// Records the wait of a read stall that began at `began_us` (device time, `now_us`).
-    pub fn record_read_stall(&self, began_us: u64) {
-        self.read_stall_wait
-            .record(self.now_us().saturating_sub(began_us));
+    /// Counts a miss that goes on to read its page and, if its acquisition stalled (since
+    /// device time `stall_began_us`, `now_us`), the read stall and its wait: a stall is counted
+    /// only with its miss, so read stalls never outnumber misses (see [`crate::core::parts::Acquisition`]).
+    fn count_miss(&self, stall_began_us: Option<u64>) {
+        self.counters.misses.fetch_add(1, Ordering::Relaxed);
+        if let Some(began) = stall_began_us {
+            self.counters.read_stalls.fetch_add(1, Ordering::Relaxed);
+            self.read_stall_wait
+                .record(self.now_us().saturating_sub(began));
+        }
     }
 
     // ----- dirtiness and the checkpoint -----

@@ -223,6 +223,8 @@ pub struct PoolStats {
     /// Page requests that had to read the page.
     pub misses: u64,
     /// Misses that had to wait for a write before their read (single-page flush): read stalls.
+    /// Counted with the miss, so never more than `misses`: a request that stalled but found
+    /// its page mapped by another thread meanwhile is a hit, and its stall is not counted.
     pub read_stalls: u64,
     /// Misses served by the fused read-write command (RW scheme).
     pub fused_reads: u64,

@@ -11,7 +11,7 @@
 //! `backoff_waits`. Bound: the loop's [`super::MISS_ITERATIONS`].
 
 use crate::core::instance::Instance;
-use crate::core::parts::{Acquired, MissPath};
+use crate::core::parts::{Acquired, Acquisition, MissPath};
 use crate::core::pool::Core;
 use crate::error::{PageId, Result};
 use crate::sync::{AtomicU64, Ordering};
@@ -100,7 +100,7 @@ impl MissPath for Raw {
         instance: &Instance,
         _page: PageId,
         _read: bool,
-    ) -> Result<Acquired> {
+    ) -> Result<Acquisition> {
         match self.empty_free_list {
             EmptyFreeList::Legacy => raw_loop(core, instance, self.scan_depth, &SinglePageFlush),
             EmptyFreeList::Backoff => raw_loop(

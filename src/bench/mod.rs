@@ -10,6 +10,7 @@
 //!   CPU-/device-bound verdict. [`capacity`]: the device's peak bandwidth at a run's mix.
 //! - [`report`]: the comparison table and results.json. [`plot`]: SVG plots and report.html.
 //!   [`progress`]: the progress line (scheme i of N, phase, ETA of the whole command).
+//!   [`estimate`]: the real time of a scheme, estimated before the run.
 //!
 //! The harness builds each scheme's target through a [`TargetFactory`]; [`default_factory`]
 //! is the one `flashbuf bench` uses; tests pass their own.
@@ -23,6 +24,7 @@
 pub mod capacity;
 pub mod cpu;
 pub mod driver;
+pub mod estimate;
 pub mod harness;
 pub mod image;
 pub mod interrupt;
@@ -48,6 +50,8 @@ use crate::workload::PageAccess;
 use crate::workload::synthetic::SyntheticConfig;
 
 pub use report::{BenchResults, RunFailure, RunResult};
+
+use progress::format_duration;
 
 /// What the harness drives: a page store with pool counters and an orderly shutdown.
 pub trait BenchTarget: PageAccess {
@@ -216,11 +220,13 @@ pub enum WarmUp {
 impl std::fmt::Display for WarmUp {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            WarmUp::For(duration) => write!(f, "{duration:?} (device time)"),
+            WarmUp::For(duration) if duration.is_zero() => write!(f, "none"),
+            WarmUp::For(duration) => write!(f, "{} (device time)", format_duration(*duration)),
             WarmUp::UntilSteady { max } => {
                 write!(
                     f,
-                    "until the buffer is full and throughput steady (at most {max:?} device time)"
+                    "until the buffer is full and throughput steady (at most {} device time)",
+                    format_duration(*max)
                 )
             }
         }

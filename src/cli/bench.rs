@@ -746,7 +746,7 @@ pub fn failures_error(results: &BenchResults) -> Result<()> {
         .iter()
         .map(|f| format!("scheme `{}`: {}", f.scheme, f.error))
         .collect();
-    Err(Error::Config(format!(
+    Err(Error::Failed(format!(
         "{} of {} schemes failed: {}",
         failed.len(),
         results.runs.len() + results.failures.len(),
@@ -761,9 +761,6 @@ pub fn failures_error(results: &BenchResults) -> Result<()> {
 /// Files that cannot be written; a configuration the harness refuses.
 pub fn run_prepared(args: &BenchArgs, config: &BenchConfig) -> Result<BenchResults> {
     let scale = args.time_scale()?;
-    let warmup_max = match config.warmup {
-        WarmUp::For(d) | WarmUp::UntilSteady { max: d } => d,
-    };
     let workload = config.record.as_ref().map_or_else(
         || {
             format!(
@@ -785,9 +782,8 @@ pub fn run_prepared(args: &BenchArgs, config: &BenchConfig) -> Result<BenchResul
     };
     eprintln!(
         "bench: workload {workload}, {} scheme(s), device {}, log {}, {} threads, buffer {} of \
-         {} pages of {} bytes, warm-up {}, {:?} measured per scheme (device time). {host}; \
-         each scheme takes about {:.0}-{:.0} s of real time (plus the copy of the image and, \
-         for record workloads, the consistency check).",
+         {} pages of {} bytes, warm-up {}, {} measured per scheme (device time). {host}; \
+         each scheme takes {}.",
         config.schemes.len(),
         config.device,
         config
@@ -799,10 +795,8 @@ pub fn run_prepared(args: &BenchArgs, config: &BenchConfig) -> Result<BenchResul
         config.workload.db_pages,
         config.workload.page_size,
         config.warmup,
-        config.duration,
-        (config.duration.as_secs_f64() + 2.0).min((config.duration + warmup_max).as_secs_f64())
-            * scale,
-        (config.duration + warmup_max).as_secs_f64() * scale,
+        crate::bench::progress::format_duration(config.duration),
+        crate::bench::estimate::SchemeEstimate::for_config(config).describe(),
     );
     let factory = default_factory();
     crate::bench::interrupt::install();
@@ -850,14 +844,15 @@ fn on_scheme_finished(
     {
         *runs_reported = so_far.runs.len();
         eprintln!(
-            "  done: {} {:.0} {}, read stalls {:.1}%, {}, steady {}, {:.0} s real{}",
+            "  done: {} {:.0} {}, read stalls {:.1}%, {}, steady {}, {} real ({}){}",
             run.scheme,
             run.throughput,
             run.unit,
             run.read_stall_ratio * 100.0,
             run.bound,
             run.steadiness.verdict,
-            run.scheme_real_s,
+            crate::bench::progress::format_seconds(run.scheme_real_s),
+            run.phases_real_s.describe(run.unit == "tx/s"),
             run.check.as_ref().map_or_else(String::new, |check| format!(
                 ", check clean ({} rows, {} trees)",
                 check.rows_scanned, check.trees

@@ -45,6 +45,18 @@ pub enum Kind {
     Cloud,
 }
 
+impl Kind {
+    /// What `flashbuf devices` prints for the model: `SSD`, `HDD`, `cloud`.
+    #[must_use]
+    pub fn label(self) -> &'static str {
+        match self {
+            Kind::Ssd => "SSD",
+            Kind::Hdd => "HDD",
+            Kind::Cloud => "cloud",
+        }
+    }
+}
+
 /// All parameters of one emulated device. Times are in device microseconds.
 #[derive(Debug, Clone, PartialEq)]
 #[allow(clippy::struct_excessive_bools)] // independent on/off device features
@@ -374,7 +386,7 @@ pub fn profile_description(name: &str) -> Option<&'static str> {
         "pcie" => "Intel P4510 1 TB enterprise PCIe SSD, PLP (ACE Table I)",
         "sata" => "Intel S4610 240 GB enterprise SATA SSD, PLP (ACE Table I)",
         "optane" => "Intel Optane P4800X 375 GB, in-place writes, PLP (ACE Table I)",
-        "cloud" => "cloud volume, 60,000 provisioned IOPS, 2 replicas (ACE's Virtual SSD)",
+        "cloud" => "provisioned-IOPS volume, 60,000 IOPS, 2 replicas (ACE's Virtual SSD)",
         "openssd" => "Cosmos+ OpenSSD, 8 x 2 MLC dies, 16 KiB mapping (RW paper)",
         _ => return None,
     })

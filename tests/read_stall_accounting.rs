@@ -41,7 +41,7 @@ fn formatted_device() -> SharedDevice {
 }
 
 fn run(scheme: Scheme) {
-    let mut config = PoolConfig::for_scheme(scheme.clone(), FRAMES);
+    let mut config = PoolConfig::for_scheme(scheme, FRAMES);
     config.background = false;
     config.instances = 1;
     config.old_blocks_time_ms = 0;

@@ -1,5 +1,6 @@
 //! The benchmark harness (issues 3 and 9): run schemes side by side on one device spec and one
-//! database image, and report (architecture.md, "flashbuf bench" and results.json contracts).
+//! database image, and report (docs/architecture.md, "What users script against": `flashbuf
+//! bench` and results.json).
 //!
 //! - [`harness`]: per scheme, a fresh data device loaded with the same image (the data-file
 //!   layout: header, doublewrite area, data pages), a fresh log device, warm-up until the pool

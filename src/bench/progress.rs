@@ -12,6 +12,7 @@
 //! The bar is indicatif's; with `--no-progress` it is hidden and nothing here prints (the
 //! per-scheme summary lines are the caller's). No locks: the control thread alone updates it.
 
+use std::fmt::Write as _;
 use std::time::{Duration, Instant};
 
 use indicatif::{ProgressBar, ProgressStyle};
@@ -122,18 +123,17 @@ pub fn format_duration(duration: Duration) -> String {
         return format!("{}s", text.trim_end_matches('0').trim_end_matches('.'));
     }
     let whole = duration.as_secs();
-    let (h, m, s) = (whole / 3600, whole % 3600 / 60, whole % 60);
-    let mut out = String::new();
-    if h > 0 {
-        out.push_str(&format!("{h}h"));
-    }
-    if m > 0 {
-        out.push_str(&format!("{m}m"));
-    }
-    if s > 0 {
-        out.push_str(&format!("{s}s"));
-    }
-    out
+    [
+        (whole / 3600, "h"),
+        (whole % 3600 / 60, "m"),
+        (whole % 60, "s"),
+    ]
+    .iter()
+    .filter(|(value, _)| *value > 0)
+    .fold(String::new(), |mut out, (value, unit)| {
+        let _ = write!(out, "{value}{unit}");
+        out
+    })
 }
 
 /// `0.4 s`, `3 s`, `48 s`: one decimal under 10 s, whole seconds above.
@@ -400,6 +400,35 @@ mod tests {
         assert_eq!(format_eta(185.0), "3m05s");
         assert_eq!(format_eta(3720.0), "1h02m");
         assert_eq!(format_eta(-1.0), "0s");
+    }
+
+    #[test]
+    fn durations_read_as_the_command_line_takes_them() {
+        assert_eq!(format_duration(Duration::ZERO), "0s");
+        assert_eq!(format_duration(Duration::from_millis(100)), "100ms");
+        assert_eq!(format_duration(Duration::from_secs(3)), "3s");
+        assert_eq!(format_duration(Duration::from_millis(2500)), "2.5s");
+        assert_eq!(format_duration(Duration::from_secs(90)), "1m30s");
+        assert_eq!(format_duration(Duration::from_secs(7200)), "2h");
+        assert_eq!(format_seconds(0.44), "0.4 s");
+        assert_eq!(format_seconds(48.4), "48 s");
+    }
+
+    #[test]
+    fn phase_times_name_the_set_up_by_workload() {
+        let times = PhaseTimes {
+            set_up: 1.4,
+            warm_up: 32.0,
+            measure: 50.0,
+            check: 152.0,
+            write_back: 0.2,
+        };
+        assert_eq!(
+            times.describe(true),
+            "copy 1.4 s, warm-up 32 s, measure 50 s, check 152 s"
+        );
+        assert!(times.describe(false).starts_with("load 1.4 s"));
+        assert!((times.total() - 235.6).abs() < 1e-9);
     }
 
     #[test]

@@ -1,4 +1,4 @@
-//! Results of a bench invocation: the serializable record (results.json, the architecture.md
+//! Results of a bench invocation: the serializable record (results.json, the docs/architecture.md
 //! contract) and the comparison table printed at the end.
 //!
 //! results.json:

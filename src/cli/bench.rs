@@ -1,5 +1,6 @@
-//! `flashbuf bench`: run schemes side by side on one device and database image (architecture.md
-//! "Commands"), print the comparison table, optionally write results.json / plots / report.html.
+//! `flashbuf bench`: run schemes side by side on one device and database image
+//! (docs/architecture.md, "What users script against"), print the comparison table, optionally
+//! write results.json / plots / report.html.
 //!
 //! Every flag is parsed here into a [`BenchConfig`] with clear errors ([`parse_duration`],
 //! [`parse_size`], [`parse_buffer`]); the harness does the rest.

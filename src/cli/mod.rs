@@ -115,7 +115,7 @@ pub fn error_report(err: &dyn std::error::Error) -> String {
     while let Some(cause) = source {
         let text = cause.to_string();
         if !report.contains(&text) {
-            report.push_str(&format!("  caused by: {text}\n"));
+            report = format!("{report}  caused by: {text}\n");
         }
         source = cause.source();
     }

@@ -247,13 +247,13 @@ pub fn check_experiment(experiment: &Experiment, quick: bool) -> Result<()> {
         Command::Sweep => {
             let parsed =
                 SweepLine::try_parse_from(&line).map_err(|e| fail(e.render().to_string()))?;
-            sweep_cli::check_sweep(&parsed.args).map_err(|e| fail(e.to_string()))?
+            sweep_cli::check_sweep(&parsed.args).map_err(|e| fail(e.message()))?
         }
         Command::Bench => {
             let parsed =
                 BenchLine::try_parse_from(&line).map_err(|e| fail(e.render().to_string()))?;
             let (config, _) =
-                bench::prepare(&parsed.args, "check").map_err(|e| fail(e.to_string()))?;
+                bench::prepare(&parsed.args, "check").map_err(|e| fail(e.message()))?;
             let schemes = config.schemes.iter().map(|s| s.name.clone()).collect();
             (schemes, vec!["-".to_string()])
         }

@@ -1,5 +1,5 @@
-//! The interfaces of the design-space decisions the core calls (architecture.md's table), other
-//! than the replacement order (`order.rs`) and the write path (`write_path.rs`):
+//! The interfaces of the design-space decisions the core calls (docs/architecture.md's table),
+//! other than the replacement order (`order.rs`) and the write path (`write_path.rs`):
 //!
 //! - [`MissPath`]: how a miss gets a frame (RAW, the LRU-C pointer, WAR's TWB, the fused RW
 //!   command, PostgreSQL's backend write, ACE's concurrent write-back). Implementations in
@@ -78,7 +78,7 @@ pub struct HeldCopy {
     pub newest: Lsn,
 }
 
-/// How a foreground miss gets a frame (architecture.md's second decision).
+/// How a foreground miss gets a frame (docs/architecture.md's second decision).
 pub trait MissPath: Send + Sync + Debug {
     /// The part's name in compositions (`raw`, `lru-c`, `war`, `rw`, `pg`, `ace`).
     fn name(&self) -> &'static str;
@@ -178,7 +178,7 @@ pub trait MissPath: Send + Sync + Debug {
     }
 }
 
-/// What the background cleaner does (architecture.md's third and fourth decisions: write-back
+/// What the background cleaner does (docs/architecture.md's third and fourth decisions: write-back
 /// and flush-rate control).
 pub trait Writeback: Send + Sync + Debug {
     /// The part's name in compositions.
@@ -197,7 +197,7 @@ pub trait Writeback: Send + Sync + Debug {
     }
 }
 
-/// Read-ahead (architecture.md's fifth decision): pages worth reading with a miss.
+/// Read-ahead (docs/architecture.md's fifth decision): pages worth reading with a miss.
 pub trait Prefetcher: Send + Sync + Debug {
     /// The part's name in compositions (`seq`, `history`).
     fn name(&self) -> &'static str;

@@ -1,8 +1,9 @@
-//! The buffer pool core: frames over a [`Device`](crate::device::Device), a sharded page table, per-frame latches and
-//! pins, pool instances with their lists, the hit and miss flow, and the primitives every policy
-//! builds on (eviction, flushing, the free lists). Which frame a miss gets, what the cleaner
-//! writes, in which order pages leave and what is read ahead are decided by the composition's
-//! parts (`core::order`, `core::parts`, `core::write_path`); the core knows none of them.
+//! The buffer pool core: frames over a [`Device`](crate::device::Device), a sharded page table,
+//! per-frame latches and pins, pool instances with their lists, the hit and miss flow, and the
+//! primitives every policy builds on (eviction, flushing, the free lists). Which frame a miss gets,
+//! what the cleaner writes, in which order pages leave and what is read ahead are decided by the
+//! composition's parts (`core::order`, `core::parts`, `core::write_path`); the core knows none of
+//! them.
 //!
 //! ```
 //! use std::sync::Arc;
@@ -1003,7 +1004,8 @@ impl Core {
 
     /// Counts a miss that goes on to read its page and, if its acquisition stalled (since
     /// device time `stall_began_us`, `now_us`), the read stall and its wait: a stall is counted
-    /// only with its miss, so read stalls never outnumber misses (see [`crate::core::parts::Acquisition`]).
+    /// only with its miss, so read stalls never outnumber misses (see
+    /// [`crate::core::parts::Acquisition`]).
     fn count_miss(&self, stall_began_us: Option<u64>) {
         self.counters.misses.fetch_add(1, Ordering::Relaxed);
         if let Some(began) = stall_began_us {
@@ -1333,7 +1335,7 @@ impl BufferPool {
     }
 
     /// Writes, in the calling thread, every dirty page whose oldest modification is below
-    /// `lsn_limit`: a synchronous recoverability write (algorithms.md section 1), counted as
+    /// `lsn_limit`: a synchronous recoverability write (docs/algorithms.md section 1), counted as
     /// such. Returns the pages written.
     ///
     /// # Errors

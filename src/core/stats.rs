@@ -1,4 +1,4 @@
-//! Counters every buffer pool reports (algorithms.md section 8).
+//! Counters every buffer pool reports (docs/algorithms.md section 8).
 //!
 //! `PoolCounters` is the live, lock-free set the pool increments; [`PoolStats`] is a plain,
 //! serializable snapshot of it. `PoolStats::since` gives the counters of a measured phase.
@@ -274,7 +274,7 @@ impl PoolStats {
         }
     }
 
-    /// Read stalls / misses (algorithms.md section 1); 0 when there were no misses.
+    /// Read stalls / misses (docs/algorithms.md section 1); 0 when there were no misses.
     #[must_use]
     pub fn read_stall_ratio(&self) -> f64 {
         if self.misses == 0 {
@@ -296,7 +296,8 @@ impl PoolStats {
         }
     }
 
-    /// Counters accumulated since `earlier` (gauges such as `free_frames` keep their current value).
+    /// Counters accumulated since `earlier` (gauges such as `free_frames` keep their current
+    /// value).
     #[must_use]
     pub fn since(&self, earlier: &PoolStats) -> PoolStats {
         let mutexes = self

@@ -13,7 +13,7 @@ use crate::error::{Error, Result};
 pub use crate::engine::compose::Scheme;
 pub use crate::policy::miss::raw::EmptyFreeList;
 
-/// Torn-page protection (architecture.md: a host-engine choice).
+/// Torn-page protection (docs/architecture.md: a host-engine choice).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum TornPageProtection {

@@ -4,7 +4,7 @@
 //! - [`layout`]: configuration, LSN arithmetic, log page headers, checkpoint slots.
 //! - [`log`]: the writer: concurrent append, group commit, checkpoints, poisoning, open.
 //! - [`reader`]: recovery scan from the newest checkpoint to the end of the valid log.
-//! - [`margins`]: InnoDB's log margins (algorithms.md section 1) for the buffer pool.
+//! - [`margins`]: InnoDB's log margins (docs/algorithms.md section 1) for the buffer pool.
 //!
 //! LSNs are byte positions in the infinite log stream, log page headers included; the LSN of
 //! an append is the position just past its last record. The byte-level format is drawn in

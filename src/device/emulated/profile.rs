@@ -1,4 +1,4 @@
-//! Device profiles of the emulated flash SSD, HDD and cloud volume (algorithms.md section 7)
+//! Device profiles of the emulated flash SSD, HDD and cloud volume (docs/algorithms.md section 7)
 //! and the `key=value` overrides of the `emu:NAME[,key=value...]` device string.
 //!
 //! Every profile is physics, not a benchmark figure: geometry (channels x ways = dies), flash
@@ -27,7 +27,8 @@
 use crate::device::WriteCache;
 use crate::error::{Error, Result};
 
-/// Spare area of a half-full drive with 7% hardware over-provisioning, relative to the written half.
+/// Spare area of a half-full drive with 7% hardware over-provisioning, relative to the written
+/// half.
 pub const HALF_FULL_OP: f64 = 2.0 * 1.07 - 1.0;
 
 /// Bytes of the page size the profiles' latencies are quoted for.

@@ -1,4 +1,4 @@
-//! ACE's writer and evictor (Papon and Athanassoulis, ICDE 2023; algorithms.md section 5) over
+//! ACE's writer and evictor (Papon and Athanassoulis, ICDE 2023; docs/algorithms.md section 5) over
 //! any replacement order, on PostgreSQL's engine.
 //!
 //! When the page the order would evict first (the top page) is clean, it is evicted as usual.

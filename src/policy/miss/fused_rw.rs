@@ -1,4 +1,4 @@
-//! RW: the fused read-write command on a read stall (algorithms.md section 4, An et al.,
+//! RW: the fused read-write command on a read stall (docs/algorithms.md section 4, An et al.,
 //! PVLDB 15(9) 2022).
 //!
 //! Where the RAW path would write the dirty tail page and then read, RW sends one command that

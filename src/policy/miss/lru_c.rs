@@ -1,4 +1,4 @@
-//! LRU-C's miss path (algorithms.md section 2, paper Algorithm 1).
+//! LRU-C's miss path (docs/algorithms.md section 2, paper Algorithm 1).
 //!
 //! The pointer to the least-recently-used clean page is the eviction end of the mixed region
 //! (the instance's replacement order): on a miss with an empty free list, under LRU-M, dirty

@@ -1,9 +1,9 @@
-//! Miss paths (architecture.md's second decision): how a foreground thread gets a frame for a
+//! Miss paths (docs/architecture.md's second decision): how a foreground thread gets a frame for a
 //! page that is not cached. Each implements [`crate::core::parts::MissPath`].
 //!
-//! - [`raw::Raw`]: InnoDB's `buf_LRU_get_free_block` (algorithms.md section 1): free list, scan
-//!   from the eviction end for a clean page, then a single-page flush (the read stall). Vanilla
-//!   and the InnoDB-emulated CF-LRU.
+//! - [`raw::Raw`]: InnoDB's `buf_LRU_get_free_block` (docs/algorithms.md section 1): free list,
+//!   scan from the eviction end for a clean page, then a single-page flush (the read stall).
+//!   Vanilla and the InnoDB-emulated CF-LRU.
 //! - [`lru_c::LruCPointer`]: the LRU-C pointer (section 2, Algorithm 1): the victim is always the
 //!   least recently used clean page; a read stall only when no clean page is left.
 //! - [`war::War`]: on a read stall, dirty tail pages are copied to a temporary write buffer

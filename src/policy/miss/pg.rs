@@ -1,4 +1,4 @@
-//! PostgreSQL's miss path (algorithms.md section 5b; `BufferAlloc` and `StrategyGetBuffer` in
+//! PostgreSQL's miss path (docs/algorithms.md section 5b; `BufferAlloc` and `StrategyGetBuffer` in
 //! PostgreSQL 11): the victim is the first page the replacement order offers (for Clock Sweep:
 //! the first unpinned buffer whose usage count reached zero), clean or dirty. A clean victim is
 //! evicted; a dirty one is written by the backend itself (`FlushBuffer`, after flushing the WAL

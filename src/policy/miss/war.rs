@@ -1,4 +1,4 @@
-//! WAR: write-after-read with a temporary write buffer (algorithms.md section 3).
+//! WAR: write-after-read with a temporary write buffer (docs/algorithms.md section 3).
 //!
 //! On a read stall, the foreground thread copies dirty pages from the LRU tail into the TWB
 //! (`lru_scan_depth` slots), frees their frames at once and reads its page; the cleaner later

@@ -845,7 +845,7 @@ fn on_scheme_finished(
     {
         *runs_reported = so_far.runs.len();
         eprintln!(
-            "  done: {} {:.0} {}, read stalls {:.1}%, {}, steady {}, {} real ({}){}",
+            "  done: {} {:.0} {}, read stalls {:.1}%, {}, steady {}, {} real{}{}",
             run.scheme,
             run.throughput,
             run.unit,
@@ -853,7 +853,10 @@ fn on_scheme_finished(
             run.bound,
             run.steadiness.verdict,
             crate::bench::progress::format_seconds(run.scheme_real_s),
-            run.phases_real_s.describe(run.unit == "tx/s"),
+            match run.phases_real_s.describe(run.unit == "tx/s") {
+                phases if phases.is_empty() => String::new(),
+                phases => format!(" ({phases})"),
+            },
             run.check.as_ref().map_or_else(String::new, |check| format!(
                 ", check clean ({} rows, {} trees)",
                 check.rows_scanned, check.trees

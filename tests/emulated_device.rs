@@ -1,6 +1,6 @@
-//! The emulated flash SSD and HDD (algorithms.md section 7): timing-model behaviour on scripted
-//! sequences (pure model, device time, no sleeping), closed-loop properties (S-Buf vs R-Buf,
-//! fused RW, GC), and the live device's data path, errors and counters.
+//! The emulated flash SSD and HDD (docs/algorithms.md section 7): timing-model behaviour on
+//! scripted sequences (pure model, device time, no sleeping), closed-loop properties (S-Buf vs
+//! R-Buf, fused RW, GC), and the live device's data path, errors and counters.
 
 use flashbuf::device::emulated::flash::SsdModel;
 use flashbuf::device::emulated::profile::resolve;

@@ -52,6 +52,7 @@ fn run(scheme: &str, index: usize) -> RunResult {
         duration_s: 2.0,
         duration_real_s: 32.0,
         scheme_real_s: 45.0,
+        phases_real_s: flashbuf::bench::progress::PhaseTimes::default(),
         warmup_s: 0.5,
         time_scale: 16.0,
         model_host: "2 cores x time scale 16 = 32 cores".into(),

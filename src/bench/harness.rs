@@ -28,7 +28,7 @@ use parking_lot::Mutex;
 use super::cpu::{CpuSample, utilisation};
 use super::driver::{Driver, DriverRun, OpOutcome, SyntheticDriver};
 use super::interrupt;
-use super::progress::{CommandProgress, Phase, SchemeProgress, spec_time_scale};
+use super::progress::{CommandProgress, Phase, SchemeProgress};
 use super::report::{
     BenchResults, DoublewriteStats, FsyncStats, Header, IoRates, LatencyMs, LogRates, RunFailure,
     RunResult, StallWaitMs, Steadiness, TypeResult,
@@ -135,7 +135,7 @@ pub fn run_bench_with(
         runs: Vec::new(),
         failures: Vec::new(),
     };
-    let mut progress = CommandProgress::new(config, spec_time_scale(&config.device));
+    let mut progress = CommandProgress::new(config);
     for (index, scheme) in config.schemes.iter().enumerate() {
         if interrupt::interrupted() {
             results.failures.push(RunFailure {
@@ -158,6 +158,7 @@ pub fn run_bench_with(
         match outcome {
             Ok(mut run) => {
                 run.scheme_real_s = line.elapsed().as_secs_f64();
+                run.phases_real_s = line.phase_times();
                 progress.finished(line.elapsed());
                 results.runs.push(run);
             }
@@ -324,7 +325,7 @@ fn run_scheme(
     if let Some((thread, error)) = control.error.lock().take() {
         line.finish();
         let shutdown = target.shutdown();
-        return Err(Error::Config(format!(
+        return Err(Error::Failed(format!(
             "worker {thread} failed: {error}{}",
             shutdown
                 .err()
@@ -341,9 +342,9 @@ fn run_scheme(
     line.set_phase(Phase::WriteBack, 0.0);
     let shutdown = target.shutdown();
     line.finish();
-    shutdown.map_err(|err| Error::Config(format!("shutdown failed: {err}")))?;
+    shutdown.map_err(|err| Error::Failed(format!("shutdown failed: {err}")))?;
     if let Some(check) = check.as_ref().filter(|check| !check.is_clean()) {
-        return Err(Error::Config(format!(
+        return Err(Error::Failed(format!(
             "CONSISTENCY CHECK FAILED after the run: {} workload violations ({}), {} tree \
              problems ({})",
             check.violations,
@@ -681,6 +682,7 @@ fn build_result(
         duration_s: device_s,
         duration_real_s: real_s,
         scheme_real_s: 0.0,
+        phases_real_s: super::progress::PhaseTimes::default(),
         warmup_s: measured.warmup_device_s,
         time_scale: scale,
         model_host: format!(

@@ -1,4 +1,4 @@
-//! Results of a bench invocation: the serializable record (results.json, the architecture.md
+//! Results of a bench invocation: the serializable record (results.json, the docs/architecture.md
 //! contract) and the comparison table printed at the end.
 //!
 //! results.json:
@@ -7,7 +7,8 @@
 //! { "header": { flashbuf_version, date, host_cores, command_line, time_base },
 //!   "runs": [ { scheme, workload, read_ratio, locality, device, log_device, threads,
 //!               buffer_pages, db_pages, page_size, duration_s, duration_real_s,
-//!               scheme_real_s, warmup_s,
+//!               scheme_real_s, phases_real_s {set_up,warm_up,measure,check,write_back},
+//!               warmup_s,
 //!               time_scale, model_host, ops, throughput, unit,
 //!               latency_ms {mean,p50,p95,p99,max}, latency_cdf [[ms, fraction]..],
 //!               read_ops, write_ops,
@@ -280,6 +281,8 @@ pub struct RunResult {
     /// The whole scheme, real seconds: device set-up and image load or copy, warm-up, measured
     /// phase, check and final write-back (what the progress line's ETA learns from).
     pub scheme_real_s: f64,
+    /// `scheme_real_s` by phase: set-up (load or copy), warm-up, measure, check, write-back.
+    pub phases_real_s: super::progress::PhaseTimes,
     /// Warm-up, device seconds.
     pub warmup_s: f64,
     /// Device time runs this many times slower than real time.

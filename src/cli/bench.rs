@@ -1,5 +1,6 @@
-//! `flashbuf bench`: run schemes side by side on one device and database image (architecture.md
-//! "Commands"), print the comparison table, optionally write results.json / plots / report.html.
+//! `flashbuf bench`: run schemes side by side on one device and database image
+//! (docs/architecture.md, "What users script against"), print the comparison table, optionally
+//! write results.json / plots / report.html.
 //!
 //! Every flag is parsed here into a [`BenchConfig`] with clear errors ([`parse_duration`],
 //! [`parse_size`], [`parse_buffer`]); the harness does the rest.
@@ -1043,7 +1044,7 @@ pub fn failures_error(results: &BenchResults) -> Result<()> {
         .iter()
         .map(|f| format!("scheme `{}`: {}", f.scheme, f.error))
         .collect();
-    Err(Error::Config(format!(
+    Err(Error::Failed(format!(
         "{} of {} schemes failed: {}",
         failed.len(),
         results.runs.len() + results.failures.len(),
@@ -1058,9 +1059,6 @@ pub fn failures_error(results: &BenchResults) -> Result<()> {
 /// Files that cannot be written; a configuration the harness refuses.
 pub fn run_prepared(args: &BenchArgs, config: &BenchConfig) -> Result<BenchResults> {
     let scale = args.time_scale()?;
-    let warmup_max = match config.warmup {
-        WarmUp::For(d) | WarmUp::UntilSteady { max: d } => d,
-    };
     let workload = config.record.as_ref().map_or_else(
         || {
             format!(
@@ -1082,9 +1080,8 @@ pub fn run_prepared(args: &BenchArgs, config: &BenchConfig) -> Result<BenchResul
     };
     eprintln!(
         "bench: workload {workload}, {} scheme(s), device {}, log {}, {} threads, buffer {} of \
-         {} pages of {} bytes, warm-up {}, {:?} measured per scheme (device time). {host}; \
-         each scheme takes about {:.0}-{:.0} s of real time (plus the copy of the image and, \
-         for record workloads, the consistency check).",
+         {} pages of {} bytes, warm-up {}, {} measured per scheme (device time). {host}; \
+         each scheme takes {}.",
         config.schemes.len(),
         config.device,
         config
@@ -1096,10 +1093,8 @@ pub fn run_prepared(args: &BenchArgs, config: &BenchConfig) -> Result<BenchResul
         config.workload.db_pages,
         config.workload.page_size,
         config.warmup,
-        config.duration,
-        (config.duration.as_secs_f64() + 2.0).min((config.duration + warmup_max).as_secs_f64())
-            * scale,
-        (config.duration + warmup_max).as_secs_f64() * scale,
+        crate::bench::progress::format_duration(config.duration),
+        crate::bench::estimate::SchemeEstimate::for_config(config).describe(),
     );
     let factory = default_factory();
     crate::bench::interrupt::install();
@@ -1147,14 +1142,18 @@ fn on_scheme_finished(
     {
         *runs_reported = so_far.runs.len();
         eprintln!(
-            "  done: {} {:.0} {}, read stalls {:.1}%, {}, steady {}, {:.0} s real{}",
+            "  done: {} {:.0} {}, read stalls {:.1}%, {}, steady {}, {} real{}{}",
             run.scheme,
             run.throughput,
             run.unit,
             run.read_stall_ratio * 100.0,
             run.bound,
             run.steadiness.verdict,
-            run.scheme_real_s,
+            crate::bench::progress::format_seconds(run.scheme_real_s),
+            match run.phases_real_s.describe(run.unit == "tx/s") {
+                phases if phases.is_empty() => String::new(),
+                phases => format!(" ({phases})"),
+            },
             run.check.as_ref().map_or_else(String::new, |check| format!(
                 ", check clean ({} rows, {} trees)",
                 check.rows_scanned, check.trees

@@ -46,14 +46,14 @@ pub fn render() -> Result<String> {
          mem                      RAM, no modelled latency\n  \
          file:PATH                a real file or block device, O_DIRECT (created and written once)\n  \
          emu:NAME[,key=value...]  an emulated device; NAME a profile below, keys the options below\n\n\
-         Profiles (emu:NAME):\n"
+         Profiles (emu:NAME): name, model (SSD, HDD or cloud volume), what it models\n"
     );
     for name in PROFILE_NAMES {
         let p = profile::profile(name)?;
         let _ = writeln!(
             out,
-            "  {name:8} {:5?} {}",
-            p.kind,
+            "  {name:8} {:5} {}",
+            p.kind.label(),
             profile_description(name).unwrap_or("")
         );
         if let Some(figures) = paper_figures(name) {
@@ -104,9 +104,9 @@ pub fn render_profile(name: &str) -> Result<String> {
     let mut out = String::new();
     let _ = writeln!(
         out,
-        "emu:{name}: {} ({:?})\n",
-        profile_description(name).unwrap_or(""),
-        p.kind
+        "emu:{name}: {} {}\n",
+        p.kind.label(),
+        profile_description(name).unwrap_or("")
     );
     for option in OPTIONS {
         let value = option_value(&p, option.key).unwrap_or_default();
@@ -119,4 +119,29 @@ pub fn render_profile(name: &str) -> Result<String> {
         );
     }
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn kinds_are_printed_as_words_once() {
+        let text = render().unwrap();
+        assert!(text.contains("  ssd-a    SSD   Intel P4101"), "{text}");
+        assert!(text.contains("  hdd      HDD   WD10EZEX"), "{text}");
+        assert!(
+            text.contains("  cloud    cloud provisioned-IOPS volume"),
+            "{text}"
+        );
+        for debug in ["Ssd ", "Hdd ", "Cloud "] {
+            assert!(!text.contains(debug), "{debug:?} in {text}");
+        }
+        let one = render_profile("cloud").unwrap();
+        assert!(
+            one.starts_with("emu:cloud: cloud provisioned-IOPS volume"),
+            "{one}"
+        );
+        assert!(!one.contains("(Cloud)"), "{one}");
+    }
 }

@@ -122,13 +122,63 @@ pub fn run() -> i32 {
     match result {
         Ok(()) => 0,
         Err(err) => {
-            eprintln!("error: {err}");
-            let mut source = std::error::Error::source(&err);
-            while let Some(cause) = source {
-                eprintln!("  caused by: {cause}");
-                source = cause.source();
-            }
+            eprint!("{}", error_report(&err));
             1
         }
+    }
+}
+
+/// What the command prints for a failure: `error: MESSAGE`, then a `caused by:` line for each
+/// source whose text the lines before do not already show (an I/O error's display carries its
+/// source's text, which printing the chain would repeat).
+#[must_use]
+pub fn error_report(err: &dyn std::error::Error) -> String {
+    let mut report = format!("error: {err}\n");
+    let mut source = err.source();
+    while let Some(cause) = source {
+        let text = cause.to_string();
+        if !report.contains(&text) {
+            report = format!("{report}  caused by: {text}\n");
+        }
+        source = cause.source();
+    }
+    report
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::error::Error;
+
+    #[test]
+    fn a_cause_is_printed_once() {
+        let err = Error::io(
+            "reading pool config /no/such.toml",
+            std::io::Error::from(std::io::ErrorKind::NotFound),
+        );
+        let report = error_report(&err);
+        assert_eq!(report.lines().count(), 1, "{report}");
+        assert!(
+            report.starts_with("error: reading pool config /no/such.toml: "),
+            "{report}"
+        );
+    }
+
+    #[test]
+    fn a_new_cause_is_printed() {
+        #[derive(Debug)]
+        struct Outer(std::io::Error);
+        impl std::fmt::Display for Outer {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("writing results")
+            }
+        }
+        impl std::error::Error for Outer {
+            fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+                Some(&self.0)
+            }
+        }
+        let report = error_report(&Outer(std::io::Error::other("disk full")));
+        assert_eq!(report, "error: writing results\n  caused by: disk full\n");
     }
 }

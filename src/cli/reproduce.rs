@@ -6,6 +6,11 @@
 //! An experiment that needs something not built is refused with what it needs (exit code 1),
 //! never run with a stand-in. The exit code is also non-zero when a run failed (a point or a
 //! scheme); verdicts, good or bad, are results, not failures.
+//!
+//! Output directories: each experiment's is created before anything runs (so a directory that
+//! cannot be made is found first), and a directory this command created is removed again if
+//! the command fails before writing anything into it. An id given twice is refused (the two
+//! runs would write into one directory).
 
 use std::path::{Path, PathBuf};
 
@@ -84,6 +89,7 @@ pub fn run(args: &ReproduceArgs) -> Result<()> {
         return Ok(());
     }
     // Every id is checked before anything runs.
+    refuse_repeated_ids(&args.ids)?;
     let experiments = args
         .ids
         .iter()
@@ -102,30 +108,103 @@ pub fn run(args: &ReproduceArgs) -> Result<()> {
         // Every run's flags (with --set) are checked before the first one starts.
         check_line(experiment, args.quick, args.set.as_deref())?;
     }
+    let dirs: Vec<PathBuf> = experiments
+        .iter()
+        .map(|experiment| out_dir(args.out.as_deref(), experiments.len(), &experiment.id))
+        .collect();
+    let mut created = CreatedDirs::default();
+    for dir in &dirs {
+        if let Err(err) = created.create(dir) {
+            created.remove_empty();
+            return Err(err);
+        }
+    }
     let mut failed = Vec::new();
-    for experiment in &experiments {
+    for (experiment, dir) in experiments.iter().zip(&dirs) {
         if crate::bench::interrupt::interrupted() {
             eprintln!("reproduce {}: not run (interrupted, Ctrl-C)", experiment.id);
             failed.push(experiment.id.clone());
             continue;
         }
-        let dir = match (&args.out, experiments.len()) {
-            (Some(dir), 1) => dir.clone(),
-            (Some(dir), _) => dir.join(&experiment.id),
-            (None, _) => PathBuf::from(format!("reproduce-{}", experiment.id)),
-        };
-        let (sweep, _verdicts) = run_experiment(experiment, args.quick, args.set.as_deref(), &dir)?;
-        if sweep.any_failed() {
-            failed.push(experiment.id.clone());
+        match run_experiment(experiment, args.quick, args.set.as_deref(), dir) {
+            Ok((sweep, _verdicts)) => {
+                if sweep.any_failed() {
+                    failed.push(experiment.id.clone());
+                }
+            }
+            Err(err) => {
+                // This experiment's directory and those of the ones not run yet, if empty.
+                created.remove_empty();
+                return Err(err);
+            }
         }
     }
     if failed.is_empty() {
         Ok(())
     } else {
-        Err(Error::Config(format!(
+        Err(Error::Failed(format!(
             "runs failed in {} (see their reports)",
             failed.join(", ")
         )))
+    }
+}
+
+/// Where experiment `id` writes: `--out` itself for one experiment, `--out/ID` for several,
+/// `./reproduce-ID` without `--out`.
+fn out_dir(out: Option<&Path>, experiments: usize, id: &str) -> PathBuf {
+    match (out, experiments) {
+        (Some(dir), 1) => dir.to_path_buf(),
+        (Some(dir), _) => dir.join(id),
+        (None, _) => PathBuf::from(format!("reproduce-{id}")),
+    }
+}
+
+/// Refuses an id given more than once: both runs would write into one directory.
+fn refuse_repeated_ids(ids: &[String]) -> Result<()> {
+    for (index, id) in ids.iter().enumerate() {
+        if ids[..index].contains(id) {
+            return Err(Error::Config(format!(
+                "experiment `{id}` is given more than once; give each id once"
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// The directories this command created (ancestors first), so that a failure can remove the
+/// ones it left empty.
+#[derive(Debug, Default)]
+struct CreatedDirs(Vec<PathBuf>);
+
+impl CreatedDirs {
+    /// Creates `dir` and its missing ancestors, remembering each one created.
+    fn create(&mut self, dir: &Path) -> Result<()> {
+        let missing: Vec<&Path> = dir
+            .ancestors()
+            .take_while(|p| !p.as_os_str().is_empty() && !p.exists())
+            .collect();
+        for path in missing.into_iter().rev() {
+            std::fs::create_dir(path).map_err(|err| {
+                Error::Config(format!("--out {}: cannot create it: {err}", dir.display()))
+            })?;
+            self.0.push(path.to_path_buf());
+        }
+        if dir.is_dir() {
+            Ok(())
+        } else {
+            Err(Error::Config(format!(
+                "--out {}: exists and is not a directory",
+                dir.display()
+            )))
+        }
+    }
+
+    /// Removes the created directories that are still empty, deepest first (a directory with
+    /// results in it stays).
+    fn remove_empty(&mut self) {
+        for path in self.0.drain(..).rev() {
+            let _ = std::fs::remove_dir(&path);
+        }
     }
 }
 
@@ -326,4 +405,49 @@ pub fn run_experiment(
         dir.display()
     );
     Ok((sweep, verdicts))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args(ids: &[&str], out: &Path, set: &str) -> ReproduceArgs {
+        ReproduceArgs {
+            list: false,
+            ids: ids.iter().map(|id| (*id).to_string()).collect(),
+            quick: true,
+            out: Some(out.to_path_buf()),
+            set: Some(set.into()),
+        }
+    }
+
+    #[test]
+    fn an_id_given_twice_is_refused_before_anything_is_made() {
+        let tmp = tempfile::tempdir().unwrap();
+        let out = tmp.path().join("twice");
+        let err = run(&args(&["lruc-fig6", "lruc-fig6"], &out, "")).unwrap_err();
+        assert!(err.to_string().contains("more than once"), "{err}");
+        assert!(!out.exists());
+    }
+
+    #[test]
+    fn a_failed_run_leaves_no_empty_directory() {
+        let tmp = tempfile::tempdir().unwrap();
+        let out = tmp.path().join("a").join("b");
+        // A bench flag no run accepts: the experiment fails before it writes anything.
+        let err = run(&args(&["lruc-fig6"], &out, "--threads 0")).unwrap_err();
+        assert!(err.to_string().contains("threads"), "{err}");
+        assert!(!tmp.path().join("a").exists(), "left {}", out.display());
+        let several = run(&args(&["lruc-fig6", "lruc-fig7a"], &out, "--threads 0"));
+        assert!(several.is_err());
+        assert!(!tmp.path().join("a").exists(), "left {}", out.display());
+    }
+
+    #[test]
+    fn an_existing_directory_is_kept() {
+        let tmp = tempfile::tempdir().unwrap();
+        let err = run(&args(&["lruc-fig6"], tmp.path(), "--threads 0"));
+        assert!(err.is_err());
+        assert!(tmp.path().is_dir());
+    }
 }

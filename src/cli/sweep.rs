@@ -261,13 +261,8 @@ fn prepare_points(
 ) -> Result<Vec<PreparedPoint>> {
     let mut points = Vec::with_capacity(values.len());
     for (index, value) in values.iter().enumerate() {
-        let in_point = |err: Error| {
-            Error::Config(format!(
-                "point {} = {value}: {}",
-                info.name,
-                strip_prefix(&err)
-            ))
-        };
+        let in_point =
+            |err: Error| Error::Config(format!("point {} = {value}: {}", info.name, err.message()));
         let mut point = point_args(info, &args.bench, value).map_err(in_point)?;
         if index == 0 {
             // The sweep's own outputs, checked like bench checks them (before anything runs).
@@ -318,7 +313,7 @@ fn attach_records(points: &mut [PreparedPoint]) -> Result<()> {
         if let Some(spec) = point.record.take() {
             let value = point.value.clone();
             bench::attach_image(&point.args, &mut point.config, spec, Arc::clone(&image))
-                .map_err(|err| Error::Config(format!("point {value}: {}", strip_prefix(&err))))?;
+                .map_err(|err| err.context(format_args!("point {value}")))?;
         }
     }
     Ok(())
@@ -333,12 +328,6 @@ fn scheme_union(points: &[PreparedPoint]) -> Vec<String> {
         }
     }
     schemes
-}
-
-fn strip_prefix(err: &Error) -> String {
-    let text = err.to_string();
-    text.strip_prefix("configuration error: ")
-        .map_or_else(|| text.clone(), str::to_string)
 }
 
 /// The pool-config key a parameter sets, if it is one.

@@ -1,5 +1,5 @@
 //! How page writes reach the data device: the host engine's torn-page protection and fsync rules
-//! (architecture.md: "two more choices sit beside the table"), behind the [`WritePath`] trait.
+//! (docs/architecture.md: "two more choices sit beside the table"), behind the [`WritePath`] trait.
 //!
 //! The core hands every write it makes (background batches, single-page flushes of read stalls,
 //! the TWB, checkpoint flushing) to the pool's write path, already stamped (page LSN, checksum)
@@ -12,9 +12,9 @@
 //! concurrently, and a caller whose writes completed before a sync *started* is covered by it
 //! and does not sync again: it waits for that sync if it is running (InnoDB compares the file's
 //! modification counter with the counter the pending flush started from). The gate counts the
-//! writes that complete through it ([`SyncGate::write_completed`]) for this. A failed sync is sticky (PostgreSQL after
-//! "fsyncgate"): the writes it covered may be lost, so every later sync reports the failure and
-//! the pool poisons itself; nothing is retried.
+//! writes that complete through it ([`SyncGate::write_completed`]) for this. A failed sync is
+//! sticky (PostgreSQL after "fsyncgate"): the writes it covered may be lost, so every later sync
+//! reports the failure and the pool poisons itself; nothing is retried.
 //!
 //! Lock order: the gate's mutex is a leaf; it is never held across the device's `sync`.
 

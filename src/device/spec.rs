@@ -1,4 +1,4 @@
-//! Device strings (the `--device` contract of architecture.md) and opening devices from them.
+//! Device strings (the `--device` contract of docs/architecture.md) and opening devices from them.
 //!
 //! Forms: `mem`, `file:PATH`, `emu:NAME[,key=value...]` where NAME is one of
 //! [`crate::device::emulated::PROFILE_NAMES`].

@@ -1,4 +1,4 @@
-//! Schemes as compositions of the design space (architecture.md's table), and the presets that
+//! Schemes as compositions of the design space (docs/architecture.md's table), and the presets that
 //! keep the papers' names.
 //!
 //! **Grammar** (what `--schemes` and `scheme` accept; `flashbuf schemes` lists it):
@@ -29,7 +29,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
 
-/// The replacement order (architecture.md's first decision).
+/// The replacement order (docs/architecture.md's first decision).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum OrderKind {
     /// InnoDB's LRU with midpoint insertion.

@@ -13,7 +13,7 @@ use crate::error::{Error, Result};
 pub use crate::engine::compose::Scheme;
 pub use crate::policy::miss::raw::EmptyFreeList;
 
-/// Torn-page protection (architecture.md: a host-engine choice).
+/// Torn-page protection (docs/architecture.md: a host-engine choice).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum TornPageProtection {
@@ -462,13 +462,8 @@ impl PoolConfig {
         let table: toml::Table = text
             .parse()
             .map_err(|err| Error::Config(format!("pool config: {err}")))?;
-        for key in ["scheme", "frames"] {
-            if table.contains_key(key) {
-                return Err(Error::Config(format!(
-                    "pool config: key `{key}` is set by the command line (--schemes, --buffer), \
-                     not by the config file; remove it"
-                )));
-            }
+        for key in table.keys() {
+            check_key(key)?;
         }
         let mut base = toml::Table::try_from(PoolConfig::for_scheme(scheme, frames))
             .map_err(|err| Error::Config(format!("pool config: {err}")))?;
@@ -480,6 +475,16 @@ impl PoolConfig {
             .map_err(|err| Error::Config(format!("pool config: {err}")))?;
         config.validate()?;
         Ok(config)
+    }
+
+    /// The keys a config file may set, comma-separated (what an unknown key's error lists).
+    #[must_use]
+    pub fn key_names() -> String {
+        PoolConfig::KEYS
+            .iter()
+            .map(|key| key.name)
+            .collect::<Vec<_>>()
+            .join(", ")
     }
 
     /// Instances as configured ([`PoolConfig::validate`] refuses more than the frames allow),
@@ -670,6 +675,49 @@ impl PoolConfig {
     }
 }
 
+/// Refuses a key a pool config file may not set: `scheme` and `frames` (the command line sets
+/// them), and anything not in [`PoolConfig::KEYS`], listing the valid keys (and the nearest one
+/// when the key looks like a typo of it).
+fn check_key(key: &str) -> Result<()> {
+    if key == "scheme" || key == "frames" {
+        return Err(Error::Config(format!(
+            "pool config: key `{key}` is set by the command line (--schemes, --buffer), not by \
+             the config file; remove it"
+        )));
+    }
+    if PoolConfig::key(key).is_some() {
+        return Ok(());
+    }
+    let nearest = PoolConfig::KEYS
+        .iter()
+        .map(|known| (edit_distance(key, known.name), known.name))
+        .filter(|&(distance, _)| distance <= 2)
+        .min();
+    let hint = nearest.map_or_else(String::new, |(_, name)| {
+        format!(" (did you mean `{name}`?)")
+    });
+    Err(Error::Config(format!(
+        "pool config: unknown key `{key}`{hint}; valid keys: {} (`flashbuf config --default` \
+         prints each with its meaning and range)",
+        PoolConfig::key_names()
+    )))
+}
+
+/// Levenshtein distance of two short ASCII-ish strings (by chars).
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut previous: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut current = vec![i + 1; b.len() + 1];
+        for (j, &cb) in b.iter().enumerate() {
+            let substitution = previous[j] + usize::from(ca != cb);
+            current[j + 1] = substitution.min(previous[j + 1] + 1).min(current[j] + 1);
+        }
+        previous = current;
+    }
+    previous[b.len()]
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -696,6 +744,25 @@ mod tests {
             "{err}"
         );
         assert!(PoolConfig::from_toml(Scheme::Vanilla, 256, "instances = 16").is_ok());
+    }
+
+    #[test]
+    fn an_unknown_key_lists_only_keys_a_file_may_set() {
+        let err = PoolConfig::from_toml(Scheme::Vanilla, 4096, "frams = 10")
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("unknown key `frams`"), "{err}");
+        let valid = err.split("valid keys: ").nth(1).unwrap_or_default();
+        assert!(valid.contains("lru_scan_depth"), "{err}");
+        for refused in ["`frames`", "`scheme`", " frames,", " scheme,"] {
+            assert!(!valid.contains(refused), "lists {refused}: {err}");
+        }
+        let typo = PoolConfig::from_toml(Scheme::Vanilla, 4096, "lru_scan_dept = 10")
+            .unwrap_err()
+            .to_string();
+        assert!(typo.contains("did you mean `lru_scan_depth`?"), "{typo}");
+        assert_eq!(edit_distance("frams", "frames"), 1);
+        assert_eq!(edit_distance("", "abc"), 3);
     }
 
     #[test]

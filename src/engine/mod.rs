@@ -1,4 +1,4 @@
-//! The host engines (architecture.md): schemes as compositions of the policies (`compose.rs`),
+//! The host engines (docs/architecture.md): schemes as compositions of the policies (`compose.rs`),
 //! the pool configuration (`config.rs`), and building a pool from them. InnoDB's write path
 //! (the doublewrite buffer) is in [`innodb`].
 //!

@@ -125,6 +125,22 @@ pub fn log_path_for(data: &Path) -> PathBuf {
 /// [`Error::InvalidArgument`]). Ignoring a failed `put` therefore cannot lead to a commit of
 /// the transaction's other writes. To handle an error and go on, begin a new transaction.
 /// `abort` (or dropping the transaction) after such an error is a no-op.
+///
+/// **Size limits**, set by the page size the store was created with (the B+-tree takes pages of
+/// 4 KiB to 32 KiB):
+///
+/// | page size | largest key | largest value |
+/// |---|---|---|
+/// | 4 KiB | 256 bytes | 744 bytes |
+/// | 8 KiB | 512 bytes | 1,512 bytes |
+/// | 16 KiB | 1,024 bytes | 3,048 bytes |
+/// | 32 KiB | 1,024 bytes | 7,144 bytes |
+///
+/// Keys are at most `page_size / 16` bytes and 1,024; a value at most a quarter of a node less
+/// its cell's overhead and the largest key ([`crate::btree::node::Limits::for_page`];
+/// `store.trees().limits()` gives them for an open store). A `put` or `delete` with a longer
+/// key or value fails with [`Error::InvalidArgument`] naming the size and the limit, before it
+/// changes anything. Tree names are at most 64 bytes.
 #[derive(Debug)]
 pub struct KvStore {
     store: TreeStore,

@@ -1,4 +1,4 @@
-//! The timing model of the emulated flash SSD (algorithms.md section 7; NVMeVirt/FEMU style):
+//! The timing model of the emulated flash SSD (docs/algorithms.md section 7; NVMeVirt/FEMU style):
 //! every resource has a busy-until time in device nanoseconds, and a request's completion time
 //! is computed when it is submitted. Pure and single-threaded: the device wraps it in a mutex,
 //! and tests drive it with scripted times, without sleeping.

@@ -1,4 +1,4 @@
-//! The emulated flash SSD, HDD and cloud volume, `emu:NAME[,key=value...]` (algorithms.md
+//! The emulated flash SSD, HDD and cloud volume, `emu:NAME[,key=value...]` (docs/algorithms.md
 //! section 7; profiles, physics and calibration in `docs/devices.md`).
 //!
 //! Files: `profile.rs` (profiles, option overrides, the paper figures each profile is
@@ -60,7 +60,7 @@
 //! (ACE Table I at 4 KiB, the I/O size ACE measured at.) SSD-C's Table 1 read figure
 //! (39,860 x 16 KiB = 653 MB/s) exceeds what a SATA 6 Gb/s link carries (about 560 MB/s after
 //! protocol overhead); the model keeps the link honest (-14%). The HDD reads 15% under Table 1
-//! (algorithms.md's seek formula; command reordering approximated, see `hdd.rs`). k_w of the
+//! (docs/algorithms.md's seek formula; command reordering approximated, see `hdd.rs`). k_w of the
 //! two enterprise flash drives is where Little's law puts a write buffer that acknowledges in
 //! 17-37 us (their datasheet latencies): about 3; Table I's 8 and 9 would need writes 2.5-4x
 //! slower at concurrency 1 (see `docs/devices.md`). The parameters are physics (dies, tR,

@@ -1,4 +1,4 @@
-//! Device profiles of the emulated flash SSD, HDD and cloud volume (algorithms.md section 7)
+//! Device profiles of the emulated flash SSD, HDD and cloud volume (docs/algorithms.md section 7)
 //! and the `key=value` overrides of the `emu:NAME[,key=value...]` device string.
 //!
 //! Every profile is physics, not a benchmark figure: geometry (channels x ways = dies), flash
@@ -27,7 +27,8 @@
 use crate::device::WriteCache;
 use crate::error::{Error, Result};
 
-/// Spare area of a half-full drive with 7% hardware over-provisioning, relative to the written half.
+/// Spare area of a half-full drive with 7% hardware over-provisioning, relative to the written
+/// half.
 pub const HALF_FULL_OP: f64 = 2.0 * 1.07 - 1.0;
 
 /// Bytes of the page size the profiles' latencies are quoted for.
@@ -43,6 +44,18 @@ pub enum Kind {
     /// Provisioned-IOPS cloud volume: rate limiter, network, replicated storage servers whose
     /// drives are flash SSDs with this profile's geometry (`cloud.rs`).
     Cloud,
+}
+
+impl Kind {
+    /// What `flashbuf devices` prints for the model: `SSD`, `HDD`, `cloud`.
+    #[must_use]
+    pub fn label(self) -> &'static str {
+        match self {
+            Kind::Ssd => "SSD",
+            Kind::Hdd => "HDD",
+            Kind::Cloud => "cloud",
+        }
+    }
 }
 
 /// All parameters of one emulated device. Times are in device microseconds.
@@ -374,7 +387,7 @@ pub fn profile_description(name: &str) -> Option<&'static str> {
         "pcie" => "Intel P4510 1 TB enterprise PCIe SSD, PLP (ACE Table I)",
         "sata" => "Intel S4610 240 GB enterprise SATA SSD, PLP (ACE Table I)",
         "optane" => "Intel Optane P4800X 375 GB, in-place writes, PLP (ACE Table I)",
-        "cloud" => "cloud volume, 60,000 provisioned IOPS, 2 replicas (ACE's Virtual SSD)",
+        "cloud" => "provisioned-IOPS volume, 60,000 IOPS, 2 replicas (ACE's Virtual SSD)",
         "openssd" => "Cosmos+ OpenSSD, 8 x 2 MLC dies, 16 KiB mapping (RW paper)",
         _ => return None,
     })

@@ -1,6 +1,6 @@
 //! `file:PATH`: a real file (or block device) opened with O_DIRECT, page-granular positioned I/O.
 //!
-//! Two engines move the data (architecture.md, "device/": file, io_uring + fallback):
+//! Two engines move the data (docs/architecture.md, "device/": file, io_uring + fallback):
 //! - [`uring`]: one io_uring per device. Submitters push SQEs under a short mutex; one reaper
 //!   thread waits for CQEs and completes each request's [`Completion`]. In-flight requests are
 //!   bounded by the ring size ([`uring::RING_ENTRIES`]); a submitter waits when the ring is full.

@@ -1,4 +1,4 @@
-//! InnoDB's doublewrite buffer (MySQL 5.7 `buf0dblwr.cc`; algorithms.md section 1b), the
+//! InnoDB's doublewrite buffer (MySQL 5.7 `buf0dblwr.cc`; docs/algorithms.md section 1b), the
 //! `doublewrite` torn-page protection: a page is written to the doublewrite area and synced
 //! before it is written in place, so after a crash a torn in-place write is restored from its
 //! copy, and a torn copy leaves the in-place page untouched.

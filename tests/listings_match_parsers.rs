@@ -164,7 +164,14 @@ fn listings_show_every_name() {
     let devices = devices::render().unwrap();
     for name in PROFILE_NAMES {
         assert!(devices.contains(name), "{name}");
-        assert!(devices::render_profile(name).unwrap().contains("channels="));
+        let one = devices::render_profile(name).unwrap();
+        assert!(one.contains("channels="));
+        // Whether the real drive has power-loss protection, with its source.
+        let record = profile::plp_record(name).unwrap();
+        assert!(
+            devices.contains(record.source) && one.contains(record.source),
+            "{name}"
+        );
     }
     for option in OPTIONS {
         assert!(devices.contains(option.meaning), "{}", option.key);

@@ -9,7 +9,7 @@
 use std::fmt::Write as _;
 
 use crate::device::emulated::profile::{
-    self, OPTIONS, PROFILE_NAMES, option_value, paper_figures, profile_description,
+    self, OPTIONS, PROFILE_NAMES, option_value, paper_figures, plp_record, profile_description,
 };
 use crate::error::Result;
 
@@ -59,6 +59,7 @@ pub fn render() -> Result<String> {
         if let Some(figures) = paper_figures(name) {
             let _ = writeln!(out, "  {:14} calibrated against {}", "", figures.source);
         }
+        let _ = writeln!(out, "  {:14} {}", "", plp_line(name, &p));
     }
     let _ = writeln!(
         out,
@@ -95,6 +96,22 @@ pub fn render() -> Result<String> {
     Ok(out)
 }
 
+/// What the profile assumes about power-loss protection, and why.
+fn plp_line(name: &str, p: &profile::Profile) -> String {
+    let model = if p.plp { "plp=on" } else { "plp=off" };
+    match plp_record(name) {
+        Some(record) => {
+            let real = match record.real_drive {
+                Some(true) => "protected",
+                Some(false) => "not protected",
+                None => "unknown",
+            };
+            format!("{model} (real drive: {real}; {})", record.source)
+        }
+        None => model.to_string(),
+    }
+}
+
 /// One profile's parameters, `key=value` with meanings.
 ///
 /// # Errors
@@ -108,6 +125,7 @@ pub fn render_profile(name: &str) -> Result<String> {
         p.kind.label(),
         profile_description(name).unwrap_or("")
     );
+    let _ = writeln!(out, "{}\n", plp_line(name, &p));
     for option in OPTIONS {
         let value = option_value(&p, option.key).unwrap_or_default();
         let _ = writeln!(

@@ -50,8 +50,8 @@ enum Command {
     Devices(devices::DevicesArgs),
     /// Print the default pool configuration file (`config --default`).
     Config(config::ConfigArgs),
-    /// Vary one parameter (buffer, threads, read/write ratio, device, channels, scan depth,
-    /// n_w, log size) across the bench's schemes; one line plot per metric.
+    /// Vary one parameter (buffer, threads, read/write ratio, device, channels, sync price,
+    /// scan depth, n_w, log size) across the bench's schemes; one line plot per metric.
     #[command(after_long_help = crate::sweep::params::params_help())]
     Sweep(Box<sweep::SweepArgs>),
     /// The papers' tables and figures as named experiments: `--list`, or run one (`--quick`

@@ -366,6 +366,11 @@ pub fn point_args(info: &ParamInfo, base: &BenchArgs, value: &str) -> Result<Ben
         }
         Param::Device => args.device = value.to_string(),
         Param::Channels => args.device = with_device_option(&args.device, "channels", value)?,
+        Param::FlushUs => {
+            for (key, option) in crate::sweep::params::flush_price_options(value) {
+                args.device = with_device_option(&args.device, key, &option)?;
+            }
+        }
         Param::LogSize => {
             if args.no_log {
                 return Err(Error::Config(
@@ -435,6 +440,27 @@ mod tests {
             "emu:ssd-a,time_scale=4,channels=8"
         );
         assert!(with_device_option("mem", "channels", "8").is_err());
+    }
+
+    #[test]
+    fn a_flush_price_sets_the_device_options() {
+        use clap::Parser as _;
+        #[derive(clap::Parser)]
+        struct Flags {
+            #[command(flatten)]
+            bench: BenchArgs,
+        }
+        let bench_args = |device: &str| Flags::parse_from(["bench", "--device", device]).bench;
+        let info = crate::sweep::params::lookup("flush_us").unwrap();
+        let base = bench_args("emu:ssd-a,time_scale=4");
+        let fixed = point_args(info, &base, "500").unwrap();
+        assert_eq!(fixed.device, "emu:ssd-a,time_scale=4,flush_us=500");
+        let legacy = point_args(info, &base, "legacy").unwrap();
+        assert_eq!(
+            legacy.device,
+            "emu:ssd-a,time_scale=4,slc=0,gc_defer_blocks=0,flush_commit_us=0,flush_us=model"
+        );
+        assert!(point_args(info, &bench_args("mem"), "500").is_err());
     }
 
     #[test]

@@ -6,10 +6,12 @@
 //! and with the WAL rule satisfied. [`DirectWrites`] writes in place; InnoDB's doublewrite buffer
 //! (`engine::innodb::doublewrite`) writes a copy to the doublewrite area first. Both fsync the
 //! data device after writes when the host engine's `flush_method` says so (InnoDB's `O_DIRECT`;
-//! `O_DIRECT_NO_FSYNC` skips them), through one [`SyncGate`] per device.
+//! `O_DIRECT_NO_FSYNC` skips them), through one [`SyncGate`] per file: the data file's, and the
+//! doublewrite area's own.
 //!
-//! **[`SyncGate`]** is InnoDB's `fil_flush` discipline: syncs of one device never run
-//! concurrently, and a caller whose writes completed before a sync *started* is covered by it
+//! **[`SyncGate`]** is InnoDB's `fil_flush` discipline: syncs of one file never run
+//! concurrently (syncs of different files may), and a caller whose writes completed before a
+//! sync *started* is covered by it
 //! and does not sync again: it waits for that sync if it is running (InnoDB compares the file's
 //! modification counter with the counter the pending flush started from). The gate counts the
 //! writes that complete through it ([`SyncGate::write_completed`]) for this. A failed sync is
@@ -161,7 +163,8 @@ struct GateState {
     failed: Option<DeviceError>,
 }
 
-/// Serializes and shares the syncs of one device (see the module docs).
+/// Serializes and shares the syncs of one file (see the module docs); the file is the region of
+/// the device its writes go to, and its sync is the device's.
 #[derive(Debug)]
 pub struct SyncGate {
     device: SharedDevice,
@@ -176,7 +179,7 @@ pub struct SyncGate {
 }
 
 impl SyncGate {
-    /// A gate for `device`.
+    /// A gate for the file `device` (a region of the database's device, or a whole device).
     #[must_use]
     pub fn new(device: SharedDevice) -> Self {
         SyncGate {
@@ -220,7 +223,7 @@ impl SyncGate {
             }
             if state.running.is_some() {
                 // Either that sync covers our writes (and we share it), or it does not and ours
-                // starts once it is done: one sync of a device at a time.
+                // starts once it is done: one sync of a file at a time.
                 let _ = self
                     .finished
                     .wait_for(&mut state, std::time::Duration::from_millis(50));
@@ -261,11 +264,11 @@ impl SyncGate {
         self.state.lock().failed.clone()
     }
 
-    /// Fills the sync counters of `stats`.
+    /// Adds this gate's sync counters to `stats` (a write path with several files adds each).
     pub fn fill_stats(&self, stats: &mut WritePathStats) {
-        stats.fsyncs = self.syncs.load(Ordering::Relaxed);
-        stats.fsyncs_shared = self.shared.load(Ordering::Relaxed);
-        stats.fsync_ms_total = self.sync_ns.load(Ordering::Relaxed) as f64 / 1e6;
+        stats.fsyncs += self.syncs.load(Ordering::Relaxed);
+        stats.fsyncs_shared += self.shared.load(Ordering::Relaxed);
+        stats.fsync_ms_total += self.sync_ns.load(Ordering::Relaxed) as f64 / 1e6;
     }
 }
 

@@ -73,6 +73,8 @@ pub struct WriteTarget {
 /// The doublewrite was asked for without an area to put it in.
 pub fn build_write_path(config: &PoolConfig, target: &WriteTarget) -> Result<Arc<dyn WritePath>> {
     let fsync = config.flush_method == FlushMethod::ODirect;
+    // One sync gate per file, as InnoDB's `fil_flush`: this one is the data file's; the
+    // doublewrite area, a file of its own (the system tablespace), gets its own gate.
     let gate = Arc::new(SyncGate::new(Arc::clone(&target.data)));
     let protection = config
         .torn_page_protection

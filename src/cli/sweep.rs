@@ -109,7 +109,7 @@ fn flag_of(param: Param) -> Option<(&'static str, &'static str)> {
         Param::RwRatio => Some(("rw_ratio", "--rw-ratio")),
         Param::Device => Some(("device", "--device")),
         Param::LogSize => Some(("log_size", "--log-size")),
-        Param::Channels | Param::LruScanDepth | Param::AceNW => None,
+        Param::Channels | Param::FlushUs | Param::LruScanDepth | Param::AceNW => None,
     }
 }
 
@@ -123,15 +123,20 @@ fn check_not_also_given(info: &ParamInfo, bench: &BenchArgs) -> Result<()> {
             info.name
         )));
     }
-    if info.param == Param::Channels
+    let device_option = match info.param {
+        Param::Channels => Some("channels"),
+        Param::FlushUs => Some("flush_us"),
+        _ => None,
+    };
+    if let Some(option) = device_option
         && let Ok(crate::device::DeviceSpec::Emulated { options, .. }) =
             crate::device::DeviceSpec::parse(&bench.device)
-        && options.iter().any(|(key, _)| key == "channels")
+        && options.iter().any(|(key, _)| key == option)
     {
         return Err(Error::Config(format!(
-            "--param channels sets the channels= option at every point, and --device {} sets \
-             it too; remove it from --device",
-            bench.device
+            "--param {} sets the {option}= option at every point, and --device {} sets it \
+             too; remove it from --device",
+            info.name, bench.device
         )));
     }
     Ok(())

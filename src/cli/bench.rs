@@ -209,7 +209,7 @@ impl BenchArgs {
     /// configuration file cannot be read.
     pub fn to_config(&self, command_line: &str) -> Result<BenchConfig> {
         let record = self.record_spec()?;
-        check_page_size(self.page_size, record.is_some())
+        super::limits::check_page_size(self.page_size, record.is_some())
             .map_err(|why| flag_error("--page-size", &self.page_size.to_string(), &why))?;
         let mix = if record.is_some() {
             Mix::Ms
@@ -220,6 +220,7 @@ impl BenchArgs {
         let scale = self.time_scale()?;
         let device = with_time_scale(DeviceSpec::parse(&self.device)?, scale);
         let log = self.log_setup(scale)?;
+        self.check_model_cores_used()?;
         let page_size = self.page_size;
         let db_pages = parse_size(&self.db_size, page_size)
             .map_err(|why| flag_error("--db-size", &self.db_size, &why))?;
@@ -232,9 +233,9 @@ impl BenchArgs {
         }
         .map_err(|why| flag_error("--buffer", &self.buffer, &why))?;
         if record.is_none() {
-            check_frames(&self.buffer, buffer_pages, Some((db_pages, true)))?;
-        } else if !is_percentage(&self.buffer) {
-            check_frames(&self.buffer, buffer_pages, None)?;
+            super::limits::check_frames(&self.buffer, buffer_pages, Some((db_pages, true)))?;
+        } else if !super::limits::is_percentage(&self.buffer) {
+            super::limits::check_frames(&self.buffer, buffer_pages, None)?;
         }
         let (duration, warmup) = self.phases()?;
         let mut workload = SyntheticConfig::new(mix, db_pages, page_size);
@@ -372,7 +373,6 @@ impl BenchArgs {
                 self.db_size, self.workload
             )));
         }
-        self.check_model_cores_used()?;
         if record && self.no_log {
             return Err(Error::Config(
                 "--no-log: record workloads run on the transactional store, which needs the \
@@ -467,29 +467,33 @@ impl RecordFlags {
 impl RecordFlags {
     /// The ranges the workloads' own checks apply, named by flag.
     fn check_ranges(&self) -> Result<()> {
-        let range = |flag: &str, value: Option<u64>, min: u64, max: u64| match value {
-            Some(v) if !(min..=max).contains(&v) => Err(flag_error(
+        let range = |flag: &str, value: Option<u64>, min: u64, max: Option<u64>| match value {
+            Some(v) if v < min || max.is_some_and(|max| v > max) => Err(flag_error(
                 flag,
                 &v.to_string(),
-                &format!("must be from {min} to {max}"),
+                &match max {
+                    Some(max) => format!("must be from {min} to {max}"),
+                    None => format!("must be at least {min}"),
+                },
             )),
             _ => Ok(()),
         };
+        let u16_max = Some(u64::from(u16::MAX));
+        range("--warehouses", self.warehouses.map(u64::from), 1, u16_max)?;
+        range("--records", self.records, 3, None)?;
         range(
-            "--warehouses",
-            self.warehouses.map(u64::from),
+            "--field-count",
+            self.field_count.map(|v| v as u64),
             1,
-            u64::from(u16::MAX),
+            Some(1000),
         )?;
-        range("--records", self.records, 3, u64::MAX)?;
-        range("--field-count", self.field_count.map(|v| v as u64), 1, 1000)?;
         range(
             "--field-length",
             self.field_length.map(|v| v as u64),
             0,
-            u64::from(u16::MAX),
+            u16_max,
         )?;
-        range("--nodes", self.nodes, 2, u64::MAX / 2)
+        range("--nodes", self.nodes, 2, None)
     }
 }
 
@@ -532,8 +536,10 @@ impl BenchArgs {
             matches!(DeviceSpec::parse(text), Ok(DeviceSpec::Emulated { options, .. })
                 if !options.iter().any(|(key, _)| key == "time_scale"))
         };
-        let data = DeviceSpec::parse(&self.device);
-        let data_emulated = matches!(data, Ok(DeviceSpec::Emulated { .. }));
+        let data_emulated = matches!(
+            DeviceSpec::parse(&self.device)?,
+            DeviceSpec::Emulated { .. }
+        );
         let used = data_emulated
             && (takes_scale(&self.device) || (!self.no_log && takes_scale(&self.log_device)));
         if used {
@@ -585,120 +591,8 @@ fn read_pool_config(path: &Path) -> Result<String> {
     Ok(text)
 }
 
-fn flag_error(flag: &str, value: &str, why: &str) -> Error {
+pub(crate) fn flag_error(flag: &str, value: &str, why: &str) -> Error {
     Error::Config(format!("bad {flag} `{value}`: {why}"))
-}
-
-/// Checks a page size: a power of two from 4096 to 65536 (the data-file format), to 32768 for
-/// record workloads (the B+-tree's node offsets are 16-bit).
-///
-/// # Errors
-/// A message naming the accepted sizes.
-pub fn check_page_size(page_size: usize, record: bool) -> Result<(), String> {
-    let max = if record {
-        crate::btree::node::MAX_PAGE_SIZE
-    } else {
-        *crate::datafile::PAGE_SIZES.last().unwrap_or(&65_536)
-    };
-    if page_size.is_power_of_two() && (4096..=max).contains(&page_size) {
-        return Ok(());
-    }
-    let sizes: Vec<String> = crate::datafile::PAGE_SIZES
-        .iter()
-        .filter(|&&size| size <= max)
-        .map(ToString::to_string)
-        .collect();
-    Err(format!(
-        "a page size is one of {}{}",
-        sizes.join(", "),
-        if record {
-            " for a record workload (its B+-tree takes at most 32768)"
-        } else {
-            ""
-        }
-    ))
-}
-
-/// Whether a `--buffer` value is a percentage of the database.
-fn is_percentage(buffer: &str) -> bool {
-    buffer.trim().ends_with('%')
-}
-
-/// Refuses a `--buffer` that gives fewer frames than a pool takes; `db_pages` (with whether it
-/// is exact or an upper bound before loading) says what a percentage was taken of.
-fn check_frames(buffer: &str, frames: usize, db_pages: Option<(u64, bool)>) -> Result<()> {
-    let min = crate::engine::config::MIN_FRAMES;
-    if frames >= min {
-        return Ok(());
-    }
-    let (of, use_instead) = match db_pages {
-        Some((pages, exact)) => {
-            let percent = (min as f64 * 100.0 / pages as f64 * 10.0).ceil() / 10.0;
-            (
-                format!(
-                    " of the {}{pages}-page database",
-                    if exact { "" } else { "(at most) " }
-                ),
-                format!("use at least {percent}% or {min} pages"),
-            )
-        }
-        None => (String::new(), format!("use at least {min} pages")),
-    };
-    Err(flag_error(
-        "--buffer",
-        buffer,
-        &format!("gives {frames} frames{of}, and a pool needs at least {min}: {use_instead}"),
-    ))
-}
-
-/// Checks that the record workload's largest value fits in a page of `page_size` bytes (a
-/// YCSB row is one value of `--field-count` x `--field-length` bytes and a few more; a
-/// LinkBench node carries up to 1023 bytes of payload; TPC-C's rows fit every page size).
-///
-/// # Errors
-/// [`Error::Config`] naming the flags to change.
-pub fn check_rows_fit(spec: &RecordSpec, page_size: usize) -> Result<()> {
-    let limits = crate::btree::node::Limits::for_page(page_size)?;
-    let (row, flags) = match spec {
-        RecordSpec::Ycsb(config) => (
-            config.row_bytes(),
-            format!(
-                "--field-count {} x --field-length {} plus its encoding",
-                config.field_count, config.field_length
-            ),
-        ),
-        RecordSpec::LinkBench(config) => (
-            crate::workload::linkbench::schema::Node::encoded_len(
-                config.node_data_max.saturating_sub(1),
-            ),
-            format!(
-                "a node with the largest payload, {} bytes",
-                config.node_data_max.saturating_sub(1)
-            ),
-        ),
-        RecordSpec::Tpcc(_) => return Ok(()), // its rows fit every page size the tree takes
-    };
-    if row <= limits.max_value {
-        return Ok(());
-    }
-    let fitting = crate::datafile::PAGE_SIZES
-        .iter()
-        .copied()
-        .filter(|&size| size <= crate::btree::node::MAX_PAGE_SIZE)
-        .find(|&size| crate::btree::node::Limits::for_page(size).is_ok_and(|l| row <= l.max_value));
-    let fix = match (fitting, spec) {
-        (Some(size), RecordSpec::Ycsb(_)) => {
-            format!("use --page-size {size} or more, or fewer or shorter fields")
-        }
-        (Some(size), _) => format!("use --page-size {size} or more"),
-        (None, _) => "use fewer or shorter fields".to_string(),
-    };
-    Err(Error::Config(format!(
-        "a {} row is up to {row} bytes ({flags}), over the largest value a {page_size}-byte \
-         page holds ({} bytes): {fix}",
-        spec.name(),
-        limits.max_value,
-    )))
 }
 
 /// Parses a duration: a non-negative number with unit `ms`, `s`, `m` or `h` (`30s`, `2m`,
@@ -898,7 +792,7 @@ pub fn attach_image(
     let loaded = image.loaded_pages;
     config.buffer_pages = parse_buffer(&args.buffer, loaded, image.page_size)
         .map_err(|why| flag_error("--buffer", &args.buffer, &why))?;
-    check_frames(&args.buffer, config.buffer_pages, Some((loaded, true)))?;
+    super::limits::check_frames(&args.buffer, config.buffer_pages, Some((loaded, true)))?;
     config.workload.db_pages = loaded;
     config.workload.page_size = image.page_size;
     config.record = Some(Arc::new(RecordDriver::new(spec, image)?));
@@ -976,7 +870,7 @@ pub fn prepare(args: &BenchArgs, command_line: &str) -> Result<(BenchConfig, Opt
     super::preflight::drop_unsupported_from_groups(&mut config, &args.schemes);
     let record = args.record_spec()?;
     if let Some(spec) = &record {
-        check_record_sizes(args, &mut config, spec)?;
+        super::limits::check_record_sizes(args, &mut config, spec)?;
     }
     super::preflight::check(
         &config,
@@ -985,50 +879,6 @@ pub fn prepare(args: &BenchArgs, command_line: &str) -> Result<(BenchConfig, Opt
         args.out.as_deref(),
     )?;
     Ok((config, record))
-}
-
-/// A record workload's sizes, before anything is loaded. With `--db`: the image's load
-/// parameters, its page size (taken; a different `--page-size` is an error) and the buffer
-/// against its loaded pages, from its header and one tree (the file is not read whole).
-/// Without: the rows against the page size, and a buffer too small even for the largest
-/// image the load can make (a buffer just too small for the image actually loaded is refused
-/// by [`attach_image`], right after the load, before any scheme).
-///
-/// # Errors
-/// [`Error::Config`] naming the flag.
-fn check_record_sizes(args: &BenchArgs, config: &mut BenchConfig, spec: &RecordSpec) -> Result<()> {
-    let (pages, exact) = if let Some(path) = &args.db {
-        let facts = Image::peek_file(path)?;
-        let wanted = spec.load_key();
-        if facts.load_key != wanted {
-            return Err(Error::Config(format!(
-                "--db {}: the image was loaded with `{}`, the flags ask for `{wanted}`; give \
-                 the flags it was loaded with, or make an image for these with `flashbuf load`",
-                path.display(),
-                facts.load_key
-            )));
-        }
-        if args.given.has("page_size") && args.page_size != facts.page_size {
-            return Err(flag_error(
-                "--page-size",
-                &args.page_size.to_string(),
-                &format!(
-                    "--db {} has {}-byte pages (an image keeps the page size it was loaded \
-                     with); drop --page-size",
-                    path.display(),
-                    facts.page_size
-                ),
-            ));
-        }
-        config.workload.page_size = facts.page_size;
-        (facts.loaded_pages, true)
-    } else {
-        check_rows_fit(spec, config.workload.page_size)?;
-        (Image::pages_at_most(spec, config.workload.page_size), false)
-    };
-    let frames = parse_buffer(&args.buffer, pages, config.workload.page_size)
-        .map_err(|why| flag_error("--buffer", &args.buffer, &why))?;
-    check_frames(&args.buffer, frames, Some((pages, exact)))
 }
 
 /// `Err` naming the failed schemes, if any.

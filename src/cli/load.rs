@@ -50,9 +50,9 @@ pub fn run(args: &LoadArgs) -> Result<()> {
                 args.workload
             ))
         })?;
-    super::bench::check_page_size(args.page_size, true)
+    super::limits::check_page_size(args.page_size, true)
         .map_err(|why| Error::Config(format!("bad --page-size `{}`: {why}", args.page_size)))?;
-    super::bench::check_rows_fit(&spec, args.page_size)?;
+    super::limits::check_rows_fit(&spec, args.page_size)?;
     check_output(&args.db)?;
     eprintln!("loading {} into {}...", spec.describe(), args.db.display());
     let image = Image::build(&spec, args.page_size, &mut print_progress)?;

@@ -13,6 +13,7 @@ pub mod check;
 pub mod config;
 pub mod devices;
 pub mod given;
+pub mod limits;
 pub mod load;
 pub mod preflight;
 pub mod probe;

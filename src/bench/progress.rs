@@ -409,7 +409,7 @@ mod tests {
         assert_eq!(format_duration(Duration::from_secs(3)), "3s");
         assert_eq!(format_duration(Duration::from_millis(2500)), "2.5s");
         assert_eq!(format_duration(Duration::from_secs(90)), "1m30s");
-        assert_eq!(format_duration(Duration::from_secs(7200)), "2h");
+        assert_eq!(format_duration(Duration::from_hours(2)), "2h");
         assert_eq!(format_seconds(0.44), "0.4 s");
         assert_eq!(format_seconds(48.4), "48 s");
     }

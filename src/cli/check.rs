@@ -246,7 +246,7 @@ pub fn run(args: &CheckArgs) -> Result<()> {
     }
     let device = open_file(&args.path, page_size, pages)?;
     let datafile = DataFile::open(device)?;
-    if !holds_trees(&datafile)? {
+    if is_page_level(&datafile)? {
         return check_page_level(&datafile, args);
     }
     let report = check(&DeviceSource(Arc::clone(&datafile.data_device()?)))?;
@@ -285,20 +285,25 @@ fn check_flags(args: &CheckArgs) -> Result<()> {
     super::preflight::check_outputs(args.json.as_deref(), None)
 }
 
-/// Whether data page 0 is a B+-tree meta page (a database of `KvStore` or `flashbuf load`), or
-/// the data file holds pages of another kind (the page mixes' databases, the page-level
-/// `Database` API) or none at all.
-fn holds_trees(datafile: &DataFile) -> Result<bool> {
+/// Whether the data file holds pages that are not B+-tree nodes (the page mixes' databases,
+/// the page-level `Database` API): data page 0 is written but is no meta page. An unbound file
+/// with nothing written counts too. A blank page 0 in a file bound to a log is left to the
+/// tree check (a database that crashed before its first write-back).
+fn is_page_level(datafile: &DataFile) -> Result<bool> {
     let data = datafile.data_device()?;
     let info = data.info();
+    let header = datafile.header();
     if info.pages == 0 {
-        return Ok(false);
+        return Ok(header.log_id == 0);
     }
     let mut buf = crate::device::AlignedBuf::new(info.page_size);
     data.read_page(META_PAGE, &mut buf)?;
     let page = buf.as_slice();
-    // A meta page that fails its checksum is still a tree database: `check` reports it.
-    Ok(page[KIND_AT] == KIND_META && page[MAGIC_AT..MAGIC_AT + 4] == META_MAGIC)
+    if page.iter().all(|&b| b == 0) {
+        return Ok(header.log_id == 0 && header.high_water_mark == 0);
+    }
+    // A meta page that fails its checksum is still a tree database: the tree check reports it.
+    Ok(!(page[KIND_AT] == KIND_META && page[MAGIC_AT..MAGIC_AT + 4] == META_MAGIC))
 }
 
 /// A data file without B+-trees: every page below the high-water mark must verify (checksum,

@@ -418,37 +418,48 @@ fn sweep_image(image: &CrashImage, fates: &[Fate], totals: &mut SweepTotals) -> 
                 "{}, fate {index} ({fate:?}), recovery crashed at {device:?} op {ops}",
                 image.name
             );
-            match (image.check)(after.devices.0, after.devices.1) {
-                Ok(recovered) => {
-                    totals.torn_repaired += recovered.torn_repaired;
-                    totals.commits_checked += recovered.committed.iter().sum::<u64>();
-                    let lost: u64 = baseline
-                        .committed
-                        .iter()
-                        .zip(&recovered.committed)
-                        .map(|(base, now)| base.saturating_sub(*now))
-                        .sum();
-                    totals.lost_commits += lost;
-                    if recovered.committed != baseline.committed {
-                        totals.oracle_failures += 1;
-                        failures.push(format!(
-                            "{point}: recovered {:?} commits per thread, the image itself {:?}",
-                            recovered.committed, baseline.committed
-                        ));
-                    }
-                }
-                Err(why) if why.starts_with("open: ") => {
-                    totals.unopenable += 1;
-                    failures.push(format!("{point}: the next {why}"));
-                }
-                Err(why) => {
-                    totals.oracle_failures += 1;
-                    failures.push(format!("{point}: {why}"));
-                }
-            }
+            failures.extend(check_point(image, &baseline, after.devices, &point, totals));
         }
     }
     failures
+}
+
+/// Recovers the images a crashed recovery left and checks them against the oracle and the
+/// clean recovery of the crash image itself (`baseline`); returns the failure, if any.
+fn check_point(
+    image: &CrashImage,
+    baseline: &Recovered,
+    devices: Images,
+    point: &str,
+    totals: &mut SweepTotals,
+) -> Option<String> {
+    match (image.check)(devices.0, devices.1) {
+        Ok(recovered) => {
+            totals.torn_repaired += recovered.torn_repaired;
+            totals.commits_checked += recovered.committed.iter().sum::<u64>();
+            totals.lost_commits += baseline
+                .committed
+                .iter()
+                .zip(&recovered.committed)
+                .map(|(base, now)| base.saturating_sub(*now))
+                .sum::<u64>();
+            (recovered.committed != baseline.committed).then(|| {
+                totals.oracle_failures += 1;
+                format!(
+                    "{point}: recovered {:?} commits per thread, the image itself {:?}",
+                    recovered.committed, baseline.committed
+                )
+            })
+        }
+        Err(why) if why.starts_with("open: ") => {
+            totals.unopenable += 1;
+            Some(format!("{point}: the next {why}"))
+        }
+        Err(why) => {
+            totals.oracle_failures += 1;
+            Some(format!("{point}: {why}"))
+        }
+    }
 }
 
 /// The first crash point of `run` whose images differ from the ones recovery started from, or

@@ -322,7 +322,7 @@ pub fn warnings(runs: &[RunResult]) -> String {
 pub fn short(value: Option<f64>) -> String {
     match value {
         None => "-".to_string(),
-        Some(v) if v == 0.0 => "0".to_string(),
+        Some(0.0) => "0".to_string(),
         Some(v) if v.abs() >= 100.0 => format!("{v:.0}"),
         Some(v) if v.abs() >= 1.0 => format!("{v:.2}"),
         Some(v) => format!("{v:.3}"),

@@ -566,8 +566,9 @@ pub const FLUSH_COMMIT_US: f64 = 1600.0;
 /// Garbage collection the commercial SSD profiles defer to idle die time, in blocks' worth of
 /// copies: their firmware collects in the background while free blocks last and in the
 /// foreground once they run short (sustained writes), so the sustained rate keeps paying for
-/// GC while a moderate load does not wait for it.
-pub const GC_DEFER_BLOCKS: u32 = 8;
+/// GC while a moderate load does not wait for it. One block's worth is several GC rounds; more
+/// lengthens the transient before sustained writes settle at their rate.
+pub const GC_DEFER_BLOCKS: u32 = 1;
 
 /// A PCIe 3.0 x4 link: 3.94 GB/s raw, about 3.2 GB/s after TLP/DLLP overhead.
 const PCIE3_X4_MB_S: f64 = 3200.0;

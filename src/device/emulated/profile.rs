@@ -561,7 +561,7 @@ const SLC_OVER_TLC: f64 = 0.25;
 /// so that a 16 KiB write + fsync on an idle drive costs what published measurements of client
 /// NVMe drives without power-loss protection give (about 0.9 ms), and checked against the
 /// LRU-C paper's mean read-stall wait on vanilla.
-pub const FLUSH_COMMIT_US: f64 = 1600.0;
+pub const FLUSH_COMMIT_US: f64 = 1300.0;
 
 /// Garbage collection the commercial SSD profiles defer to idle die time, in blocks' worth of
 /// copies: their firmware collects in the background while free blocks last and in the

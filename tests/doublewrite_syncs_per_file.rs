@@ -1,7 +1,8 @@
 //! InnoDB serializes fsyncs per file (`fil_flush`), not per device: the doublewrite area (in the
 //! system tablespace) and the data file are different files, so a sync of the area may run on
 //! the device while a sync of the data file is in progress, and two syncs of one file never
-//! overlap (the second waits, then syncs what the first did not cover).
+//! overlap (the second waits, then syncs what the first did not cover). A failed sync is sticky
+//! for both files: the device may have dropped either file's unsynced writes.
 //!
 //! The device below counts the syncs inside it at once and holds each sync until a second one
 //! arrives (or a bound passes), so overlapping syncs show as two in flight.
@@ -29,6 +30,8 @@ struct SyncCounts {
     most: usize,
     done: usize,
     released: bool,
+    /// The sync that finds another in flight fails.
+    fail_second: bool,
 }
 
 #[derive(Debug)]
@@ -85,6 +88,7 @@ impl Device for RendezvousDevice {
         let mut counts = self.counts.lock();
         counts.in_flight += 1;
         counts.most = counts.most.max(counts.in_flight);
+        let fails = counts.fail_second && counts.in_flight == 2;
         self.changed.notify_all();
         let deadline = Instant::now() + self.hold;
         while counts.most < 2 && !counts.released && Instant::now() < deadline {
@@ -94,6 +98,9 @@ impl Device for RendezvousDevice {
         counts.done += 1;
         drop(counts);
         self.changed.notify_all();
+        if fails {
+            return Err(DeviceError::Injected("sync failed".into()));
+        }
         self.inner.sync()
     }
 
@@ -171,4 +178,31 @@ fn two_syncs_of_one_file_never_overlap() {
     let (most, done) = device.counts();
     assert_eq!(most, 1, "syncs of the data file ran one at a time");
     assert_eq!(done, 2);
+}
+
+#[test]
+fn a_failed_sync_of_one_file_fails_the_other_files_syncs() {
+    let device = RendezvousDevice::new(Duration::from_secs(10));
+    device.counts.lock().fail_second = true;
+    let dw = doublewrite(&device);
+    let mut page = AlignedBuf::new(PAGE);
+    std::thread::scope(|scope| {
+        let copy = scope.spawn(|| dw.before_single(3, page.io_buffer()));
+        device.wait_for_a_sync();
+        // The data file's sync fails while the area's is in the device: the device may have
+        // dropped the area's copy too, so the area's sync, which the device reports done,
+        // must fail as well.
+        assert!(dw.sync().is_err(), "the data file's sync failed");
+        let copied = copy.join().unwrap();
+        assert!(
+            copied.is_err(),
+            "the area's overlapping sync reports the failure"
+        );
+    });
+    // Sticky for both files.
+    device.release();
+    assert!(dw.sync().is_err());
+    assert!(dw.before_single(4, page.io_buffer()).is_err());
+    let (most, _) = device.counts();
+    assert_eq!(most, 2);
 }

@@ -124,7 +124,7 @@ fn the_live_probe_measures_sync_latency() {
     }
     // Host noise adds a few microseconds of device time to every sync, and a sync issued late
     // (the thread woke up late after its write) finds part or all of the program done; the
-    // commit (1.6 ms), paid whenever something is dirty, dwarfs both.
+    // commit (1.3 ms), paid whenever something is dirty, dwarfs both.
     let profile = resolve("ssd-b", &[]).unwrap();
     assert!(
         off.idle.mean_us >= profile.flush_commit_us / 2.0,

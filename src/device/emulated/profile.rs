@@ -574,13 +574,14 @@ const SLC_OVER_TLC: f64 = 0.25;
 /// so that a 16 KiB write + fsync on an idle drive costs what published measurements of client
 /// NVMe drives without power-loss protection give (about 0.9 ms), and checked against the
 /// LRU-C paper's mean read-stall wait on vanilla.
-pub const FLUSH_COMMIT_US: f64 = 1600.0;
+pub const FLUSH_COMMIT_US: f64 = 1300.0;
 
 /// Garbage collection the commercial SSD profiles defer to idle die time, in blocks' worth of
 /// copies: their firmware collects in the background while free blocks last and in the
 /// foreground once they run short (sustained writes), so the sustained rate keeps paying for
-/// GC while a moderate load does not wait for it.
-pub const GC_DEFER_BLOCKS: u32 = 8;
+/// GC while a moderate load does not wait for it. One block's worth is several GC rounds; more
+/// lengthens the transient before sustained writes settle at their rate.
+pub const GC_DEFER_BLOCKS: u32 = 1;
 
 /// A PCIe 3.0 x4 link: 3.94 GB/s raw, about 3.2 GB/s after TLP/DLLP overhead.
 const PCIE3_X4_MB_S: f64 = 3200.0;

@@ -21,7 +21,8 @@
 //! Syncs go through one [`SyncGate`] per file, as InnoDB's `fil_flush` serializes flushes per
 //! file: the area's gate (the system tablespace) and the data file's gate. A sync of the area
 //! and a sync of the data file may run at once on the device; two syncs of one file never do,
-//! and a sync that started after a caller's writes completed covers them.
+//! and a sync that started after a caller's writes completed covers them. A failed sync of
+//! either is sticky for both (siblings: the device may have dropped both files' writes).
 //!
 //! With `O_DIRECT_NO_FSYNC` every sync is skipped, as InnoDB skips them (`fil_buffering_disabled`
 //! covers the system tablespace too); the copies then protect nothing across a power loss on a
@@ -103,7 +104,7 @@ impl Doublewrite {
     #[must_use]
     pub fn new(area: DoublewriteArea, data_gate: Arc<SyncGate>, fsync: bool) -> Self {
         Doublewrite {
-            area_gate: Arc::new(SyncGate::new(Arc::clone(&area.device))),
+            area_gate: Arc::new(data_gate.sibling(Arc::clone(&area.device))),
             area,
             data_gate,
             fsync,

@@ -35,6 +35,7 @@ fn config(pool_config: &str) -> BenchConfig {
         progress: false,
         record: None,
         check: true,
+        repeats: 1,
     }
 }
 

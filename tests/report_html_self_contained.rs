@@ -120,6 +120,7 @@ fn run(scheme: &str, index: usize) -> RunResult {
             windows: 4,
             period_s: None,
             verdict: "yes (cv 0.05, drift +1% over 4 windows of 0.5 s)".into(),
+            ..Steadiness::default()
         },
         config_diff: if index == 0 {
             vec![ConfigDiff {
@@ -134,6 +135,7 @@ fn run(scheme: &str, index: usize) -> RunResult {
         timeline,
         pool_stats: PoolStats::default(),
         device_stats: DeviceStats::default(),
+        repeats: None,
     }
 }
 

@@ -97,23 +97,37 @@ impl Control {
     }
 }
 
-/// Runs every scheme of `config` and collects the results; `on_result` sees each finished run
-/// (or failure) as soon as it is known, so a caller can write results as they come.
+/// Runs every scheme of `config` and collects the results.
 ///
 /// # Errors
 /// [`Error::Config`] for a bad configuration (nothing ran).
 pub fn run_bench(config: &BenchConfig, factory: &TargetFactory) -> Result<BenchResults> {
-    run_bench_with(config, factory, &mut |_| {})
+    run_bench_with(config, factory, &mut |_, _| {})
 }
 
-/// [`run_bench`] with a callback after each scheme.
+/// What a run of one scheme (one repeat) ended with, as [`run_bench_with`]'s callback sees it.
+#[derive(Debug, Clone, Copy)]
+pub enum Finished<'a> {
+    /// It completed: its own record (one repeat's, not the mean).
+    Run(&'a RunResult),
+    /// It failed or did not run.
+    Failed(&'a RunFailure),
+}
+
+/// [`run_bench`] with a callback after each run of a scheme: it sees the results so far (each
+/// scheme's record the mean of its repeats so far), so a caller can write them as they come,
+/// and the run that just ended.
+///
+/// With `config.repeats` = N, the schemes run N times, interleaved (every scheme once, then
+/// every scheme again), each run on a fresh device with a fresh copy of the image; each
+/// scheme's record is then the combination of its repeats ([`super::repeat`]).
 ///
 /// # Errors
 /// As [`run_bench`].
 pub fn run_bench_with(
     config: &BenchConfig,
     factory: &TargetFactory,
-    on_result: &mut dyn FnMut(&BenchResults),
+    on_result: &mut dyn FnMut(&BenchResults, Finished<'_>),
 ) -> Result<BenchResults> {
     config.validate()?;
     let synthetic;
@@ -130,45 +144,100 @@ pub fn run_bench_with(
             driver.capacity_pages()
         )));
     }
-    let mut results = BenchResults {
-        header: Header::new(&config.command_line),
-        runs: Vec::new(),
-        failures: Vec::new(),
-    };
+    let mut header = Header::new(&config.command_line);
+    header.repeats = config.repeats;
+    let mut repeats: Vec<Vec<Option<RunResult>>> = vec![Vec::new(); config.schemes.len()];
+    let mut failures = Vec::new();
     let mut progress = CommandProgress::new(config, spec_time_scale(&config.device));
-    for (index, scheme) in config.schemes.iter().enumerate() {
-        if interrupt::interrupted() {
-            results.failures.push(RunFailure {
-                scheme: scheme.name.clone(),
-                error: "not run: interrupted (Ctrl-C)".into(),
-            });
-            continue;
-        }
-        let first_phase = if driver.is_record() {
-            Phase::Copy
-        } else {
-            Phase::Load
-        };
-        let mut line = progress.start_scheme(index, &scheme.name, first_phase);
-        let outcome = set_up(config, driver, factory, scheme).and_then(|(device, target)| {
-            run_scheme(config, driver, scheme, &mut line, &device, &*target)
-        });
-        line.finish();
-        remove_scratch_files(config);
-        match outcome {
-            Ok(mut run) => {
-                run.scheme_real_s = line.elapsed().as_secs_f64();
-                progress.finished(line.elapsed());
-                results.runs.push(run);
+    let mut results = assemble(&header, &repeats, &failures);
+    for repeat in 0..config.repeats {
+        for (index, scheme) in config.schemes.iter().enumerate() {
+            let run = run_one(config, driver, factory, &mut progress, repeat, index);
+            let finished = match run {
+                Ok(run) => {
+                    repeats[index].push(Some(run));
+                    None
+                }
+                Err(error) => {
+                    repeats[index].push(None);
+                    failures.push(RunFailure {
+                        scheme: scheme.name.clone(),
+                        error: if config.repeats > 1 {
+                            format!("repeat {} of {}: {error}", repeat + 1, config.repeats)
+                        } else {
+                            error
+                        },
+                    });
+                    failures.last()
+                }
+            };
+            results = assemble(&header, &repeats, &failures);
+            match (finished, repeats[index].last()) {
+                (Some(failure), _) => on_result(&results, Finished::Failed(failure)),
+                (None, Some(Some(run))) => on_result(&results, Finished::Run(run)),
+                _ => {}
             }
-            Err(err) => results.failures.push(RunFailure {
-                scheme: scheme.name.clone(),
-                error: err.to_string(),
-            }),
         }
-        on_result(&results);
     }
     Ok(results)
+}
+
+/// Runs scheme `index` once (repeat `repeat`, 0-based): set-up, run, scratch files removed.
+///
+/// # Errors
+/// Why it failed or did not run, in words.
+fn run_one(
+    config: &BenchConfig,
+    driver: &dyn Driver,
+    factory: &TargetFactory,
+    progress: &mut CommandProgress,
+    repeat: usize,
+    index: usize,
+) -> std::result::Result<RunResult, String> {
+    let scheme = &config.schemes[index];
+    if interrupt::interrupted() {
+        return Err("not run: interrupted (Ctrl-C)".into());
+    }
+    let first_phase = if driver.is_record() {
+        Phase::Copy
+    } else {
+        Phase::Load
+    };
+    let label = if config.repeats > 1 {
+        format!("{} #{}", scheme.name, repeat + 1)
+    } else {
+        scheme.name.clone()
+    };
+    let position = repeat * config.schemes.len() + index;
+    let mut line = progress.start_scheme(position, &label, first_phase);
+    let outcome = set_up(config, driver, factory, scheme).and_then(|(device, target)| {
+        run_scheme(config, driver, scheme, &mut line, &device, &*target)
+    });
+    line.finish();
+    remove_scratch_files(config);
+    let mut run = outcome.map_err(|err| err.to_string())?;
+    run.scheme_real_s = line.elapsed().as_secs_f64();
+    progress.finished(line.elapsed());
+    Ok(run)
+}
+
+/// The results so far: per scheme (in order), the combination of its repeats
+/// ([`super::repeat::combine`]) with its ratio to the first scheme's.
+fn assemble(
+    header: &Header,
+    repeats: &[Vec<Option<RunResult>>],
+    failures: &[RunFailure],
+) -> BenchResults {
+    let mut runs: Vec<RunResult> = repeats
+        .iter()
+        .filter_map(|runs| super::repeat::combine(runs.clone()))
+        .collect();
+    super::repeat::add_ratios(&mut runs);
+    BenchResults {
+        header: header.clone(),
+        runs,
+        failures: failures.to_vec(),
+    }
 }
 
 /// Deletes the `file:` devices bench created for a scheme (validation refused existing ones,
@@ -351,6 +420,9 @@ fn run_scheme(
         )));
     }
     let mut result = build_result(config, driver, scheme, device, &measured, &outcome);
+    let cycle =
+        super::cycles::writer_cycle(scheme, config.buffer_pages, config.pool_config.as_deref());
+    super::cycles::record(&mut result.steadiness, cycle.as_ref(), result.duration_s);
     result.config_diff =
         super::report::config_diffs(scheme, config.buffer_pages, config.pool_config.as_deref())?;
     result.check = check;
@@ -689,6 +761,7 @@ fn build_result(
         timeline: measured.timeline.points().to_vec(),
         pool_stats: pool,
         device_stats,
+        repeats: None,
     }
 }
 

@@ -9,6 +9,9 @@
 //! - [`timeline`]: the 100 ms device-time sampler and steadiness. [`cpu`]: CPU use and the
 //!   CPU-/device-bound verdict. [`capacity`]: the device's peak bandwidth at a run's mix.
 //! - [`report`]: the comparison table and results.json. [`plot`]: SVG plots and report.html.
+//! - [`repeat`]: `--repeat N`, each scheme's repeats combined (means, every run kept, a
+//!   summary); [`stats`]: the means and 95% confidence intervals. [`cycles`]: the whole
+//!   background-writer cycles a measured phase held.
 //!   [`progress`]: the progress line (scheme i of N, phase, ETA of the whole command).
 //!
 //! The harness builds each scheme's target through a [`TargetFactory`]; [`default_factory`]
@@ -22,13 +25,16 @@
 
 pub mod capacity;
 pub mod cpu;
+pub mod cycles;
 pub mod driver;
 pub mod harness;
 pub mod image;
 pub mod interrupt;
 pub mod plot;
 pub mod progress;
+pub mod repeat;
 pub mod report;
+pub mod stats;
 pub mod target;
 pub mod timeline;
 
@@ -260,6 +266,8 @@ pub struct BenchConfig {
     /// Run the workload's consistency check and the tree check after each scheme's measured
     /// phase (record workloads; `--no-check` turns it off).
     pub check: bool,
+    /// Runs of each scheme (`--repeat`, at least 1), interleaved ([`harness::run_bench_with`]).
+    pub repeats: usize,
 }
 
 /// Upper bound on worker threads (every loop and queue is bounded).
@@ -321,6 +329,13 @@ impl BenchConfig {
         if warmup > MAX_PHASE {
             return Err(Error::Config(format!(
                 "the warm-up must be at most {MAX_PHASE:?} of device time"
+            )));
+        }
+        if self.repeats == 0 || self.repeats > repeat::MAX_REPEATS {
+            return Err(Error::Config(format!(
+                "repeats must be between 1 and {}, not {}",
+                repeat::MAX_REPEATS,
+                self.repeats
             )));
         }
         if self.step.is_zero() {

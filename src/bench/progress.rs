@@ -127,7 +127,7 @@ impl CommandProgress {
     #[must_use]
     pub fn new(config: &BenchConfig, time_scale: f64) -> CommandProgress {
         CommandProgress {
-            schemes: config.schemes.len(),
+            schemes: config.schemes.len() * config.repeats.max(1),
             estimate_s: initial_estimate_s(config, time_scale),
             finished_s: Vec::new(),
             visible: config.progress,

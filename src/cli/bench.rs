@@ -145,6 +145,13 @@ pub struct BenchArgs {
     /// Write results.json, throughput/timeline/latency SVG plots and report.html here.
     #[arg(long)]
     pub out: Option<PathBuf>,
+    /// Run each scheme N times, interleaved (every scheme, then every scheme again, ...), each
+    /// on a fresh device with a fresh copy of the same image, and report the mean and 95%
+    /// confidence interval (Student t) of every metric: `812 ±23` in the table; in
+    /// results.json every run under its scheme's `runs` and per metric `summary` {mean, ci95,
+    /// n}, the scheme's own fields being the means.
+    #[arg(long, default_value_t = 1)]
+    pub repeat: usize,
     /// Do not draw the progress line (scheme i of N, its phase, the ETA of the whole command);
     /// the one-line summary of each finished scheme still prints.
     #[arg(long)]
@@ -243,6 +250,16 @@ impl BenchArgs {
         }
         let warmup =
             parse_warmup(&self.warmup).map_err(|why| flag_error("--warmup", &self.warmup, &why))?;
+        if self.repeat == 0 || self.repeat > crate::bench::repeat::MAX_REPEATS {
+            return Err(flag_error(
+                "--repeat",
+                &self.repeat.to_string(),
+                &format!(
+                    "runs per scheme must be between 1 and {}",
+                    crate::bench::repeat::MAX_REPEATS
+                ),
+            ));
+        }
         let mut workload = SyntheticConfig::new(mix, db_pages, page_size);
         workload.seed = self.seed;
         if let Some(text) = &self.read_ratio {
@@ -272,6 +289,7 @@ impl BenchArgs {
             progress: !self.no_progress,
             record: None,
             check: !self.no_check,
+            repeats: self.repeat,
         };
         config.validate()?;
         Ok(config)
@@ -746,10 +764,20 @@ pub fn failures_error(results: &BenchResults) -> Result<()> {
         .iter()
         .map(|f| format!("scheme `{}`: {}", f.scheme, f.error))
         .collect();
+    let completed: usize = results
+        .runs
+        .iter()
+        .map(|run| run.repeats.as_ref().map_or(1, |r| r.completed().count()))
+        .sum();
+    let unit = if results.header.repeats > 1 {
+        "runs"
+    } else {
+        "schemes"
+    };
     Err(Error::Config(format!(
-        "{} of {} schemes failed: {}",
+        "{} of {} {unit} failed: {}",
         failed.len(),
-        results.runs.len() + results.failures.len(),
+        completed + results.failures.len(),
         failed.join("; ")
     )))
 }
@@ -783,11 +811,20 @@ pub fn run_prepared(args: &BenchArgs, config: &BenchConfig) -> Result<BenchResul
     } else {
         "A real device: time scale 1, this host is the host".to_string()
     };
+    let repeats = if config.repeats > 1 {
+        format!(
+            " x {} repeats (interleaved, {} runs)",
+            config.repeats,
+            config.repeats * config.schemes.len()
+        )
+    } else {
+        String::new()
+    };
     eprintln!(
-        "bench: workload {workload}, {} scheme(s), device {}, log {}, {} threads, buffer {} of \
-         {} pages of {} bytes, warm-up {}, {:?} measured per scheme (device time). {host}; \
-         each scheme takes about {:.0}-{:.0} s of real time (plus the copy of the image and, \
-         for record workloads, the consistency check).",
+        "bench: workload {workload}, {} scheme(s){repeats}, device {}, log {}, {} threads, \
+         buffer {} of {} pages of {} bytes, warm-up {}, {:?} measured per run (device time). \
+         {host}; each run takes about {:.0}-{:.0} s of real time (plus the copy of the image \
+         and, for record workloads, the consistency check).",
         config.schemes.len(),
         config.device,
         config
@@ -806,10 +843,10 @@ pub fn run_prepared(args: &BenchArgs, config: &BenchConfig) -> Result<BenchResul
     );
     let factory = default_factory();
     crate::bench::interrupt::install();
-    let mut runs_reported = 0;
-    let results = crate::bench::harness::run_bench_with(config, &*factory, &mut |so_far| {
-        on_scheme_finished(args, so_far, &mut runs_reported);
-    })?;
+    let results =
+        crate::bench::harness::run_bench_with(config, &*factory, &mut |so_far, finished| {
+            on_run_finished(args, so_far, finished);
+        })?;
     super::out(&report::format_table(&results));
     if config.record.is_some() && !config.check {
         super::out("consistency check: SKIPPED (--no-check)\n");
@@ -828,12 +865,12 @@ pub fn run_prepared(args: &BenchArgs, config: &BenchConfig) -> Result<BenchResul
     Ok(results)
 }
 
-/// After each scheme: the results so far go to disk at once (results.json grows run by run,
-/// so a kill or a failing later scheme loses nothing measured) and a summary line is printed.
-fn on_scheme_finished(
+/// After each run: the results so far go to disk at once (results.json grows run by run, so
+/// a kill or a failing later scheme loses nothing measured) and a summary line is printed.
+fn on_run_finished(
     args: &BenchArgs,
     so_far: &crate::bench::report::BenchResults,
-    runs_reported: &mut usize,
+    finished: crate::bench::harness::Finished<'_>,
 ) {
     if let Some(path) = &args.json
         && let Err(err) = so_far.write_json(path)
@@ -845,11 +882,8 @@ fn on_scheme_finished(
     {
         eprintln!("flashbuf: writing {}: {err}", dir.display());
     }
-    if so_far.runs.len() > *runs_reported
-        && let Some(run) = so_far.runs.last()
-    {
-        *runs_reported = so_far.runs.len();
-        eprintln!(
+    match finished {
+        crate::bench::harness::Finished::Run(run) => eprintln!(
             "  done: {} {:.0} {}, read stalls {:.1}%, {}, steady {}, {:.0} s real{}",
             run.scheme,
             run.throughput,
@@ -862,9 +896,10 @@ fn on_scheme_finished(
                 ", check clean ({} rows, {} trees)",
                 check.rows_scanned, check.trees
             ))
-        );
-    } else if let Some(failure) = so_far.failures.last() {
-        eprintln!("  failed: {}: {}", failure.scheme, failure.error);
+        ),
+        crate::bench::harness::Finished::Failed(failure) => {
+            eprintln!("  failed: {}: {}", failure.scheme, failure.error);
+        }
     }
 }
 

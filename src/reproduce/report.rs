@@ -42,6 +42,8 @@ struct Row {
     paper: f64,
     unit: String,
     ours: Option<f64>,
+    /// Half-width of the 95% interval of `ours` (with `--repeat N`).
+    ours_ci95: Option<f64>,
     paper_ratio: Option<f64>,
     ours_ratio: Option<f64>,
 }
@@ -84,6 +86,9 @@ fn rows(experiment: &Experiment, measured: &Measured) -> Vec<Row> {
             paper: value.value,
             unit: value.unit.clone(),
             ours,
+            ours_ci95: measured
+                .interval(&value.point, &value.scheme, metric.id)
+                .and_then(|interval| interval.ci95),
             paper_ratio: ratio(Some(value.value), paper_base(&value.point, metric.id)),
             ours_ratio: ratio(ours, ours_base),
         });
@@ -370,7 +375,13 @@ fn side_by_side_table(out: &mut String, experiment: &Experiment, measured: &Meas
             row.metric,
             fmt(row.paper),
             escape(&row.unit),
-            opt(row.ours),
+            row.ours.map_or_else(
+                || "-".to_string(),
+                |ours| match row.ours_ci95 {
+                    Some(half) => format!("{} ±{}", fmt(ours), fmt(half)),
+                    None => fmt(ours),
+                }
+            ),
             opt(row.paper_ratio),
             opt(row.ours_ratio),
             escape(&value.source)

@@ -9,8 +9,13 @@
 //! merged), a timeline at the configured device-time step, pool, device and log counter deltas,
 //! process CPU, and the device's peak bandwidth at the run's mix.
 //!
-//! A scheme that cannot be set up or fails while running is recorded in
-//! [`BenchResults::failures`] and the next scheme runs.
+//! With `repeats` = N (`--repeat`), every scheme runs N times, interleaved (s1, s2, s1, s2,
+//! ...), each run as above on its own fresh device and image copy; each scheme's record is the
+//! combination of its runs ([`super::repeat`]). Each run's steadiness also counts the whole
+//! background-writer cycles its measured phase held ([`super::cycles`]).
+//!
+//! A scheme (repeat) that cannot be set up or fails while running is recorded in
+//! [`BenchResults::failures`] and the next one runs.
 //!
 //! Threads: the workers and one control thread (the caller). Shared state is the `Control`
 //! block: the phase word, per-worker op counters and the first error; no locks on the op path.

@@ -220,7 +220,11 @@ fn mean_cdf(cdfs: &[&Vec<(f64, f64)>]) -> Vec<(f64, f64)> {
         return Vec::new();
     };
     let aligned = present.iter().all(|cdf| {
-        cdf.len() == first.len() && cdf.iter().zip(first.iter()).all(|(a, b)| a.1 == b.1)
+        cdf.len() == first.len()
+            && cdf
+                .iter()
+                .zip(first.iter())
+                .all(|(a, b)| (a.1 - b.1).abs() <= f64::EPSILON)
     });
     if !aligned {
         return (*first).clone();
@@ -242,7 +246,7 @@ fn label_counts(labels: &[&str]) -> String {
     if counts.len() == 1 {
         return counts[0].0.to_string();
     }
-    counts.sort_by(|a, b| b.1.cmp(&a.1));
+    counts.sort_by_key(|(_, count)| std::cmp::Reverse(*count));
     counts
         .iter()
         .map(|(label, count)| format!("{label} {count}/{}", labels.len()))

@@ -135,6 +135,7 @@ fn run(scheme: &str, index: usize) -> RunResult {
         timeline,
         pool_stats: PoolStats::default(),
         device_stats: DeviceStats::default(),
+        host_lateness: None,
         repeats: None,
     }
 }

@@ -356,10 +356,14 @@ fn run_scheme(
     let run = driver.start()?;
     let types = driver.op_types().len();
     let control = Control::new(config.threads);
-    let (measured, histograms) = std::thread::scope(|scope| {
+    let (measured, histograms, lateness) = std::thread::scope(|scope| {
+        let control = &control;
+        let lateness = std::thread::Builder::new()
+            .name("bench-lateness".into())
+            .spawn_scoped(scope, move || probe_lateness(control))
+            .ok();
         let mut handles = Vec::with_capacity(config.threads);
         for thread in 0..config.threads {
-            let control = &control;
             let run = &*run;
             let spawned = std::thread::Builder::new()
                 .name(format!("bench-worker-{thread}"))
@@ -374,8 +378,9 @@ fn run_scheme(
                 }
             }
         }
-        let measured = control_loop(config, &control, target, device, line);
+        let measured = control_loop(config, control, target, device, line);
         control.phase.store(PHASE_STOP, Ordering::Release);
+        let lateness = lateness.and_then(|handle| handle.join().ok()).flatten();
         let histograms: Vec<Result<WorkerOutcome>> = handles
             .into_iter()
             .map(|handle| {
@@ -384,7 +389,7 @@ fn run_scheme(
                     .unwrap_or_else(|_| Err(Error::Config("a worker thread panicked".into())))
             })
             .collect();
-        (measured, histograms)
+        (measured, histograms, lateness)
     });
     if interrupt::interrupted() {
         line.finish();
@@ -425,6 +430,14 @@ fn run_scheme(
         )));
     }
     let mut result = build_result(config, driver, scheme, device, &measured, &outcome);
+    result.host_lateness = lateness.and_then(|probe| {
+        let reference = super::lateness::reference_us(
+            result.fsync.count,
+            result.fsync.mean_ms,
+            result.latency_ms.mean,
+        );
+        probe.summary(result.time_scale, reference)
+    });
     let cycle =
         super::cycles::writer_cycle(scheme, config.buffer_pages, config.pool_config.as_deref());
     super::cycles::record(&mut result.steadiness, cycle.as_ref(), result.duration_s);
@@ -433,6 +446,21 @@ fn run_scheme(
     result.check = check;
     result.check_skipped = !config.check && driver.is_record();
     Ok(result)
+}
+
+/// The lateness probe's thread ([`super::lateness`]): sleeps until the run stops, recording
+/// the measured phase's wake-ups. Bound: until the control thread (or a failing worker) sets
+/// STOP.
+fn probe_lateness(control: &Control) -> Option<super::lateness::LatenessProbe> {
+    let mut probe = super::lateness::LatenessProbe::new()?;
+    loop {
+        let phase = control.phase.load(Ordering::Acquire);
+        if phase == PHASE_STOP {
+            break;
+        }
+        probe.sleep_once(phase == PHASE_MEASURE);
+    }
+    Some(probe)
 }
 
 fn worker_loop(
@@ -766,6 +794,7 @@ fn build_result(
         timeline: measured.timeline.points().to_vec(),
         pool_stats: pool,
         device_stats,
+        host_lateness: None,
         repeats: None,
     }
 }

@@ -12,6 +12,7 @@
 //! - `bound` is the repeats' common verdict, or each verdict with its count (`device-bound 2/3,
 //!   mixed 1/3`); `steadiness.steady` holds when every repeat was steady, its verdict counts
 //!   them;
+//! - `host_lateness`: the means, and its warning when any repeat had one;
 //! - `timeline`, `config_diff`, `check`, `pool_stats` and `device_stats` (raw counters) are
 //!   the first completed repeat's: every repeat's are under `runs`, and `summary` has the means
 //!   and intervals of the raw counters too.
@@ -444,7 +445,36 @@ fn mean_record(runs: &[&RunResult]) -> Option<RunResult> {
         timeline: first.timeline.clone(),
         pool_stats: first.pool_stats.clone(),
         device_stats: first.device_stats.clone(),
+        host_lateness: mean_lateness(runs),
         repeats: None,
+    })
+}
+
+fn mean_lateness(runs: &[&RunResult]) -> Option<super::lateness::Lateness> {
+    let all: Vec<&super::lateness::Lateness> = runs
+        .iter()
+        .filter_map(|r| r.host_lateness.as_ref())
+        .collect();
+    let m = |f: fn(&super::lateness::Lateness) -> f64| mean(all.iter().map(|l| f(l)));
+    let warnings = all.iter().filter(|l| l.warning.is_some()).count();
+    (!all.is_empty()).then(|| super::lateness::Lateness {
+        samples: mean(all.iter().map(|l| l.samples as f64)).round() as u64,
+        mean_us: m(|l| l.mean_us),
+        p50_us: m(|l| l.p50_us),
+        p99_us: m(|l| l.p99_us),
+        max_us: m(|l| l.max_us),
+        device_mean_us: m(|l| l.device_mean_us),
+        reference_us: m(|l| l.reference_us),
+        error_share: m(|l| l.error_share),
+        warning: (warnings > 0).then(|| {
+            format!(
+                "{warnings} of {} repeats: {}",
+                all.len(),
+                all.iter()
+                    .find_map(|l| l.warning.as_deref())
+                    .unwrap_or_default()
+            )
+        }),
     })
 }
 
@@ -526,6 +556,7 @@ mod tests {
             timeline: Vec::new(),
             pool_stats: crate::pool::PoolStats::default(),
             device_stats: crate::device::DeviceStats::default(),
+            host_lateness: None,
             repeats: None,
         }
     }

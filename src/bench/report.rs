@@ -30,6 +30,8 @@
 //!               timeline [ {t_s, throughput, free_frames, dirty_pages, misses, read_stalls,
 //!                           p_scan?, p_io?} ],
 //!               pool_stats {..}, device_stats {..},
+//!               host_lateness {samples, mean_us, p50_us, p99_us, max_us, device_mean_us,
+//!                              reference_us, error_share, warning} | null,
 //!               runs [ {..} | null ], summary { PATH: {mean, ci95, n} } } ],
 //!   "failures": [ { scheme, error } ] }
 //! ```
@@ -380,6 +382,9 @@ pub struct RunResult {
     pub pool_stats: PoolStats,
     /// Raw device counters over the measured phase.
     pub device_stats: DeviceStats,
+    /// How late the host woke sleeping threads in the measured phase, and the timing error
+    /// that makes ([`super::lateness`]; `None`: not measured).
+    pub host_lateness: Option<super::lateness::Lateness>,
     /// `--repeat N` (N > 1): every repeat's record and the summary; the fields above are then
     /// the means ([`super::repeat`]). `None` for a single run.
     #[serde(flatten)]
@@ -579,6 +584,7 @@ pub fn format_table(results: &BenchResults) -> String {
     }
     append_aligned(&mut out, &rows);
     super::cycles::append_warnings(&mut out, &results.runs);
+    super::lateness::append_warnings(&mut out, &results.runs);
     if record {
         append_record_table(&mut out, results);
         append_type_table(&mut out, results);
@@ -631,8 +637,10 @@ fn append_record_table(out: &mut String, results: &BenchResults) {
             count("aborts", run.aborts),
             count("retries", run.retries),
             count("rollbacks", run.rollbacks),
-            run.device_read_share
-                .map_or_else(|| "-".to_string(), |share| format!("{:.1}", share * 100.0)),
+            run.device_read_share.map_or_else(
+                || "-".to_string(),
+                |share| cell(run, "device_read_share", share, 100.0, 1),
+            ),
             check,
         ]);
     }
@@ -694,7 +702,7 @@ fn append_type_table(out: &mut String, results: &BenchResults) {
 fn table_row(run: &RunResult, first: &RunResult) -> Vec<String> {
     let cpu = match (run.cpu.cores_used, run.cpu.pct_of_available) {
         (Some(cores), Some(pct)) => format!(
-            "{cores:.2} ({})",
+            "{cores:.2} ({}%)",
             cell(run, "cpu.pct_of_available", pct, 1.0, 0)
         ),
         _ => "-".to_string(),

@@ -9,8 +9,10 @@
 //! `flush_log_at_trx_commit = 0` (the papers' MySQL configuration), buffer 10% of a 512 MiB
 //! database of 16 KiB pages (32768 pages, 3277 frames), the `ms` mix, 64 threads, warm-up
 //! until the buffer is full and throughput steady, then a measured phase in device time. The
-//! emulated devices' time scale is chosen so that this host models the LRU-C paper's 32 cores
-//! (`--model-cores`), unless the device string sets `time_scale`.
+//! emulated devices' time scale is chosen automatically: the lowest of 4, 8 and 16 at which this
+//! host's measured wake-up lateness stays within 2% of a 1 ms device wait
+//! ([`crate::bench::lateness`]; docs/results.md, "How low the time scale can go"), unless
+//! `--model-cores` (time scale = model cores / host cores) or the device string sets it.
 //!
 //! Why `ms` (50/50, 90/10) rather than `wis`: the schemes differ in what happens when a READ
 //! misses and the victim is dirty (read stalls, synchronous writes); `ms` has many reads and, at
@@ -48,8 +50,6 @@ use crate::workload::ycsb::{YcsbConfig, YcsbWorkload};
 pub const DEFAULT_THREADS: usize = 64;
 /// Upper bound of the automatic warm-up, device time.
 pub const DEFAULT_WARMUP_MAX: Duration = Duration::from_secs(10);
-/// The host the default time scale models (the LRU-C paper's 32 cores).
-pub const DEFAULT_MODEL_CORES: f64 = 32.0;
 
 /// Arguments of `bench`.
 #[derive(Debug, Clone, clap::Args)]
@@ -101,9 +101,12 @@ pub struct BenchArgs {
     #[arg(long, default_value_t = 0)]
     pub flush_log_at_trx_commit: u8,
     /// Cores of the host to model: emulated devices run at time scale MODEL_CORES / this
-    /// host's cores, unless the device string sets time_scale.
-    #[arg(long, default_value_t = DEFAULT_MODEL_CORES)]
-    pub model_cores: f64,
+    /// host's cores, unless the device string sets time_scale. Default: automatic, the lowest
+    /// of time scales 4, 8, 16 at which a 0.5 s probe of how late this host wakes sleeping
+    /// threads keeps that lateness within 2% of a 1 ms device wait (`--model-cores 32` is the
+    /// former default, time scale 16 on 2 cores).
+    #[arg(long)]
+    pub model_cores: Option<f64>,
     /// Buffer size: a percentage of the database (`10%`), a page count (`4096`) or a size
     /// (`64MiB`).
     #[arg(long, default_value = "10%")]
@@ -415,13 +418,16 @@ impl RecordFlags {
 const RECORD_PAGES_MAX: u64 = 1 << 40;
 
 impl BenchArgs {
-    /// The time scale that makes this host model `--model-cores` cores.
+    /// The time scale that makes this host model `--model-cores` cores, or the automatic one
+    /// ([`auto_time_scale`]) without the flag.
     fn time_scale(&self) -> Result<f64> {
         let cores = crate::bench::cpu::available_cores().max(1) as f64;
-        if !(self.model_cores.is_finite() && self.model_cores > 0.0 && self.model_cores <= 4096.0) {
+        if let Some(model_cores) = self.model_cores
+            && !(model_cores.is_finite() && model_cores > 0.0 && model_cores <= 4096.0)
+        {
             return Err(flag_error(
                 "--model-cores",
-                &self.model_cores.to_string(),
+                &model_cores.to_string(),
                 "must be in (0, 4096]",
             ));
         }
@@ -434,11 +440,50 @@ impl BenchArgs {
         if !data_is_emulated {
             return Ok(1.0);
         }
-        Ok((self.model_cores / cores).max(1.0))
+        Ok(match self.model_cores {
+            Some(model_cores) => (model_cores / cores).max(1.0),
+            None => auto_time_scale().scale,
+        })
     }
 }
 
+/// The automatic time scale and the lateness it was chosen from.
+#[derive(Debug, Clone, Copy)]
+pub struct AutoTimeScale {
+    /// The chosen time scale.
+    pub scale: f64,
+    /// The probe's mean wake-up lateness, real microseconds.
+    pub lateness_us: f64,
+}
+
+/// The automatic time scale ([`crate::bench::lateness::choose_time_scale`]), measured once per
+/// process (the first call probes the host for half a second), so that every point of a sweep
+/// and every experiment of a reproduction run at the same scale.
+#[must_use]
+pub fn auto_time_scale() -> AutoTimeScale {
+    use crate::bench::lateness::{AUTO_PROBE, AUTO_SCALES, LatenessProbe, choose_time_scale};
+    static CHOSEN: std::sync::OnceLock<AutoTimeScale> = std::sync::OnceLock::new();
+    *CHOSEN.get_or_init(|| {
+        let lateness_us = LatenessProbe::new().map_or(f64::INFINITY, |mut probe| {
+            probe.run_for(AUTO_PROBE);
+            probe.summary(1.0, 0.0).map_or(f64::INFINITY, |l| l.mean_us)
+        });
+        let scale = if lateness_us.is_finite() {
+            choose_time_scale(lateness_us)
+        } else {
+            AUTO_SCALES[AUTO_SCALES.len() - 1]
+        };
+        AutoTimeScale { scale, lateness_us }
+    })
+}
+
 /// Adds `time_scale=SCALE` to an emulated device string that does not set one.
+/// Whether the device flag is an emulated device string that sets its own `time_scale`.
+fn device_sets_time_scale(device: &str) -> bool {
+    matches!(DeviceSpec::parse(device), Ok(DeviceSpec::Emulated { options, .. })
+        if options.iter().any(|(key, _)| key == "time_scale"))
+}
+
 fn with_time_scale(spec: DeviceSpec, scale: f64) -> DeviceSpec {
     match spec {
         DeviceSpec::Emulated {
@@ -788,7 +833,8 @@ pub fn failures_error(results: &BenchResults) -> Result<()> {
 /// # Errors
 /// Files that cannot be written; a configuration the harness refuses.
 pub fn run_prepared(args: &BenchArgs, config: &BenchConfig) -> Result<BenchResults> {
-    let scale = args.time_scale()?;
+    // The data device's own scale (the flags' unless its string sets one).
+    let scale = crate::bench::progress::spec_time_scale(&config.device);
     let warmup_max = match config.warmup {
         WarmUp::For(d) | WarmUp::UntilSteady { max: d } => d,
     };
@@ -804,8 +850,19 @@ pub fn run_prepared(args: &BenchArgs, config: &BenchConfig) -> Result<BenchResul
         |record| record.spec().describe(),
     );
     let host = if matches!(config.device, DeviceSpec::Emulated { .. }) {
+        let chosen = if args.model_cores.is_none() && !device_sets_time_scale(&args.device) {
+            let auto = auto_time_scale();
+            format!(
+                " (automatic: this host woke sleeping threads {:.0} us late, {:.1} us of device \
+                 time; --model-cores sets it)",
+                auto.lateness_us,
+                auto.lateness_us / scale
+            )
+        } else {
+            String::new()
+        };
         format!(
-            "Time scale {scale}: this host models {:.0} cores",
+            "Time scale {scale}{chosen}: this host models {:.0} cores",
             scale * crate::bench::cpu::available_cores() as f64
         )
     } else {
@@ -884,12 +941,19 @@ fn on_run_finished(
     }
     match finished {
         crate::bench::harness::Finished::Run(run) => eprintln!(
-            "  done: {} {:.0} {}, read stalls {:.1}%, {}, steady {}, {:.0} s real{}",
+            "  done: {} {:.0} {}, read stalls {:.1}%, {}{}, steady {}, {:.0} s real{}",
             run.scheme,
             run.throughput,
             run.unit,
             run.read_stall_ratio * 100.0,
             run.bound,
+            run.host_lateness
+                .as_ref()
+                .map_or_else(String::new, |late| format!(
+                    ", wake-ups {:.0} us late (timing error {:.2}%)",
+                    late.mean_us,
+                    late.error_share * 100.0
+                )),
             run.steadiness.verdict,
             run.scheme_real_s,
             run.check.as_ref().map_or_else(String::new, |check| format!(

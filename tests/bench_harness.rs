@@ -178,6 +178,7 @@ fn small_config(mix: Mix, schemes: Vec<Scheme>) -> BenchConfig {
         progress: false,
         record: None,
         check: true,
+        repeats: 1,
     }
 }
 

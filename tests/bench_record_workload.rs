@@ -44,6 +44,7 @@ fn config(check: bool) -> BenchConfig {
         progress: false,
         record: Some(Arc::new(RecordDriver::new(spec, Arc::new(image)).unwrap())),
         check,
+        repeats: 1,
     }
 }
 

@@ -37,6 +37,7 @@ fn config(pool_config: &str) -> BenchConfig {
         progress: false,
         record: None,
         check: true,
+        repeats: 1,
     }
 }
 

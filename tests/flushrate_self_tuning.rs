@@ -41,6 +41,7 @@ fn config(schemes: &[&str]) -> BenchConfig {
         progress: false,
         record: None,
         check: true,
+        repeats: 1,
     }
 }
 

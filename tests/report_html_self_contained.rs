@@ -124,6 +124,7 @@ fn run(scheme: &str, index: usize) -> RunResult {
             windows: 4,
             period_s: None,
             verdict: "yes (cv 0.05, drift +1% over 4 windows of 0.5 s)".into(),
+            ..Steadiness::default()
         },
         config_diff: if index == 0 {
             vec![ConfigDiff {
@@ -139,6 +140,8 @@ fn run(scheme: &str, index: usize) -> RunResult {
         pool_stats: PoolStats::default(),
         device_stats: DeviceStats::default(),
         regime: None,
+        host_lateness: None,
+        repeats: None,
     }
 }
 

@@ -55,3 +55,24 @@ fn runnable_experiments_pass_the_checks_and_the_others_say_what_they_need() {
     }
     assert!(runnable >= 25, "{runnable} runnable");
 }
+
+/// A full reproduction repeats every scheme 3 times, a quick one once; `--repeat` overrides
+/// both, and `--set` flags come after (they win).
+#[test]
+fn full_runs_repeat_three_times_and_quick_runs_once() {
+    use flashbuf::cli::reproduce::{FULL_REPEATS, command_line, repeats};
+    let experiments = registry().unwrap();
+    let experiment = experiments.iter().find(|e| e.runnable()).unwrap();
+    let repeat_of = |line: &[String]| {
+        let at = line.iter().rposition(|arg| arg == "--repeat").unwrap();
+        line[at + 1].clone()
+    };
+    assert_eq!(FULL_REPEATS, 3);
+    assert_eq!(repeats(experiment, false, None), 3);
+    assert_eq!(repeats(experiment, true, None), 1);
+    assert_eq!(repeats(experiment, false, Some(5)), 5);
+    assert_eq!(repeat_of(&command_line(experiment, false, None, None)), "3");
+    assert_eq!(repeat_of(&command_line(experiment, true, None, None)), "1");
+    let line = command_line(experiment, false, Some(2), Some("--repeat 4"));
+    assert_eq!(repeat_of(&line), "4", "--set comes last");
+}

@@ -12,7 +12,7 @@ fn claim(text: &str) -> Claim {
 fn measured(a: [f64; 3], b: [f64; 3]) -> Measured {
     let mut m = Measured {
         points: vec!["p1".into(), "p2".into(), "p3".into()],
-        values: Vec::new(),
+        ..Measured::default()
     };
     for i in 0..3 {
         m.values.push((i, "a".into(), "throughput", a[i]));
@@ -131,4 +131,83 @@ fn missing_measurements_are_not_evaluated() {
     let v = judge(&c, &measured([1.0; 3], [1.0; 3]));
     assert_eq!(v.outcome, Outcome::NotEvaluated);
     assert!(v.reason.contains("no throughput for c"), "{}", v.reason);
+}
+
+/// With repeats, each compared value carries its interval: a metric's as measured, a factor's
+/// the delta-method one over the repeat pairs; the reason prints it beside the value; the
+/// outcome is decided by the values alone.
+#[test]
+fn verdicts_carry_the_intervals_of_repeats() {
+    use flashbuf::bench::stats::Interval;
+    let mut m = measured([300.0, 300.0, 300.0], [100.0, 100.0, 100.0]);
+    for i in 0..3 {
+        m.repeats.push((
+            i,
+            "a".into(),
+            "throughput",
+            vec![Some(290.0), None, Some(310.0), Some(300.0)],
+        ));
+        m.repeats.push((
+            i,
+            "b".into(),
+            "throughput",
+            vec![Some(100.0), Some(90.0), Some(110.0), Some(100.0)],
+        ));
+        m.intervals.push((
+            i,
+            "a".into(),
+            "throughput",
+            Interval {
+                mean: 300.0,
+                ci95: Some(24.8),
+                n: 3,
+            },
+        ));
+    }
+    let ratio = judge(
+        &claim(
+            r#"text = "a beats b"
+               kind = "ratio"
+               scheme = "a"
+               baseline = "b"
+               metric = "throughput"
+               at_least = 2.5"#,
+        ),
+        &m,
+    );
+    assert_eq!(ratio.outcome, Outcome::Reproduced, "{}", ratio.reason);
+    assert_eq!(ratio.measured.len(), 3);
+    let first = &ratio.measured[0];
+    // Pairs (290, 100), (310, 110), (300, 100): the failed repeat 2 is left out.
+    assert_eq!(first.n, 3);
+    assert!((first.value - 3.0).abs() < 1e-12);
+    let half = first.ci95.expect("a factor interval");
+    assert!(half > 0.0 && half < 1.0, "{half}");
+    assert!(ratio.reason.contains("p1: 3.000 ±"), "{}", ratio.reason);
+    let range = judge(
+        &claim(
+            r#"text = "a in range"
+               kind = "range"
+               scheme = "a"
+               metric = "throughput"
+               min = 250.0"#,
+        ),
+        &m,
+    );
+    assert_eq!(range.measured[1].ci95, Some(24.8));
+    assert_eq!(range.measured[1].n, 3);
+    assert!(range.reason.contains("p2: 300 ±25"), "{}", range.reason);
+    // Without repeats: values only, no interval.
+    let single = judge(
+        &claim(
+            r#"text = "b in range"
+               kind = "range"
+               scheme = "b"
+               metric = "throughput"
+               min = 50.0"#,
+        ),
+        &measured([300.0, 300.0, 300.0], [100.0, 100.0, 100.0]),
+    );
+    assert!(single.measured.iter().all(|c| c.ci95.is_none() && c.n == 0));
+    assert!(!single.reason.contains('±'));
 }

@@ -254,6 +254,7 @@ mod tests {
             progress: false,
             record: None,
             check: true,
+            repeats: 1,
         }
     }
 

@@ -9,8 +9,13 @@
 //! merged), a timeline at the configured device-time step, pool, device and log counter deltas,
 //! process CPU, and the device's peak bandwidth at the run's mix.
 //!
-//! A scheme that cannot be set up or fails while running is recorded in
-//! [`BenchResults::failures`] and the next scheme runs.
+//! With `repeats` = N (`--repeat`), every scheme runs N times, interleaved (s1, s2, s1, s2,
+//! ...), each run as above on its own fresh device and image copy; each scheme's record is the
+//! combination of its runs ([`super::repeat`]). Each run's steadiness also counts the whole
+//! background-writer cycles its measured phase held ([`super::cycles`]).
+//!
+//! A scheme (repeat) that cannot be set up or fails while running is recorded in
+//! [`BenchResults::failures`] and the next one runs.
 //!
 //! Threads: the workers and one control thread (the caller). Shared state is the `Control`
 //! block: the phase word, per-worker op counters and the first error; no locks on the op path.
@@ -97,23 +102,37 @@ impl Control {
     }
 }
 
-/// Runs every scheme of `config` and collects the results; `on_result` sees each finished run
-/// (or failure) as soon as it is known, so a caller can write results as they come.
+/// Runs every scheme of `config` and collects the results.
 ///
 /// # Errors
 /// [`Error::Config`] for a bad configuration (nothing ran).
 pub fn run_bench(config: &BenchConfig, factory: &TargetFactory) -> Result<BenchResults> {
-    run_bench_with(config, factory, &mut |_| {})
+    run_bench_with(config, factory, &mut |_, _| {})
 }
 
-/// [`run_bench`] with a callback after each scheme.
+/// What a run of one scheme (one repeat) ended with, as [`run_bench_with`]'s callback sees it.
+#[derive(Debug, Clone, Copy)]
+pub enum Finished<'a> {
+    /// It completed: its own record (one repeat's, not the mean).
+    Run(&'a RunResult),
+    /// It failed or did not run.
+    Failed(&'a RunFailure),
+}
+
+/// [`run_bench`] with a callback after each run of a scheme: it sees the results so far (each
+/// scheme's record the mean of its repeats so far), so a caller can write them as they come,
+/// and the run that just ended.
+///
+/// With `config.repeats` = N, the schemes run N times, interleaved (every scheme once, then
+/// every scheme again), each run on a fresh device with a fresh copy of the image; each
+/// scheme's record is then the combination of its repeats ([`super::repeat`]).
 ///
 /// # Errors
 /// As [`run_bench`].
 pub fn run_bench_with(
     config: &BenchConfig,
     factory: &TargetFactory,
-    on_result: &mut dyn FnMut(&BenchResults),
+    on_result: &mut dyn FnMut(&BenchResults, Finished<'_>),
 ) -> Result<BenchResults> {
     config.validate()?;
     let synthetic;
@@ -130,46 +149,101 @@ pub fn run_bench_with(
             driver.capacity_pages()
         )));
     }
-    let mut results = BenchResults {
-        header: Header::new(&config.command_line),
-        runs: Vec::new(),
-        failures: Vec::new(),
-    };
+    let mut header = Header::new(&config.command_line);
+    header.repeats = config.repeats;
+    let mut repeats: Vec<Vec<Option<RunResult>>> = vec![Vec::new(); config.schemes.len()];
+    let mut failures = Vec::new();
     let mut progress = CommandProgress::new(config);
-    for (index, scheme) in config.schemes.iter().enumerate() {
-        if interrupt::interrupted() {
-            results.failures.push(RunFailure {
-                scheme: scheme.name.clone(),
-                error: "not run: interrupted (Ctrl-C)".into(),
-            });
-            continue;
-        }
-        let first_phase = if driver.is_record() {
-            Phase::Copy
-        } else {
-            Phase::Load
-        };
-        let mut line = progress.start_scheme(index, &scheme.name, first_phase);
-        let outcome = set_up(config, driver, factory, scheme).and_then(|(device, target)| {
-            run_scheme(config, driver, scheme, &mut line, &device, &*target)
-        });
-        line.finish();
-        remove_scratch_files(config);
-        match outcome {
-            Ok(mut run) => {
-                run.scheme_real_s = line.elapsed().as_secs_f64();
-                run.phases_real_s = line.phase_times();
-                progress.finished(line.elapsed());
-                results.runs.push(run);
+    let mut results = assemble(&header, &repeats, &failures);
+    for repeat in 0..config.repeats {
+        for (index, scheme) in config.schemes.iter().enumerate() {
+            let run = run_one(config, driver, factory, &mut progress, repeat, index);
+            let finished = match run {
+                Ok(run) => {
+                    repeats[index].push(Some(run));
+                    None
+                }
+                Err(error) => {
+                    repeats[index].push(None);
+                    failures.push(RunFailure {
+                        scheme: scheme.name.clone(),
+                        error: if config.repeats > 1 {
+                            format!("repeat {} of {}: {error}", repeat + 1, config.repeats)
+                        } else {
+                            error
+                        },
+                    });
+                    failures.last()
+                }
+            };
+            results = assemble(&header, &repeats, &failures);
+            match (finished, repeats[index].last()) {
+                (Some(failure), _) => on_result(&results, Finished::Failed(failure)),
+                (None, Some(Some(run))) => on_result(&results, Finished::Run(run)),
+                _ => {}
             }
-            Err(err) => results.failures.push(RunFailure {
-                scheme: scheme.name.clone(),
-                error: err.to_string(),
-            }),
         }
-        on_result(&results);
     }
     Ok(results)
+}
+
+/// Runs scheme `index` once (repeat `repeat`, 0-based): set-up, run, scratch files removed.
+///
+/// # Errors
+/// Why it failed or did not run, in words.
+fn run_one(
+    config: &BenchConfig,
+    driver: &dyn Driver,
+    factory: &TargetFactory,
+    progress: &mut CommandProgress,
+    repeat: usize,
+    index: usize,
+) -> std::result::Result<RunResult, String> {
+    let scheme = &config.schemes[index];
+    if interrupt::interrupted() {
+        return Err("not run: interrupted (Ctrl-C)".into());
+    }
+    let first_phase = if driver.is_record() {
+        Phase::Copy
+    } else {
+        Phase::Load
+    };
+    let label = if config.repeats > 1 {
+        format!("{} #{}", scheme.name, repeat + 1)
+    } else {
+        scheme.name.clone()
+    };
+    let position = repeat * config.schemes.len() + index;
+    let mut line = progress.start_scheme(position, &label, first_phase);
+    let outcome = set_up(config, driver, factory, scheme).and_then(|(device, target)| {
+        run_scheme(config, driver, scheme, &mut line, &device, &*target)
+    });
+    line.finish();
+    remove_scratch_files(config);
+    let mut run = outcome.map_err(|err| err.to_string())?;
+    run.scheme_real_s = line.elapsed().as_secs_f64();
+    run.phases_real_s = line.phase_times();
+    progress.finished(line.elapsed());
+    Ok(run)
+}
+
+/// The results so far: per scheme (in order), the combination of its repeats
+/// ([`super::repeat::combine`]) with its ratio to the first scheme's.
+fn assemble(
+    header: &Header,
+    repeats: &[Vec<Option<RunResult>>],
+    failures: &[RunFailure],
+) -> BenchResults {
+    let mut runs: Vec<RunResult> = repeats
+        .iter()
+        .filter_map(|runs| super::repeat::combine(runs.clone()))
+        .collect();
+    super::repeat::add_ratios(&mut runs);
+    BenchResults {
+        header: header.clone(),
+        runs,
+        failures: failures.to_vec(),
+    }
 }
 
 /// Deletes the `file:` devices bench created for a scheme (validation refused existing ones,
@@ -285,10 +359,14 @@ fn run_scheme(
     let run = driver.start()?;
     let types = driver.op_types().len();
     let control = Control::new(config.threads);
-    let (measured, histograms) = std::thread::scope(|scope| {
+    let (measured, histograms, lateness) = std::thread::scope(|scope| {
+        let control = &control;
+        let lateness = std::thread::Builder::new()
+            .name("bench-lateness".into())
+            .spawn_scoped(scope, move || probe_lateness(control))
+            .ok();
         let mut handles = Vec::with_capacity(config.threads);
         for thread in 0..config.threads {
-            let control = &control;
             let run = &*run;
             let spawned = std::thread::Builder::new()
                 .name(format!("bench-worker-{thread}"))
@@ -303,8 +381,9 @@ fn run_scheme(
                 }
             }
         }
-        let measured = control_loop(config, &control, target, device, line);
+        let measured = control_loop(config, control, target, device, line);
         control.phase.store(PHASE_STOP, Ordering::Release);
+        let lateness = lateness.and_then(|handle| handle.join().ok()).flatten();
         let histograms: Vec<Result<WorkerOutcome>> = handles
             .into_iter()
             .map(|handle| {
@@ -313,7 +392,7 @@ fn run_scheme(
                     .unwrap_or_else(|_| Err(Error::Config("a worker thread panicked".into())))
             })
             .collect();
-        (measured, histograms)
+        (measured, histograms, lateness)
     });
     if interrupt::interrupted() {
         line.finish();
@@ -354,12 +433,38 @@ fn run_scheme(
         )));
     }
     let mut result = build_result(config, driver, scheme, device, &measured, &outcome);
+    result.host_lateness = lateness.and_then(|probe| {
+        let reference = super::lateness::reference_us(
+            result.fsync.count,
+            result.fsync.mean_ms,
+            result.latency_ms.mean,
+        );
+        probe.summary(result.time_scale, reference)
+    });
+    let cycle =
+        super::cycles::writer_cycle(scheme, config.buffer_pages, config.pool_config.as_deref());
+    super::cycles::record(&mut result.steadiness, cycle.as_ref(), result.duration_s);
     result.config_diff =
         super::report::config_diffs(scheme, config.buffer_pages, config.pool_config.as_deref())?;
     result.regime = Some(run_regime(config, scheme, &measured, &result)?);
     result.check = check;
     result.check_skipped = !config.check && driver.is_record();
     Ok(result)
+}
+
+/// The lateness probe's thread ([`super::lateness`]): sleeps until the run stops, recording
+/// the measured phase's wake-ups. Bound: until the control thread (or a failing worker) sets
+/// STOP.
+fn probe_lateness(control: &Control) -> Option<super::lateness::LatenessProbe> {
+    let mut probe = super::lateness::LatenessProbe::new()?;
+    loop {
+        let phase = control.phase.load(Ordering::Acquire);
+        if phase == PHASE_STOP {
+            break;
+        }
+        probe.sleep_once(phase == PHASE_MEASURE);
+    }
+    Some(probe)
 }
 
 fn worker_loop(
@@ -736,6 +841,8 @@ fn build_result(
         pool_stats: pool,
         device_stats,
         regime: None,
+        host_lateness: None,
+        repeats: None,
     }
 }
 

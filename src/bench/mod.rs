@@ -10,6 +10,10 @@
 //! - [`timeline`]: the 100 ms device-time sampler and steadiness. [`cpu`]: CPU use and the
 //!   CPU-/device-bound verdict. [`capacity`]: the device's peak bandwidth at a run's mix.
 //! - [`report`]: the comparison table and results.json. [`plot`]: SVG plots and report.html.
+//! - [`repeat`]: `--repeat N`, each scheme's repeats combined (means, every run kept, a
+//!   summary); [`stats`]: the means and 95% confidence intervals. [`cycles`]: the whole
+//!   background-writer cycles a measured phase held. [`lateness`]: how late the host wakes
+//!   sleeping threads, the emulated devices' timing error.
 //!   [`progress`]: the progress line (scheme i of N, phase, ETA of the whole command).
 //!   [`estimate`]: the real time of a scheme, estimated before the run.
 //!
@@ -19,21 +23,27 @@
 //! Time bases: emulated devices run `time_scale` times slower than real time. Durations,
 //! throughput, IOPS, MB/s and latencies are in DEVICE time; mutex waits and CPU are in real
 //! time (host-side costs). The model host a run stands for is `cores x time_scale` cores (the
-//! device sees the host's work that many times faster); by default the time scale is chosen so
-//! that it models the LRU-C paper's 32-core host.
+//! device sees the host's work that many times faster). By default the CLI chooses the time
+//! scale from how late this host wakes sleeping threads ([`lateness`]): the runs stay
+//! device-bound at a few percent CPU even at low scales, so the limit is the emulated devices'
+//! timing error, not the model host's size.
 
 pub mod capacity;
 pub mod chart;
 pub mod cpu;
+pub mod cycles;
 pub mod driver;
 pub mod estimate;
 pub mod harness;
 pub mod image;
 pub mod interrupt;
+pub mod lateness;
 pub mod plot;
 pub mod progress;
 pub mod regime;
+pub mod repeat;
 pub mod report;
+pub mod stats;
 pub mod table;
 pub mod target;
 pub mod timeline;
@@ -274,6 +284,8 @@ pub struct BenchConfig {
     /// Run the workload's consistency check and the tree check after each scheme's measured
     /// phase (record workloads; `--no-check` turns it off).
     pub check: bool,
+    /// Runs of each scheme (`--repeat`, at least 1), interleaved ([`harness::run_bench_with`]).
+    pub repeats: usize,
 }
 
 /// Upper bound on worker threads (every loop and queue is bounded).
@@ -335,6 +347,13 @@ impl BenchConfig {
         if warmup > MAX_PHASE {
             return Err(Error::Config(format!(
                 "the warm-up must be at most {MAX_PHASE:?} of device time"
+            )));
+        }
+        if self.repeats == 0 || self.repeats > repeat::MAX_REPEATS {
+            return Err(Error::Config(format!(
+                "repeats must be between 1 and {}, not {}",
+                repeat::MAX_REPEATS,
+                self.repeats
             )));
         }
         if self.step.is_zero() {

@@ -139,6 +139,9 @@ pub fn comparison_html(comparison: &Comparison) -> String {
     for table in &comparison.tables {
         out.push_str(&table.to_html(column_meaning));
     }
+    for warning in &comparison.warnings {
+        let _ = writeln!(out, "<p class=\"warning\">warning: {}</p>", escape(warning));
+    }
     out
 }
 

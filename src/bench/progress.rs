@@ -1,5 +1,6 @@
 //! Progress of a whole bench command (issue 13 item 7): which scheme of how many, its phase
-//! (load or copy, warm-up, measure, verify, write back) and an ETA for the whole command.
+//! (load or copy, warm-up, measure, verify, write back) and an ETA for the whole command. With
+//! `--repeat N` a "scheme" here is one run: there are schemes x N of them, named `vanilla #2`.
 //!
 //! The ETA is (what remains of the current scheme) + (schemes after it) x (the expected real
 //! time of one scheme). Before any scheme finished, the expected time is
@@ -220,7 +221,7 @@ impl CommandProgress {
     #[must_use]
     pub fn new(config: &BenchConfig) -> CommandProgress {
         CommandProgress {
-            schemes: config.schemes.len(),
+            schemes: config.schemes.len() * config.repeats.max(1),
             estimate_s: initial_estimate_s(config),
             finished_s: Vec::new(),
             visible: config.progress,

@@ -141,6 +141,9 @@ pub struct RegimeQuantity {
     pub ratio: Option<f64>,
     /// Whether ours lies within the factor (or tolerance) of the paper's.
     pub within: Option<bool>,
+    /// The absolute difference from the paper's value that counts as within too (for values
+    /// near zero, where a factor means nothing).
+    pub tolerance: f64,
 }
 
 /// A run's regime (`regime` in results.json).
@@ -237,6 +240,45 @@ pub fn measure_quantities(run: &RunResult, inputs: &RegimeInputs) -> Quantities 
     q
 }
 
+/// Whether `ours` lies within `factor` of `paper`'s value, or within `tolerance` of it.
+fn is_within(ours: f64, paper: f64, factor: f64, tolerance: f64) -> bool {
+    if paper == 0.0 {
+        ours <= tolerance
+    } else {
+        (1.0 / factor..=factor).contains(&(ours / paper)) || (ours - paper).abs() <= tolerance
+    }
+}
+
+/// The regime of `--repeat N` runs of one scheme: each quantity the mean of the repeats that
+/// measured it, judged against the paper's value again. The pool's shape is the first run's
+/// (every repeat runs the same configuration). `None` without a measured regime.
+#[must_use]
+pub fn mean(regimes: &[&Regime]) -> Option<Regime> {
+    let first = *regimes.first()?;
+    let mut combined = first.clone();
+    combined.outside.clear();
+    for (index, quantity) in combined.quantities.iter_mut().enumerate() {
+        let values: Vec<f64> = regimes
+            .iter()
+            .filter_map(|r| r.quantities.get(index).and_then(|q| q.ours))
+            .collect();
+        quantity.ours =
+            (!values.is_empty()).then(|| values.iter().sum::<f64>() / values.len() as f64);
+        quantity.ratio = quantity
+            .ours
+            .zip(quantity.paper)
+            .and_then(|(o, t)| (t != 0.0).then_some(o / t));
+        quantity.within = quantity
+            .ours
+            .zip(quantity.paper)
+            .map(|(o, t)| is_within(o, t, first.factor, quantity.tolerance));
+        if quantity.within == Some(false) {
+            combined.outside.push(quantity.name.clone());
+        }
+    }
+    Some(combined)
+}
+
 /// The regime of `run` against `paper` (when the run's workload is the paper's).
 #[must_use]
 pub fn regime(run: &RunResult, inputs: &RegimeInputs, paper: Option<&PaperRegime>) -> Regime {
@@ -253,13 +295,9 @@ pub fn regime(run: &RunResult, inputs: &RegimeInputs, paper: Option<&PaperRegime
         let ratio = our
             .zip(theirs)
             .and_then(|(o, t)| (t != 0.0).then_some(o / t));
-        let within = our.zip(theirs).map(|(o, t)| {
-            if t == 0.0 {
-                o <= tolerance
-            } else {
-                (1.0 / factor..=factor).contains(&(o / t)) || (o - t).abs() <= tolerance
-            }
-        });
+        let within = our
+            .zip(theirs)
+            .map(|(o, t)| is_within(o, t, factor, tolerance));
         if within == Some(false) {
             outside.push((*name).to_string());
         }
@@ -269,6 +307,7 @@ pub fn regime(run: &RunResult, inputs: &RegimeInputs, paper: Option<&PaperRegime
             paper: theirs,
             ratio,
             within,
+            tolerance,
         });
     }
     Regime {

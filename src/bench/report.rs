@@ -26,13 +26,21 @@
 //!               log {commits_per_s,mbps,flushes_per_s,mean_group_size,checkpoints} | null,
 //!               mutex_wait_ms {name: ms}, mutex_wait_total_ms, cpu_util, bound, cpu {..},
 //!               steadiness {warmup_steady, cv, steady, drift, window_s, windows, period_s,
-//!                           verdict},
+//!                           cycle_s, cycle_of, whole_cycles, cycles_warning, verdict},
 //!               config_diff [ {key, value, default, source} ],
 //!               timeline [ {t_s, throughput, free_frames, dirty_pages, misses, read_stalls,
 //!                           p_scan?, p_io?} ],
-//!               pool_stats {..}, device_stats {..} } ],
+//!               pool_stats {..}, device_stats {..},
+//!               host_lateness {samples, mean_us, p50_us, p99_us, max_us, device_mean_us,
+//!                              reference_us, error_share, warning} | null,
+//!               runs [ {..} | null ], summary { PATH: {mean, ci95, n} } } ],
 //!   "failures": [ { scheme, error } ] }
 //! ```
+//!
+//! With `--repeat N` (N > 1; `header.repeats`), each scheme's record holds the means over its
+//! repeats, `runs` every repeat's full record and `summary` the mean and 95% interval of every
+//! metric, including `ratio` to the first scheme ([`super::repeat`] says how each is made).
+//! A single run has neither `runs` nor `summary`.
 //!
 //! Record workloads (TPC-C, YCSB, LinkBench): `unit` is `tx/s`, `workload` the workload's
 //! name, `locality` its parameters, `read_ratio` the device's observed read share,
@@ -50,6 +58,7 @@ use std::path::Path;
 use serde::Serialize;
 
 use super::cpu::CpuUtil;
+use super::repeat::cell;
 use super::table::Table;
 use super::timeline::TimelinePoint;
 use crate::device::DeviceStats;
@@ -74,6 +83,8 @@ pub struct Header {
     pub command_line: String,
     /// Which figures are in device time.
     pub time_base: String,
+    /// Runs per scheme (`--repeat`): each scheme's record is their mean when more than one.
+    pub repeats: usize,
 }
 
 impl Header {
@@ -86,6 +97,7 @@ impl Header {
             host_cores: super::cpu::available_cores(),
             command_line: command_line.to_string(),
             time_base: TIME_BASE_NOTE.to_string(),
+            repeats: 1,
         }
     }
 }
@@ -229,6 +241,15 @@ pub struct Steadiness {
     pub windows: usize,
     /// The throughput's period, device seconds (`None`: none found).
     pub period_s: Option<f64>,
+    /// The scheme's background writer period, device seconds ([`super::cycles`]; `None`: no
+    /// background writer).
+    pub cycle_s: Option<f64>,
+    /// That writer: `page cleaner`, `LRU-C flusher` or `bgwriter`.
+    pub cycle_of: Option<String>,
+    /// Whole writer cycles the measured phase held.
+    pub whole_cycles: Option<u64>,
+    /// Set when it held fewer than [`super::cycles::MIN_WHOLE_CYCLES`].
+    pub cycles_warning: Option<String>,
     /// The verdict in words: `yes (cv 0.03, drift +2% over 5 windows of 0.6 s, whole 0.6 s
     /// cycles)`, `no: drifts (...)`, `no: too short (...)`.
     pub verdict: String,
@@ -246,6 +267,10 @@ impl Steadiness {
             window_s: verdict.window_s,
             windows: verdict.windows,
             period_s: verdict.period_s,
+            cycle_s: None,
+            cycle_of: None,
+            whole_cycles: None,
+            cycles_warning: None,
             verdict: verdict.reason,
         }
     }
@@ -364,6 +389,13 @@ pub struct RunResult {
     /// The quantities that govern the pool's dynamics, beside the paper's
     /// ([`super::regime`]; `None` until the harness has measured them).
     pub regime: Option<super::regime::Regime>,
+    /// How late the host woke sleeping threads in the measured phase, and the timing error
+    /// that makes ([`super::lateness`]; `None`: not measured).
+    pub host_lateness: Option<super::lateness::Lateness>,
+    /// `--repeat N` (N > 1): every repeat's record and the summary; the fields above are then
+    /// the means ([`super::repeat`]). `None` for a single run.
+    #[serde(flatten)]
+    pub repeats: Option<Box<super::repeat::Repeats>>,
 }
 
 /// One operation (transaction) type's measurements.
@@ -498,6 +530,9 @@ pub struct Comparison {
     pub notes: Vec<String>,
     /// The tables, the comparison first.
     pub tables: Vec<Table>,
+    /// `scheme: warning` per run whose figures need care: too few whole cleaner cycles
+    /// ([`super::cycles`]), a host that woke threads late ([`super::lateness`]).
+    pub warnings: Vec<String>,
     /// `scheme: error` per failed scheme.
     pub failures: Vec<String>,
 }
@@ -516,6 +551,9 @@ impl Comparison {
                 out.push('\n');
             }
             out.push_str(&table.to_text());
+        }
+        for warning in &self.warnings {
+            let _ = writeln!(out, "warning: {warning}");
         }
         for failure in &self.failures {
             let _ = writeln!(out, "FAILED {failure}");
@@ -548,6 +586,7 @@ pub fn comparison(results: &BenchResults) -> Comparison {
         return Comparison {
             notes: vec!["no completed runs".to_string()],
             tables: Vec::new(),
+            warnings: Vec::new(),
             failures,
         };
     };
@@ -558,9 +597,12 @@ pub fn comparison(results: &BenchResults) -> Comparison {
         tables.push(type_table(results));
     }
     tables.extend(mutex_table(results));
+    let mut warnings = super::cycles::warnings(&results.runs);
+    warnings.extend(super::lateness::warnings(&results.runs));
     Comparison {
         notes: run_notes(first, record),
         tables,
+        warnings,
         failures,
     }
 }
@@ -616,9 +658,17 @@ fn main_table(results: &BenchResults, record: bool) -> Table {
         "bound",
         "steady",
     ]);
-    let base_throughput = results.runs.first().map_or(0.0, |run| run.throughput);
-    for run in &results.runs {
-        table.rows.push(table_row(run, base_throughput));
+    if let Some(label) = results.runs.first().and_then(super::repeat::repeats_label) {
+        table = table.with_caption(format!(
+            "each figure the mean of {label} (interleaved, fresh image copies); ±: half-width of \
+             its 95% confidence interval (Student t); ratio: of the means, delta-method interval \
+             over the repeat pairs"
+        ));
+    }
+    if let Some(first) = results.runs.first() {
+        for run in &results.runs {
+            table.rows.push(table_row(run, first));
+        }
     }
     table
 }
@@ -651,16 +701,19 @@ fn record_table(results: &BenchResults) -> Table {
             (None, true) => "skipped (--no-check)".to_string(),
             (None, false) => "-".to_string(),
         };
+        let count = |path: &str, value: u64| cell(run, path, value as f64, 1.0, 0);
         table.rows.push(vec![
             run.scheme.clone(),
-            format!("{:.0}", run.throughput),
+            cell(run, "throughput", run.throughput, 1.0, 0),
             run.tpmc
-                .map_or_else(|| "-".to_string(), |tpmc| format!("{tpmc:.0}")),
-            run.aborts.to_string(),
-            run.retries.to_string(),
-            run.rollbacks.to_string(),
-            run.device_read_share
-                .map_or_else(|| "-".to_string(), |share| format!("{:.1}", share * 100.0)),
+                .map_or_else(|| "-".to_string(), |tpmc| cell(run, "tpmc", tpmc, 1.0, 0)),
+            count("aborts", run.aborts),
+            count("retries", run.retries),
+            count("rollbacks", run.rollbacks),
+            run.device_read_share.map_or_else(
+                || "-".to_string(),
+                |share| cell(run, "device_read_share", share, 100.0, 1),
+            ),
             check,
         ]);
     }
@@ -687,14 +740,23 @@ fn type_table(results: &BenchResults) -> Table {
     );
     for run in &results.runs {
         for kind in &run.per_type {
+            let typed = |field: &str, value: f64, decimals: usize| {
+                cell(
+                    run,
+                    &format!("per_type.{}.{field}", kind.name),
+                    value,
+                    1.0,
+                    decimals,
+                )
+            };
             table.rows.push(vec![
                 run.scheme.clone(),
                 kind.name.clone(),
                 kind.count.to_string(),
-                format!("{:.1}", kind.throughput),
-                format!("{:.3}", kind.latency_ms.mean),
-                format!("{:.3}", kind.latency_ms.p95),
-                format!("{:.3}", kind.latency_ms.p99),
+                typed("throughput", kind.throughput, 1),
+                typed("latency_ms.mean", kind.latency_ms.mean, 3),
+                typed("latency_ms.p95", kind.latency_ms.p95, 3),
+                typed("latency_ms.p99", kind.latency_ms.p99, 3),
                 kind.aborts.to_string(),
                 kind.retries.to_string(),
                 kind.rollbacks.to_string(),
@@ -704,43 +766,56 @@ fn type_table(results: &BenchResults) -> Table {
     table
 }
 
-fn table_row(run: &RunResult, base_throughput: f64) -> Vec<String> {
-    let ratio = if base_throughput > 0.0 {
-        format!("{:.2}x", run.throughput / base_throughput)
-    } else {
-        "-".to_string()
-    };
+fn table_row(run: &RunResult, first: &RunResult) -> Vec<String> {
     let cpu = match (run.cpu.cores_used, run.cpu.pct_of_available) {
-        (Some(cores), Some(pct)) => format!("{cores:.2} ({pct:.0}%)"),
+        (Some(cores), Some(pct)) => format!(
+            "{cores:.2} ({}%)",
+            cell(run, "cpu.pct_of_available", pct, 1.0, 0)
+        ),
         _ => "-".to_string(),
     };
     vec![
         run.scheme.clone(),
-        format!("{:.0}", run.throughput),
-        ratio,
-        format!("{:.3}", run.latency_ms.p95),
-        format!("{:.3}", run.latency_ms.p99),
-        format!("{:.1}", run.hit_ratio * 100.0),
-        format!("{:.1}", run.read_stall_ratio * 100.0),
-        format!("{:.2}", run.read_stall_wait_ms.mean),
-        format!("{:.1}", run.sync_write_pct),
-        format!("{:.2}", run.fsync.mean_ms),
-        format!("{:.0}", run.io.read_iops),
-        format!("{:.0}", run.io.write_iops),
-        run.io
-            .bandwidth_share
-            .map_or_else(|| "-".to_string(), |share| format!("{:.0}", share * 100.0)),
-        format!("{:.1}", run.mutex_wait_total_ms),
+        cell(run, "throughput", run.throughput, 1.0, 0),
+        super::repeat::ratio_cell(run, first),
+        cell(run, "latency_ms.p95", run.latency_ms.p95, 1.0, 3),
+        cell(run, "latency_ms.p99", run.latency_ms.p99, 1.0, 3),
+        cell(run, "hit_ratio", run.hit_ratio, 100.0, 1),
+        cell(run, "read_stall_ratio", run.read_stall_ratio, 100.0, 1),
+        cell(
+            run,
+            "read_stall_wait_ms.mean",
+            run.read_stall_wait_ms.mean,
+            1.0,
+            2,
+        ),
+        cell(run, "sync_write_pct", run.sync_write_pct, 1.0, 1),
+        cell(run, "fsync.mean_ms", run.fsync.mean_ms, 1.0, 2),
+        cell(run, "io.read_iops", run.io.read_iops, 1.0, 0),
+        cell(run, "io.write_iops", run.io.write_iops, 1.0, 0),
+        run.io.bandwidth_share.map_or_else(
+            || "-".to_string(),
+            |share| cell(run, "io.bandwidth_share", share, 100.0, 0),
+        ),
+        cell(run, "mutex_wait_total_ms", run.mutex_wait_total_ms, 1.0, 1),
         cpu,
         run.bound.clone(),
-        steady_cell(&run.steadiness),
+        steady_cell(run),
     ]
 }
 
 /// `yes`, or `no` with the figure that failed and the window (the whole verdict is in
-/// results.json and the report's setup).
-fn steady_cell(steadiness: &Steadiness) -> String {
-    let s = steadiness;
+/// results.json and the report's setup); for repeats, how many were steady (`yes (3/3)`).
+fn steady_cell(run: &RunResult) -> String {
+    if let Some(repeats) = &run.repeats {
+        let steady = repeats.completed().filter(|r| r.steadiness.steady).count();
+        let of = repeats.completed().count();
+        return format!(
+            "{} ({steady}/{of})",
+            if steady == of { "yes" } else { "no" }
+        );
+    }
+    let s = &run.steadiness;
     if s.steady {
         format!("yes ({:.1}s w)", s.window_s)
     } else if s.windows < super::timeline::MIN_WINDOWS {
@@ -768,9 +843,10 @@ fn mutex_table(results: &BenchResults) -> Option<Table> {
     for run in &results.runs {
         let mut row = vec![run.scheme.clone()];
         row.extend(names.iter().map(|name| {
-            run.mutex_wait_ms
-                .get(*name)
-                .map_or_else(|| "-".to_string(), |ms| format!("{ms:.1}"))
+            run.mutex_wait_ms.get(*name).map_or_else(
+                || "-".to_string(),
+                |ms| cell(run, &format!("mutex_wait_ms.{name}"), *ms, 1.0, 1),
+            )
         }));
         table.rows.push(row);
     }

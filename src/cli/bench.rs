@@ -10,8 +10,10 @@
 //! `flush_log_at_trx_commit = 0` (the papers' MySQL configuration), buffer 10% of a 512 MiB
 //! database of 16 KiB pages (32768 pages, 3277 frames), the `ms` mix, 64 threads, warm-up
 //! until the buffer is full and throughput steady, then a measured phase in device time. The
-//! emulated devices' time scale is chosen so that this host models the LRU-C paper's 32 cores
-//! (`--model-cores`), unless the device string sets `time_scale`.
+//! emulated devices' time scale is chosen automatically: 8 when this host's measured wake-up
+//! lateness stays within 2% of a 1 ms device wait there, else 16
+//! ([`crate::bench::lateness`]; docs/results.md, "How low the time scale can go"), unless
+//! `--model-cores` (time scale = model cores / host cores) or the device string sets it.
 //!
 //! Why `ms` (50/50, 90/10) rather than `wis`: the schemes differ in what happens when a READ
 //! misses and the victim is dirty (read stalls, synchronous writes); `ms` has many reads and, at
@@ -50,8 +52,6 @@ use crate::workload::ycsb::{YcsbConfig, YcsbWorkload};
 pub const DEFAULT_THREADS: usize = 64;
 /// Upper bound of the automatic warm-up, device time.
 pub const DEFAULT_WARMUP_MAX: Duration = Duration::from_secs(10);
-/// The host the default time scale models (the LRU-C paper's 32 cores).
-pub const DEFAULT_MODEL_CORES: f64 = 32.0;
 
 /// Arguments of `bench`.
 #[derive(Debug, Clone, clap::Args)]
@@ -108,9 +108,12 @@ pub struct BenchArgs {
     #[arg(long, default_value_t = 0)]
     pub flush_log_at_trx_commit: u8,
     /// Cores of the host to model: emulated devices run at time scale MODEL_CORES / this
-    /// host's cores, unless the device string sets time_scale.
-    #[arg(long, default_value_t = DEFAULT_MODEL_CORES)]
-    pub model_cores: f64,
+    /// host's cores, unless the device string sets time_scale. Default: automatic, time scale
+    /// 8 when a 0.5 s probe of how late this host wakes sleeping threads keeps that lateness
+    /// within 2% of a 1 ms device wait, else 16 (`--model-cores 32` is the former default,
+    /// time scale 16 on 2 cores).
+    #[arg(long)]
+    pub model_cores: Option<f64>,
     /// Buffer size: a percentage of the database (`10%`), a page count (`4096`) or a size
     /// (`64MiB`).
     #[arg(long, default_value = "10%")]
@@ -154,6 +157,13 @@ pub struct BenchArgs {
     /// Write results.json, throughput/timeline/latency SVG plots and report.html here.
     #[arg(long)]
     pub out: Option<PathBuf>,
+    /// Run each scheme N times, interleaved (every scheme, then every scheme again, ...), each
+    /// on a fresh device with a fresh copy of the same image, and report the mean and 95%
+    /// confidence interval (Student t) of every metric: `812 ±23` in the table; in
+    /// results.json every run under its scheme's `runs` and per metric `summary` {mean, ci95,
+    /// n}, the scheme's own fields being the means.
+    #[arg(long, default_value_t = 1)]
+    pub repeat: usize,
     /// Do not draw the progress line (scheme i of N, its phase, the ETA of the whole command);
     /// the one-line summary of each finished scheme still prints.
     #[arg(long)]
@@ -238,6 +248,16 @@ impl BenchArgs {
             super::limits::check_frames(&self.buffer, buffer_pages, None)?;
         }
         let (duration, warmup) = self.phases()?;
+        if self.repeat == 0 || self.repeat > crate::bench::repeat::MAX_REPEATS {
+            return Err(flag_error(
+                "--repeat",
+                &self.repeat.to_string(),
+                &format!(
+                    "runs per scheme must be between 1 and {}",
+                    crate::bench::repeat::MAX_REPEATS
+                ),
+            ));
+        }
         let mut workload = SyntheticConfig::new(mix, db_pages, page_size);
         workload.seed = self.seed;
         if let Some(text) = &self.read_ratio {
@@ -267,6 +287,7 @@ impl BenchArgs {
             progress: !self.no_progress,
             record: None,
             check: !self.no_check,
+            repeats: self.repeat,
         };
         config.validate()?;
         Ok(config)
@@ -501,13 +522,16 @@ impl RecordFlags {
 const RECORD_PAGES_MAX: u64 = 1 << 40;
 
 impl BenchArgs {
-    /// The time scale that makes this host model `--model-cores` cores.
+    /// The time scale that makes this host model `--model-cores` cores, or the automatic one
+    /// ([`auto_time_scale`]) without the flag.
     fn time_scale(&self) -> Result<f64> {
         let cores = crate::bench::cpu::available_cores().max(1) as f64;
-        if !(self.model_cores.is_finite() && self.model_cores > 0.0 && self.model_cores <= 4096.0) {
+        if let Some(model_cores) = self.model_cores
+            && !(model_cores.is_finite() && model_cores > 0.0 && model_cores <= 4096.0)
+        {
             return Err(flag_error(
                 "--model-cores",
-                &self.model_cores.to_string(),
+                &model_cores.to_string(),
                 "must be in (0, 4096]",
             ));
         }
@@ -520,7 +544,10 @@ impl BenchArgs {
         if !data_is_emulated {
             return Ok(1.0);
         }
-        Ok((self.model_cores / cores).max(1.0))
+        Ok(match self.model_cores {
+            Some(model_cores) => (model_cores / cores).max(1.0),
+            None => auto_time_scale().scale,
+        })
     }
 }
 
@@ -547,7 +574,9 @@ impl BenchArgs {
         }
         Err(flag_error(
             "--model-cores",
-            &self.model_cores.to_string(),
+            &self
+                .model_cores
+                .map_or_else(String::new, |cores| cores.to_string()),
             &if data_emulated {
                 "every emulated device of the run sets its own time_scale, so it would be \
                  ignored; drop one or the other"
@@ -563,7 +592,43 @@ impl BenchArgs {
     }
 }
 
+/// The automatic time scale and the lateness it was chosen from.
+#[derive(Debug, Clone, Copy)]
+pub struct AutoTimeScale {
+    /// The chosen time scale.
+    pub scale: f64,
+    /// The probe's mean wake-up lateness, real microseconds.
+    pub lateness_us: f64,
+}
+
+/// The automatic time scale ([`crate::bench::lateness::choose_time_scale`]), measured once per
+/// process (the first call probes the host for half a second), so that every point of a sweep
+/// and every experiment of a reproduction run at the same scale.
+#[must_use]
+pub fn auto_time_scale() -> AutoTimeScale {
+    use crate::bench::lateness::{AUTO_PROBE, AUTO_SCALES, LatenessProbe, choose_time_scale};
+    static CHOSEN: std::sync::OnceLock<AutoTimeScale> = std::sync::OnceLock::new();
+    *CHOSEN.get_or_init(|| {
+        let lateness_us = LatenessProbe::new().map_or(f64::INFINITY, |mut probe| {
+            probe.run_for(AUTO_PROBE);
+            probe.summary(1.0, 0.0).map_or(f64::INFINITY, |l| l.mean_us)
+        });
+        let scale = if lateness_us.is_finite() {
+            choose_time_scale(lateness_us)
+        } else {
+            AUTO_SCALES[AUTO_SCALES.len() - 1]
+        };
+        AutoTimeScale { scale, lateness_us }
+    })
+}
+
 /// Adds `time_scale=SCALE` to an emulated device string that does not set one.
+/// Whether the device flag is an emulated device string that sets its own `time_scale`.
+fn device_sets_time_scale(device: &str) -> bool {
+    matches!(DeviceSpec::parse(device), Ok(DeviceSpec::Emulated { options, .. })
+        if options.iter().any(|(key, _)| key == "time_scale"))
+}
+
 fn with_time_scale(spec: DeviceSpec, scale: f64) -> DeviceSpec {
     match spec {
         DeviceSpec::Emulated {
@@ -894,10 +959,20 @@ pub fn failures_error(results: &BenchResults) -> Result<()> {
         .iter()
         .map(|f| format!("scheme `{}`: {}", f.scheme, f.error))
         .collect();
+    let completed: usize = results
+        .runs
+        .iter()
+        .map(|run| run.repeats.as_ref().map_or(1, |r| r.completed().count()))
+        .sum();
+    let unit = if results.header.repeats > 1 {
+        "runs"
+    } else {
+        "schemes"
+    };
     Err(Error::Failed(format!(
-        "{} of {} schemes failed: {}",
+        "{} of {} {unit} failed: {}",
         failed.len(),
-        results.runs.len() + results.failures.len(),
+        completed + results.failures.len(),
         failed.join("; ")
     )))
 }
@@ -921,17 +996,37 @@ pub fn run_prepared(args: &BenchArgs, config: &BenchConfig) -> Result<BenchResul
         |record| record.spec().describe(),
     );
     let host = if matches!(config.device, DeviceSpec::Emulated { .. }) {
+        let chosen = if args.model_cores.is_none() && !device_sets_time_scale(&args.device) {
+            let auto = auto_time_scale();
+            format!(
+                " (automatic: this host woke sleeping threads {:.0} us late, {:.1} us of device \
+                 time; --model-cores sets it)",
+                auto.lateness_us,
+                auto.lateness_us / scale
+            )
+        } else {
+            String::new()
+        };
         format!(
-            "Time scale {scale}: this host models {:.0} cores",
+            "Time scale {scale}{chosen}: this host models {:.0} cores",
             scale * crate::bench::cpu::available_cores() as f64
         )
     } else {
         "A real device: time scale 1, this host is the host".to_string()
     };
+    let repeats = if config.repeats > 1 {
+        format!(
+            " x {} repeats (interleaved, {} runs)",
+            config.repeats,
+            config.repeats * config.schemes.len()
+        )
+    } else {
+        String::new()
+    };
     eprintln!(
-        "bench: workload {workload}, {} scheme(s), device {}, log {}, {} threads, buffer {} of \
-         {} pages of {} bytes, warm-up {}, {} measured per scheme (device time). {host}; \
-         each scheme takes {}.",
+        "bench: workload {workload}, {} scheme(s){repeats}, device {}, log {}, {} threads, \
+         buffer {} of {} pages of {} bytes, warm-up {}, {} measured per run (device time). \
+         {host}; each run takes {}.",
         config.schemes.len(),
         config.device,
         config
@@ -948,10 +1043,10 @@ pub fn run_prepared(args: &BenchArgs, config: &BenchConfig) -> Result<BenchResul
     );
     let factory = default_factory();
     crate::bench::interrupt::install();
-    let mut runs_reported = 0;
-    let results = crate::bench::harness::run_bench_with(config, &*factory, &mut |so_far| {
-        on_scheme_finished(args, so_far, &mut runs_reported);
-    })?;
+    let results =
+        crate::bench::harness::run_bench_with(config, &*factory, &mut |so_far, finished| {
+            on_run_finished(args, so_far, finished);
+        })?;
     super::out(&report::format_table(&results));
     if config.record.is_some() && !config.check {
         super::out("consistency check: SKIPPED (--no-check)\n");
@@ -970,12 +1065,12 @@ pub fn run_prepared(args: &BenchArgs, config: &BenchConfig) -> Result<BenchResul
     Ok(results)
 }
 
-/// After each scheme: the results so far go to disk at once (results.json grows run by run,
-/// so a kill or a failing later scheme loses nothing measured) and a summary line is printed.
-fn on_scheme_finished(
+/// After each run: the results so far go to disk at once (results.json grows run by run, so
+/// a kill or a failing later scheme loses nothing measured) and a summary line is printed.
+fn on_run_finished(
     args: &BenchArgs,
     so_far: &crate::bench::report::BenchResults,
-    runs_reported: &mut usize,
+    finished: crate::bench::harness::Finished<'_>,
 ) {
     if let Some(path) = &args.json
         && let Err(err) = so_far.write_json(path)
@@ -987,17 +1082,21 @@ fn on_scheme_finished(
     {
         eprintln!("flashbuf: writing {}: {err}", dir.display());
     }
-    if so_far.runs.len() > *runs_reported
-        && let Some(run) = so_far.runs.last()
-    {
-        *runs_reported = so_far.runs.len();
-        eprintln!(
-            "  done: {} {:.0} {}, read stalls {:.1}%, {}, steady {}, {} real{}{}",
+    match finished {
+        crate::bench::harness::Finished::Run(run) => eprintln!(
+            "  done: {} {:.0} {}, read stalls {:.1}%, {}{}, steady {}, {} real{}{}",
             run.scheme,
             run.throughput,
             run.unit,
             run.read_stall_ratio * 100.0,
             run.bound,
+            run.host_lateness
+                .as_ref()
+                .map_or_else(String::new, |late| format!(
+                    ", wake-ups {:.0} us late (timing error {:.2}%)",
+                    late.mean_us,
+                    late.error_share * 100.0
+                )),
             run.steadiness.verdict,
             crate::bench::progress::format_seconds(run.scheme_real_s),
             match run.phases_real_s.describe(run.unit == "tx/s") {
@@ -1008,9 +1107,10 @@ fn on_scheme_finished(
                 ", check clean ({} rows, {} trees)",
                 check.rows_scanned, check.trees
             ))
-        );
-    } else if let Some(failure) = so_far.failures.last() {
-        eprintln!("  failed: {}: {}", failure.scheme, failure.error);
+        ),
+        crate::bench::harness::Finished::Failed(failure) => {
+            eprintln!("  failed: {}: {}", failure.scheme, failure.error);
+        }
     }
 }
 

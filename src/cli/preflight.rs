@@ -141,14 +141,15 @@ fn check_real_time(config: &BenchConfig, time_scale: f64) -> Result<()> {
         crate::bench::WarmUp::For(d) | crate::bench::WarmUp::UntilSteady { max: d } => d,
     };
     let per_scheme_s = (config.duration + warmup).as_secs_f64() * time_scale;
-    let total_s = per_scheme_s * config.schemes.len() as f64;
+    let runs = config.schemes.len() * config.repeats.max(1);
+    let total_s = per_scheme_s * runs as f64;
     if !total_s.is_finite() || total_s > MAX_REAL_TIME.as_secs_f64() {
         return Err(Error::Config(format!(
-            "this run would take up to {:.0} hours of real time ({} scheme(s) x (duration + \
-             warm-up) {:?} x time scale {time_scale}); the limit is {} hours: shorten \
-             --duration/--warmup or lower time_scale / --model-cores",
+            "this run would take up to {:.0} hours of real time ({} run(s): schemes x \
+             --repeat, x (duration + warm-up) {:?} x time scale {time_scale}); the limit is {} \
+             hours: shorten --duration/--warmup, lower --repeat or time_scale / --model-cores",
             total_s / 3600.0,
-            config.schemes.len(),
+            runs,
             config.duration + warmup,
             MAX_REAL_TIME.as_secs() / 3600
         )));

@@ -40,6 +40,11 @@ pub struct ReproduceArgs {
     /// with several ids, one subdirectory per id).
     #[arg(long)]
     pub out: Option<PathBuf>,
+    /// Runs of each scheme at each point (`bench --repeat`), whose means and 95% confidence
+    /// intervals the verdicts print: default 3 for a full run (or the experiment's own
+    /// `--repeat`, if larger), 1 with `--quick`.
+    #[arg(long)]
+    pub repeat: Option<usize>,
     /// Testing and exploration: bench flags appended to the experiment's own (the later flag
     /// wins), e.g. `--set "--device mem --log-device mem --duration 100ms"`.
     #[arg(long, allow_hyphen_values = true)]
@@ -106,7 +111,7 @@ pub fn run(args: &ReproduceArgs) -> Result<()> {
             )));
         }
         // Every run's flags (with --set) are checked before the first one starts.
-        check_line(experiment, args.quick, args.set.as_deref())?;
+        check_line(experiment, args.quick, args.repeat, args.set.as_deref())?;
     }
     let dirs: Vec<PathBuf> = experiments
         .iter()
@@ -126,7 +131,13 @@ pub fn run(args: &ReproduceArgs) -> Result<()> {
             failed.push(experiment.id.clone());
             continue;
         }
-        match run_experiment(experiment, args.quick, args.set.as_deref(), dir) {
+        match run_experiment(
+            experiment,
+            args.quick,
+            args.repeat,
+            args.set.as_deref(),
+            dir,
+        ) {
             Ok((sweep, _verdicts)) => {
                 if sweep.any_failed() {
                     failed.push(experiment.id.clone());
@@ -244,15 +255,45 @@ pub fn list() -> Result<String> {
     Ok(out)
 }
 
-/// The command line of an experiment's run (`bench ...` or `sweep ...`), with `set` appended.
+/// Runs per scheme of a full reproduction at least (issue 19: the paper averaged 3 runs).
+pub const FULL_REPEATS: usize = 3;
+
+/// The runs per scheme of an experiment's run: `requested`, else 1 with `quick`, else
+/// [`FULL_REPEATS`] or the experiment's own `--repeat` if larger.
 #[must_use]
-pub fn command_line(experiment: &Experiment, quick: bool, set: Option<&str>) -> Vec<String> {
+pub fn repeats(experiment: &Experiment, quick: bool, requested: Option<usize>) -> usize {
+    if let Some(repeats) = requested {
+        return repeats;
+    }
+    if quick {
+        return 1;
+    }
+    let args = experiment.args(false);
+    let own = args
+        .iter()
+        .position(|arg| arg == "--repeat")
+        .and_then(|at| args.get(at + 1))
+        .and_then(|value| value.parse::<usize>().ok());
+    own.map_or(FULL_REPEATS, |own| own.max(FULL_REPEATS))
+}
+
+/// The command line of an experiment's run (`bench ...` or `sweep ...`): its arguments, then
+/// `--repeat` ([`repeats`]), then `set` (whose flags win).
+#[must_use]
+pub fn command_line(
+    experiment: &Experiment,
+    quick: bool,
+    repeat: Option<usize>,
+    set: Option<&str>,
+) -> Vec<String> {
     let name = match experiment.ours.command {
         Command::Bench => "bench",
         Command::Sweep => "sweep",
     };
     let mut line = vec![name.to_string()];
     line.extend(experiment.args(quick).iter().cloned());
+    line.push("--repeat".into());
+    line.push(repeats(experiment, quick, repeat).to_string());
     line.extend(set.unwrap_or("").split_whitespace().map(str::to_string));
     line
 }
@@ -264,7 +305,7 @@ pub fn command_line(experiment: &Experiment, quick: bool, set: Option<&str>) -> 
 /// # Errors
 /// [`Error::Config`] naming the experiment and the problem.
 pub fn check_experiment(experiment: &Experiment, quick: bool) -> Result<()> {
-    let (schemes, points) = check_line(experiment, quick, None)?;
+    let (schemes, points) = check_line(experiment, quick, None, None)?;
     let fail = |why: String| Error::Config(format!("experiment {}: {why}", experiment.id));
     if quick {
         return Ok(());
@@ -305,9 +346,10 @@ pub fn check_experiment(experiment: &Experiment, quick: bool) -> Result<()> {
 pub fn check_line(
     experiment: &Experiment,
     quick: bool,
+    repeat: Option<usize>,
     set: Option<&str>,
 ) -> Result<(Vec<String>, Vec<String>)> {
-    let line = command_line(experiment, quick, set);
+    let line = command_line(experiment, quick, repeat, set);
     let fail = |why: String| Error::Config(format!("experiment {}: {why}", experiment.id));
     Ok(match experiment.ours.command {
         Command::Sweep => {
@@ -331,10 +373,11 @@ pub fn check_line(
 pub fn run_experiment(
     experiment: &Experiment,
     quick: bool,
+    repeat: Option<usize>,
     set: Option<&str>,
     dir: &Path,
 ) -> Result<(SweepResults, Vec<Verdict>)> {
-    let line = command_line(experiment, quick, set);
+    let line = command_line(experiment, quick, repeat, set);
     let shown = format!("flashbuf {}", line.join(" "));
     std::fs::create_dir_all(dir).map_err(|err| {
         Error::Config(format!("--out {}: cannot create it: {err}", dir.display()))
@@ -374,6 +417,7 @@ pub fn run_experiment(
                 vec!["-".into()],
                 schemes,
             );
+            sweep.header.repeats = results.header.repeats;
             let status = if results.failures.is_empty() {
                 PointStatus::Done
             } else {
@@ -418,6 +462,7 @@ mod tests {
             quick: true,
             out: Some(out.to_path_buf()),
             set: Some(set.into()),
+            repeat: None,
         }
     }
 

@@ -186,6 +186,7 @@ pub fn run_sweep(args: &SweepArgs, command_line: &str) -> Result<SweepResults> {
     attach_records(&mut points)?;
     let schemes = scheme_union(&points);
     let mut sweep = SweepResults::new(command_line, info.name, info.sets, values, schemes);
+    sweep.header.repeats = args.bench.repeat;
     let total = points.len();
     for (index, point) in points.iter().enumerate() {
         if crate::bench::interrupt::interrupted() {

@@ -52,6 +52,8 @@ struct Row {
     base: Option<String>,
     /// The paper gives this value as a ratio (`x SCHEME`, `x base`), not in a unit of ours.
     given_as_ratio: bool,
+    /// Half-width of the 95% interval of `ours` (with `--repeat N`).
+    ours_ci95: Option<f64>,
     paper_ratio: Option<f64>,
     ours_ratio: Option<f64>,
 }
@@ -122,6 +124,9 @@ fn rows(experiment: &Experiment, measured: &Measured) -> Vec<Row> {
             base,
             given_as_ratio: given.is_some(),
             paper_ratio,
+            ours_ci95: measured
+                .interval(&value.point, &value.scheme, metric.id)
+                .and_then(|interval| interval.ci95),
             ours_ratio: ratio(ours, ours_base),
         });
     }
@@ -504,7 +509,13 @@ fn side_by_side_table(out: &mut String, experiment: &Experiment, measured: &Meas
             row.metric,
             fmt(row.paper),
             escape(&row.unit),
-            opt(row.ours),
+            row.ours.map_or_else(
+                || "-".to_string(),
+                |ours| match row.ours_ci95 {
+                    Some(half) => format!("{} ±{}", fmt(ours), fmt(half)),
+                    None => fmt(ours),
+                }
+            ),
             escape(row.base.as_deref().unwrap_or("-")),
             opt(row.paper_ratio),
             opt(row.ours_ratio),
@@ -583,6 +594,7 @@ mod tests {
                 (0, "pg-cflru".into(), "throughput", 50_000.0),
                 (0, "ace-cflru".into(), "throughput", 60_000.0),
             ],
+            ..Measured::default()
         };
         let table = rows(&experiment, &measured);
         let at_2 = table.iter().find(|r| r.point == "2%").unwrap();

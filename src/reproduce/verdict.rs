@@ -17,12 +17,19 @@
 //!
 //! A claim whose scheme, point or metric was not measured (e.g. left out of a `--quick` run) is
 //! "not evaluated", with the reason: never guessed.
+//!
+//! Intervals (`--repeat N`, issue 19 item 6): each compared value carries its 95% confidence
+//! interval ([`Compared`], in [`Verdict::measured`] and printed beside the value, `2.860
+//! ±0.050`): a metric's from [`crate::sweep::metrics::interval`]; a factor over a baseline the
+//! delta-method interval of the ratio over the repeat pairs (repeat k of the scheme and of the
+//! baseline). The rules above judge the values alone: the intervals are reported, not used.
 
 use serde::Serialize;
 
 use super::experiment::{Claim, ClaimKind};
+use crate::bench::stats::{Interval, format_pm, ratio_interval};
 use crate::sweep::SweepResults;
-use crate::sweep::metrics::{self, Metric};
+use crate::sweep::metrics::{self, METRICS, Metric};
 
 /// The outcome of one claim.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -62,6 +69,21 @@ pub struct Verdict {
     pub outcome: Outcome,
     /// The numbers that decided it.
     pub reason: String,
+    /// The compared values, per point, with their intervals (empty when not evaluated).
+    pub measured: Vec<Compared>,
+}
+
+/// One compared value of a claim: the scheme's metric, or its factor over the baseline.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Compared {
+    /// The point (`-` for a bench run).
+    pub point: String,
+    /// The value.
+    pub value: f64,
+    /// Half-width of its 95% confidence interval (`None`: a single run, or no pairs).
+    pub ci95: Option<f64>,
+    /// Repeats (pairs, for a factor) the interval is computed from (0 without an interval).
+    pub n: usize,
 }
 
 /// What a run measured: per point, per scheme, every metric.
@@ -71,6 +93,10 @@ pub struct Measured {
     pub points: Vec<String>,
     /// (point index, scheme, metric id, value).
     pub values: Vec<(usize, String, &'static str, f64)>,
+    /// (point index, scheme, metric id, 95% interval) with `--repeat N`.
+    pub intervals: Vec<(usize, String, &'static str, Interval)>,
+    /// (point index, scheme, metric id, each repeat's value) with `--repeat N`.
+    pub repeats: Vec<(usize, String, &'static str, Vec<Option<f64>>)>,
 }
 
 impl Measured {
@@ -79,18 +105,55 @@ impl Measured {
     pub fn from_sweep(sweep: &SweepResults) -> Measured {
         let mut measured = Measured {
             points: sweep.points.iter().map(|p| p.value.clone()).collect(),
-            values: Vec::new(),
+            ..Measured::default()
         };
         for series in &sweep.series {
+            let scheme = &series.scheme;
             for (index, row) in series.rows.iter().enumerate() {
                 for (metric, value) in &row.metrics {
                     measured
                         .values
-                        .push((index, series.scheme.clone(), metric, *value));
+                        .push((index, scheme.clone(), metric, *value));
+                }
+                for (metric, interval) in &row.intervals {
+                    measured
+                        .intervals
+                        .push((index, scheme.clone(), metric, *interval));
+                }
+                let Some((run, first)) = sweep.run_at(index, scheme) else {
+                    continue;
+                };
+                for metric in METRICS {
+                    let values = metrics::repeat_values(metric, run, first);
+                    if !values.is_empty() {
+                        measured
+                            .repeats
+                            .push((index, scheme.clone(), metric.id, values));
+                    }
                 }
             }
         }
         measured
+    }
+
+    /// A value's 95% interval, if measured with repeats.
+    #[must_use]
+    pub fn interval(&self, point: &str, scheme: &str, metric: &str) -> Option<Interval> {
+        let index = self.points.iter().position(|p| p == point)?;
+        self.intervals
+            .iter()
+            .find(|(i, s, m, _)| *i == index && s == scheme && *m == metric)
+            .map(|(_, _, _, interval)| *interval)
+    }
+
+    /// Each repeat's value (`None`: that repeat failed), if measured with repeats.
+    #[must_use]
+    pub fn repeat_values(&self, point: &str, scheme: &str, metric: &str) -> Option<&[Option<f64>]> {
+        let index = self.points.iter().position(|p| p == point)?;
+        self.repeats
+            .iter()
+            .find(|(i, s, m, _)| *i == index && s == scheme && *m == metric)
+            .map(|(_, _, _, values)| values.as_slice())
     }
 
     /// A value, if measured.
@@ -138,6 +201,7 @@ pub fn judge(claim: &Claim, measured: &Measured) -> Verdict {
         criterion,
         outcome,
         reason,
+        measured: Vec::new(),
     };
     let Ok(metric) = metrics::metric(&claim.metric) else {
         return verdict(
@@ -162,16 +226,20 @@ pub fn judge(claim: &Claim, measured: &Measured) -> Verdict {
         ClaimKind::Peak => judge_peak(claim, &series),
         ClaimKind::Range => judge_range(claim, &series),
     };
-    verdict(outcome, criterion(claim), reason)
+    Verdict {
+        measured: series,
+        ..verdict(outcome, criterion(claim), reason)
+    }
 }
 
-/// The compared quantity at each point: the scheme's value, or its factor over the baseline.
+/// The compared quantity at each point: the scheme's value, or its factor over the baseline,
+/// with its interval.
 fn series(
     claim: &Claim,
     metric: &Metric,
     measured: &Measured,
     points: &[String],
-) -> Result<Vec<(String, f64)>, String> {
+) -> Result<Vec<Compared>, String> {
     let mut out = Vec::with_capacity(points.len());
     for point in points {
         let value = measured
@@ -188,16 +256,50 @@ fn series(
                 Some("lower") => false,
                 _ => metric.higher_is_better,
             };
-            factor(higher, value, base)
+            let spread = factor_interval(
+                higher,
+                measured.repeat_values(point, &claim.scheme, metric.id),
+                measured.repeat_values(base_point, base_scheme, metric.id),
+            );
+            Compared {
+                point: point.clone(),
+                value: factor(higher, value, base),
+                ci95: spread.and_then(|i| i.ci95),
+                n: spread.map_or(0, |i| i.n),
+            }
         } else {
-            value
+            let spread = measured.interval(point, &claim.scheme, metric.id);
+            Compared {
+                point: point.clone(),
+                value,
+                ci95: spread.and_then(|i| i.ci95),
+                n: spread.map_or(0, |i| i.n),
+            }
         };
-        out.push((point.clone(), compared));
+        out.push(compared);
     }
     if out.is_empty() {
         return Err("no point was measured".into());
     }
     Ok(out)
+}
+
+/// The factor's interval over the repeat pairs (repeat k of the scheme over repeat k of the
+/// baseline, oriented as [`factor`]); `None` without repeats on both sides.
+fn factor_interval(
+    higher: bool,
+    values: Option<&[Option<f64>]>,
+    bases: Option<&[Option<f64>]>,
+) -> Option<Interval> {
+    let pairs: Vec<(f64, f64)> = values?
+        .iter()
+        .zip(bases?)
+        .filter_map(|(value, base)| {
+            let (value, base) = ((*value)?, (*base)?);
+            Some(if higher { (value, base) } else { (base, value) })
+        })
+        .collect();
+    ratio_interval(&pairs)
 }
 
 fn subject(claim: &Claim) -> String {
@@ -243,26 +345,36 @@ pub fn criterion(claim: &Claim) -> String {
     }
 }
 
-fn listing(series: &[(String, f64)]) -> String {
+/// A value with its interval, as [`fmt`] rounds it: `2.860 ±0.050`, `812 ±23`.
+fn fmt_compared(compared: &Compared) -> String {
+    let value = compared.value;
+    if value.is_infinite() {
+        return "inf".into();
+    }
+    let decimals = if value.abs() >= 100.0 { 0 } else { 3 };
+    format_pm(value, compared.ci95, decimals)
+}
+
+fn listing(series: &[Compared]) -> String {
     series
         .iter()
-        .map(|(point, value)| {
-            if point == "-" {
-                fmt(*value)
+        .map(|compared| {
+            if compared.point == "-" {
+                fmt_compared(compared)
             } else {
-                format!("{point}: {}", fmt(*value))
+                format!("{}: {}", compared.point, fmt_compared(compared))
             }
         })
         .collect::<Vec<_>>()
         .join(", ")
 }
 
-fn judge_ratio(claim: &Claim, series: &[(String, f64)]) -> (Outcome, String) {
+fn judge_ratio(claim: &Claim, series: &[Compared]) -> (Outcome, String) {
     let at_least = claim.at_least.unwrap_or(1.0);
     let reason = format!("measured factor {}", listing(series));
-    if series.iter().all(|(_, f)| *f >= at_least) {
+    if series.iter().all(|c| c.value >= at_least) {
         (Outcome::Reproduced, reason)
-    } else if series.iter().all(|(_, f)| *f > 1.0) {
+    } else if series.iter().all(|c| c.value > 1.0) {
         (
             Outcome::RightDirection,
             format!("{reason}: better, but below {}", fmt(at_least)),
@@ -275,7 +387,7 @@ fn judge_ratio(claim: &Claim, series: &[(String, f64)]) -> (Outcome, String) {
     }
 }
 
-fn judge_near(claim: &Claim, series: &[(String, f64)]) -> (Outcome, String) {
+fn judge_near(claim: &Claim, series: &[Compared]) -> (Outcome, String) {
     let paper = claim.value.unwrap_or(0.0);
     let tolerance = claim.tolerance.unwrap_or(0.0);
     let relative = claim.baseline.is_some() || claim.baseline_point.is_some();
@@ -287,12 +399,12 @@ fn judge_near(claim: &Claim, series: &[(String, f64)]) -> (Outcome, String) {
             ((v - paper) / paper).abs() <= tolerance
         }
     };
-    if series.iter().all(|(_, v)| close(*v)) {
+    if series.iter().all(|c| close(c.value)) {
         (Outcome::Reproduced, reason)
     } else if relative
         && series
             .iter()
-            .all(|(_, v)| (*v - 1.0).signum() == (paper - 1.0).signum())
+            .all(|c| (c.value - 1.0).signum() == (paper - 1.0).signum())
     {
         (
             Outcome::RightDirection,
@@ -303,7 +415,7 @@ fn judge_near(claim: &Claim, series: &[(String, f64)]) -> (Outcome, String) {
     }
 }
 
-fn judge_trend(claim: &Claim, series: &[(String, f64)]) -> (Outcome, String) {
+fn judge_trend(claim: &Claim, series: &[Compared]) -> (Outcome, String) {
     let rising = claim.direction.as_deref() == Some("increasing");
     let slack = claim.tolerance.unwrap_or(0.05);
     let reason = format!("measured {}", listing(series));
@@ -320,8 +432,8 @@ fn judge_trend(claim: &Claim, series: &[(String, f64)]) -> (Outcome, String) {
             b <= a * (1.0 + slack)
         }
     };
-    let steps_ok = series.windows(2).all(|w| step_ok(w[0].1, w[1].1));
-    let (first, last) = (series[0].1, series[series.len() - 1].1);
+    let steps_ok = series.windows(2).all(|w| step_ok(w[0].value, w[1].value));
+    let (first, last) = (series[0].value, series[series.len() - 1].value);
     let overall = if rising { last > first } else { last < first };
     if steps_ok && overall {
         (Outcome::Reproduced, reason)
@@ -335,15 +447,16 @@ fn judge_trend(claim: &Claim, series: &[(String, f64)]) -> (Outcome, String) {
     }
 }
 
-fn judge_peak(claim: &Claim, series: &[(String, f64)]) -> (Outcome, String) {
+fn judge_peak(claim: &Claim, series: &[Compared]) -> (Outcome, String) {
     let at = claim.at.as_deref().unwrap_or("");
-    let Some((peak_index, (peak_point, _))) = series
+    let Some((peak_index, peak)) = series
         .iter()
         .enumerate()
-        .max_by(|a, b| a.1.1.total_cmp(&b.1.1))
+        .max_by(|a, b| a.1.value.total_cmp(&b.1.value))
     else {
         return (Outcome::NotEvaluated, "no point".into());
     };
+    let peak_point = &peak.point;
     let reason = format!("measured {}; largest at {peak_point}", listing(series));
     if peak_point == at {
         (Outcome::Reproduced, reason)
@@ -357,10 +470,10 @@ fn judge_peak(claim: &Claim, series: &[(String, f64)]) -> (Outcome, String) {
     }
 }
 
-fn judge_range(claim: &Claim, series: &[(String, f64)]) -> (Outcome, String) {
+fn judge_range(claim: &Claim, series: &[Compared]) -> (Outcome, String) {
     let inside = |v: f64| claim.min.is_none_or(|m| v >= m) && claim.max.is_none_or(|m| v <= m);
     let reason = format!("measured {}", listing(series));
-    if series.iter().all(|(_, v)| inside(*v)) {
+    if series.iter().all(|c| inside(c.value)) {
         (Outcome::Reproduced, reason)
     } else {
         (Outcome::NotReproduced, reason)

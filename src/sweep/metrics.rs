@@ -2,8 +2,16 @@
 //! title, axis label and how to read it from a [`RunResult`] (some need the first scheme's run
 //! of the same point, e.g. the ratio). Sweep plots, sweep.json's series and reproduce's claims
 //! all read metrics through [`METRICS`], so an id means the same thing everywhere.
+//!
+//! With `--repeat N`, [`interval`] gives a metric's 95% confidence interval: centred on the
+//! metric of the mean records (what [`Metric::read`] gives), its half-width the Student-t one of
+//! the metric's per-repeat values ([`repeat_values`]: repeat k of the scheme with repeat k of the
+//! first scheme); for `ratio`, the bench's delta-method interval of the ratio of the means
+//! ([`crate::bench::repeat`]).
 
+use crate::bench::repeat::{RATIO_KEY, summary_of};
 use crate::bench::report::RunResult;
+use crate::bench::stats::{self, Interval};
 use crate::error::{Error, Result};
 
 /// One metric.
@@ -159,5 +167,54 @@ pub fn metric(id: &str) -> Result<&'static Metric> {
             "unknown metric `{id}`: use one of {}",
             ids.join(", ")
         ))
+    })
+}
+
+/// `metric` of each repeat of `run` (each with the first scheme's repeat of the same number),
+/// in repeat order, `None` where the repeat failed or the metric does not apply; empty for a
+/// single run.
+#[must_use]
+pub fn repeat_values(
+    metric: &Metric,
+    run: &RunResult,
+    first: Option<&RunResult>,
+) -> Vec<Option<f64>> {
+    let Some(repeats) = &run.repeats else {
+        return Vec::new();
+    };
+    let first_runs = first.and_then(|f| f.repeats.as_ref()).map(|r| &r.runs);
+    repeats
+        .runs
+        .iter()
+        .enumerate()
+        .map(|(k, repeat)| {
+            let repeat = repeat.as_ref()?;
+            let first_repeat = first_runs
+                .and_then(|runs| runs.get(k))
+                .and_then(Option::as_ref);
+            (metric.read)(repeat, first_repeat)
+        })
+        .collect()
+}
+
+/// `metric`'s 95% interval over `run`'s repeats (see the module docs); `None` for a single run
+/// or a metric that does not apply.
+#[must_use]
+pub fn interval(metric: &Metric, run: &RunResult, first: Option<&RunResult>) -> Option<Interval> {
+    run.repeats.as_ref()?;
+    let value = (metric.read)(run, first)?;
+    let spread = if metric.id == "ratio" {
+        summary_of(run, RATIO_KEY)?
+    } else {
+        let values: Vec<f64> = repeat_values(metric, run, first)
+            .into_iter()
+            .flatten()
+            .collect();
+        stats::interval(&values)?
+    };
+    Some(Interval {
+        mean: value,
+        ci95: spread.ci95,
+        n: spread.n,
     })
 }

@@ -12,7 +12,7 @@ use std::path::Path;
 
 use serde::Serialize;
 
-use super::metrics::METRICS;
+use super::metrics::{METRICS, interval};
 use crate::bench::report::{BenchResults, Header, RunResult};
 use crate::error::{Error, Result};
 
@@ -51,6 +51,10 @@ pub struct SeriesRow {
     /// Metric id -> value (absent: the scheme did not run at this point, or the metric does not
     /// apply).
     pub metrics: BTreeMap<&'static str, f64>,
+    /// With `--repeat N`: metric id -> its value's 95% interval ([`super::metrics::interval`]);
+    /// empty for single runs.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub intervals: BTreeMap<&'static str, crate::bench::stats::Interval>,
 }
 
 /// One scheme across the points.
@@ -129,17 +133,27 @@ impl SweepResults {
         let mut series = Vec::with_capacity(self.schemes.len());
         for scheme in &self.schemes {
             let rows = (0..self.points.len())
-                .map(|index| SeriesRow {
-                    value: self.points[index].value.clone(),
-                    metrics: self
-                        .run_at(index, scheme)
-                        .map(|(run, first)| {
-                            METRICS
-                                .iter()
-                                .filter_map(|m| (m.read)(run, first).map(|v| (m.id, v)))
-                                .collect()
-                        })
-                        .unwrap_or_default(),
+                .map(|index| {
+                    let run = self.run_at(index, scheme);
+                    SeriesRow {
+                        value: self.points[index].value.clone(),
+                        metrics: run
+                            .map(|(run, first)| {
+                                METRICS
+                                    .iter()
+                                    .filter_map(|m| (m.read)(run, first).map(|v| (m.id, v)))
+                                    .collect()
+                            })
+                            .unwrap_or_default(),
+                        intervals: run
+                            .map(|(run, first)| {
+                                METRICS
+                                    .iter()
+                                    .filter_map(|m| Some((m.id, interval(m, run, first)?)))
+                                    .collect()
+                            })
+                            .unwrap_or_default(),
+                    }
                 })
                 .collect();
             series.push(SchemeSeries {
@@ -191,24 +205,48 @@ impl SweepResults {
             .max()
             .unwrap_or(5)
             .max(self.param.len());
+        // With repeats, each cell carries its interval (`812 ±23`).
+        let repeated = self.header.repeats > 1
+            || self
+                .points
+                .iter()
+                .filter_map(|p| p.results.as_ref())
+                .any(|r| r.header.repeats > 1);
+        let (tx_width, ratio_width) = if repeated { (14, 12) } else { (12, 6) };
         let _ = write!(out, "{:width$}", self.param);
         for scheme in &self.schemes {
-            let _ = write!(out, " | {:>12} {:>6}", truncate(scheme, 12), "ratio");
+            let _ = write!(
+                out,
+                " | {:>tx_width$} {:>ratio_width$}",
+                truncate(scheme, tx_width),
+                "ratio"
+            );
         }
         out.push('\n');
-        let _ = writeln!(out, "{}", "-".repeat(width + self.schemes.len() * 22));
+        let _ = writeln!(
+            out,
+            "{}",
+            "-".repeat(width + self.schemes.len() * (tx_width + ratio_width + 4))
+        );
         for (index, point) in self.points.iter().enumerate() {
             let _ = write!(out, "{:width$}", point.value);
             for scheme in &self.schemes {
                 match self.run_at(index, scheme) {
                     Some((run, first)) => {
-                        let ratio = METRICS[1].read;
-                        let ratio = ratio(run, first)
-                            .map_or_else(|| "-".to_string(), |r| format!("{r:.2}"));
-                        let _ = write!(out, " | {:>12.0} {ratio:>6}", run.throughput);
+                        let [throughput, ratio] = [&METRICS[0], &METRICS[1]].map(|metric| {
+                            let decimals = if metric.id == "ratio" { 2 } else { 0 };
+                            (metric.read)(run, first).map_or_else(
+                                || "-".to_string(),
+                                |value| {
+                                    let half = interval(metric, run, first).and_then(|i| i.ci95);
+                                    crate::bench::stats::format_pm(value, half, decimals)
+                                },
+                            )
+                        });
+                        let _ = write!(out, " | {throughput:>tx_width$} {ratio:>ratio_width$}");
                     }
                     None => {
-                        let _ = write!(out, " | {:>12} {:>6}", "failed", "-");
+                        let _ = write!(out, " | {:>tx_width$} {:>ratio_width$}", "failed", "-");
                     }
                 }
             }
@@ -230,8 +268,13 @@ impl SweepResults {
             .unwrap_or_else(|| "ops/s".into());
         let _ = writeln!(
             out,
-            "(throughput in {unit}, device time; ratio to {})",
-            self.schemes.first().map_or("-", String::as_str)
+            "(throughput in {unit}, device time; ratio to {}{})",
+            self.schemes.first().map_or("-", String::as_str),
+            if repeated {
+                "; each the mean of the repeats, ± the half-width of its 95% confidence interval"
+            } else {
+                ""
+            }
         );
         out
     }

@@ -570,11 +570,13 @@ pub const CLIENT_SLC_SHARE: f64 = 0.05;
 /// faster into their SLC cache than past it (TechPowerUp, Samsung 970 EVO 500 GB).
 const SLC_OVER_TLC: f64 = 0.25;
 
-/// The flush commit of the `plp=off` profiles, us: fitted (`docs/devices.md`, "The sync price")
-/// so that a 16 KiB write + fsync on an idle drive costs what published measurements of client
-/// NVMe drives without power-loss protection give (about 0.9 ms), and checked against the
-/// LRU-C paper's mean read-stall wait on vanilla.
-pub const FLUSH_COMMIT_US: f64 = 1300.0;
+/// The flush commit of the `plp=off` profiles, us: fitted on vanilla alone
+/// (`experiments/calibration/lruc-vanilla.toml`, `docs/regime.md`, "Calibration") so that a
+/// single-page flush holds its doublewrite slot as long as the LRU-C paper's stall rate allows
+/// (8 slots / 2,264 stalls a second = 3.53 ms); a 16 KiB write + fsync on an idle drive then
+/// costs about 1.1 ms, inside published measurements of client NVMe drives without power-loss
+/// protection (0.25-2 ms; `docs/devices.md`, "The sync price").
+pub const FLUSH_COMMIT_US: f64 = 930.0;
 
 /// Garbage collection the commercial SSD profiles defer to idle die time, in blocks' worth of
 /// copies: their firmware collects in the background while free blocks last and in the

@@ -237,7 +237,29 @@ pub fn measure_quantities(run: &RunResult, inputs: &RegimeInputs) -> Quantities 
             .zip(turnover_s)
             .map(|(redo, turnover)| redo / turnover),
     );
+    insert_client_time(&mut q, run);
     q
+}
+
+/// Where a client's time goes: the time per transaction of one client (device ms; Little's
+/// law over the closed loop of `threads` clients), and the shares of the clients' time spent in
+/// read stalls (device time) and waiting for list mutexes (real time, over real time).
+fn insert_client_time(q: &mut Quantities, run: &RunResult) {
+    let record = run.unit == "tx/s" && run.throughput > 0.0;
+    let client_s = run.threads as f64 * run.duration_s;
+    let client_real_s = run.threads as f64 * run.duration_real_s;
+    q.insert(
+        "client_ms_per_transaction",
+        record.then(|| run.threads as f64 / run.throughput * 1000.0),
+    );
+    q.insert(
+        "stall_share_of_client_time",
+        (client_s > 0.0).then(|| run.pool_stats.read_stall_wait.sum_us as f64 / 1e6 / client_s),
+    );
+    q.insert(
+        "list_mutex_share_of_client_time",
+        (client_real_s > 0.0).then(|| run.mutex_wait_total_ms / 1000.0 / client_real_s),
+    );
 }
 
 /// Whether `ours` lies within `factor` of `paper`'s value, or within `tolerance` of it.
@@ -559,5 +581,48 @@ mod tests {
         run.read_stall_ratio = 0.05;
         let r = regime(&run, &inputs(), Some(&paper));
         assert!(r.outside.contains(&"read_stall_ratio".to_string()));
+    }
+
+    #[test]
+    fn where_a_clients_time_goes() {
+        // 64 clients at 250 tx/s: 256 ms each. 160 s of stalls in 640 client-seconds: 25%.
+        let mut run = run_with(70_000, 2_500, 10.0);
+        run.throughput = 250.0;
+        run.pool_stats.read_stall_wait.sum_us = 160_000_000;
+        run.mutex_wait_total_ms = 256_000.0;
+        let q = measure_quantities(&run, &inputs());
+        assert!((q["client_ms_per_transaction"].unwrap() - 256.0).abs() < 1e-9);
+        assert!((q["stall_share_of_client_time"].unwrap() - 0.25).abs() < 1e-9);
+        // Mutex waits are real time: 256 s over 64 clients x 40 real seconds.
+        assert!((q["list_mutex_share_of_client_time"].unwrap() - 0.1).abs() < 1e-9);
+        run.unit = "ops/s".into();
+        assert_eq!(
+            measure_quantities(&run, &inputs())["client_ms_per_transaction"],
+            None
+        );
+    }
+
+    #[test]
+    fn repeats_average_each_quantity_and_judge_the_mean_again() {
+        let paper = lruc_tpcc().unwrap();
+        let mut fast = inputs();
+        fast.cleaner_period_ms = 1000;
+        let near = regime(&run_with(70_000, 2_500, 10.0), &inputs(), Some(&paper));
+        let far = regime(&run_with(70_000, 2_500, 10.0), &fast, Some(&paper));
+        let turnover = |r: &Regime| {
+            r.quantities
+                .iter()
+                .find(|q| q.name == "turnover_over_period")
+                .and_then(|q| q.ours)
+                .unwrap()
+        };
+        let both = mean(&[&near, &far]).unwrap();
+        let expected = (turnover(&near) + turnover(&far)) / 2.0;
+        assert!((turnover(&both) - expected).abs() < 1e-9);
+        assert_eq!(
+            both.outside.contains(&"turnover_over_period".to_string()),
+            !(1.0 / both.factor..=both.factor).contains(&(expected / 95.5))
+        );
+        assert!(mean(&[]).is_none());
     }
 }

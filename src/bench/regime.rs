@@ -617,7 +617,7 @@ mod tests {
                 .unwrap()
         };
         let both = mean(&[&near, &far]).unwrap();
-        let expected = (turnover(&near) + turnover(&far)) / 2.0;
+        let expected = f64::midpoint(turnover(&near), turnover(&far));
         assert!((turnover(&both) - expected).abs() < 1e-9);
         assert_eq!(
             both.outside.contains(&"turnover_over_period".to_string()),

@@ -173,25 +173,36 @@ impl Image {
                 facts.load_key
             )));
         }
-        let bytes = std::fs::read(path)
-            .map_err(|err| Error::io(format!("reading image {}", path.display()), err))?;
         let page_size = header.page_size as usize;
         let total = (DATA_START + header.data_pages) as usize * page_size;
-        if bytes.len() < total {
+        let length = std::fs::metadata(path)
+            .map_err(|err| Error::io(format!("reading image {}", path.display()), err))?
+            .len();
+        if length < total as u64 {
             return Err(Error::Config(format!(
-                "image {}: {} bytes, the header says {total} (truncated)",
+                "image {}: {length} bytes, the header says {total} (truncated)",
                 path.display(),
-                bytes.len()
             )));
         }
+        // Only the pages below the high-water mark hold data: reading the headroom above it
+        // too would hold the whole file's capacity in memory for the run (twice the database).
+        let loaded = header.high_water_mark.min(header.data_pages);
+        let bytes = read_prefix(path, (DATA_START + loaded) as usize * page_size)?;
         let device: SharedDevice = Arc::new(MemoryDevice::new(
             page_size,
             DATA_START + header.data_pages,
         )?);
-        device.bulk_load(0, &bytes[..total])?;
+        device.bulk_load(0, &bytes)?;
         let datafile = DataFile::open(Arc::clone(&device))?;
         let loaded_pages = datafile.header().high_water_mark;
         drop(datafile);
+        if loaded_pages != loaded {
+            return Err(Error::Config(format!(
+                "image {}: its header slots disagree on the loaded pages ({loaded} and \
+                 {loaded_pages})",
+                path.display()
+            )));
+        }
         let found = read_recorded_spec(&device)?;
         if found != wanted {
             return Err(Error::Config(format!(
@@ -199,8 +210,6 @@ impl Image {
                 path.display()
             )));
         }
-        let mut bytes = bytes;
-        bytes.truncate((DATA_START + loaded_pages) as usize * page_size);
         Ok(Image {
             page_size,
             capacity_pages: header.data_pages,
@@ -258,6 +267,17 @@ impl Image {
 }
 
 /// The header and facts of an image file (see [`Image::peek_file`]).
+/// The first `len` bytes of the file at `path`, in a buffer of exactly that size.
+fn read_prefix(path: &Path, len: usize) -> Result<Vec<u8>> {
+    use std::io::Read as _;
+    let context = || format!("reading image {}", path.display());
+    let mut file = std::fs::File::open(path).map_err(|err| Error::io(context(), err))?;
+    let mut bytes = vec![0u8; len];
+    file.read_exact(&mut bytes)
+        .map_err(|err| Error::io(context(), err))?;
+    Ok(bytes)
+}
+
 fn peek(path: &Path) -> Result<(DataFileHeader, ImageFacts)> {
     let header = read_header_of_file(path).map_err(|err| match err {
         Error::Format { problem, .. } => Error::Config(format!(

@@ -250,7 +250,13 @@ fn probe_table(names: &[String]) {
         let pages = 256 * 1024 * 1024 / page as u64;
         // At the paper's concurrency (32 for LRU-C Table 1, 128 for RW Table 1), measured
         // whatever the plateau.
-        let qd = paper.map_or(32, |p| if p.queue_depth == 0 { 32 } else { p.queue_depth });
+        let qd = paper.map_or(32, |p| {
+            if p.queue_depth == 0 {
+                32
+            } else {
+                p.queue_depth
+            }
+        });
         let mut config = ProbeConfig::default();
         if qd > 32 {
             config.concurrency.retain(|&c| c <= qd);

@@ -558,13 +558,13 @@ pub fn plp_record(name: &str) -> Option<PlpRecord> {
         "sata-fs" => plp_record("sata")?,
         "rw-ssd-a" => record(
             Some(false),
-            "client drive (Samsung 970 PRO): only enterprise drives carry power-loss \
-             capacitors (AnandTech forums); Samsung's 970 PRO data sheet lists no power-loss \
-             protection",
+            "client drive (Samsung 970 PRO, as ssd-b): only enterprise drives carry \
+             power-loss capacitors (AnandTech forums)",
         ),
         "rw-ssd-b" => record(
             Some(true),
-            "Intel's DC P3600 product specification lists enhanced power-loss data protection",
+            "Intel's DC P3600 product specification lists enhanced power-loss data \
+             protection (manualzilla)",
         ),
         "rw-ssd-c" => plp_record("pcie")?,
         "rw-ssd-d" => plp_record("ssd-c")?,

@@ -349,6 +349,7 @@ impl std::str::FromStr for Scheme {
 
 /// A point of the design space: one part per decision.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
+#[allow(clippy::struct_excessive_bools)] // independent flags of the presets' decisions
 pub struct Composition {
     /// The text it was parsed from, canonical (`lru-c`, `pg-clock+ace`).
     pub name: String,

@@ -554,7 +554,8 @@ pub fn plp_record(name: &str) -> Option<PlpRecord> {
             Some(false),
             "research board with a DRAM buffer and no capacitors (Cosmos+ OpenSSD)",
         ),
-        "pcie-fs" => plp_record("pcie")?,
+        // The same drive as `pcie`.
+        "pcie-fs" | "rw-ssd-c" => plp_record("pcie")?,
         "sata-fs" => plp_record("sata")?,
         "rw-ssd-a" => record(
             Some(false),
@@ -566,7 +567,6 @@ pub fn plp_record(name: &str) -> Option<PlpRecord> {
             "Intel's DC P3600 product specification lists enhanced power-loss data \
              protection (manualzilla)",
         ),
-        "rw-ssd-c" => plp_record("pcie")?,
         "rw-ssd-d" => plp_record("ssd-c")?,
         _ => return None,
     })

@@ -213,15 +213,13 @@ fn fused_command(
     // SAFETY: the frame stays latched exclusive until the wait returns.
     let tickets = unsafe { core.device.submit(vec![request]) };
     let written = crate::device::ticket::wait_all(tickets);
-    match token {
-        Some(token) => written.and(path.after_single(token)),
-        None => {
-            if written.is_ok() {
-                path.count_unprotected_write();
-            }
-            written
-        }
+    if let Some(token) = token {
+        return written.and(path.after_single(token));
     }
+    if written.is_ok() {
+        path.count_unprotected_write();
+    }
+    written
 }
 
 /// After a fused read that does not verify: unmap the new page and return the frame to the

@@ -235,7 +235,7 @@ fn probe_table(names: &[String]) {
     use flashbuf::device::emulated::profile::{PROFILE_NAMES, paper_figures};
     use flashbuf::device::probe::{ProbeConfig, ProbeOp, probe_model};
     println!(
-        "device    page  read@32  vs_paper write@32  vs_paper  alpha  vs_paper    k_r  vs_paper    k_w  vs_paper  fsync_idle_us fsync_burst_us fsync_load_us"
+        "device    page  read@qd   vs_paper write@qd  vs_paper  alpha  vs_paper    k_r  vs_paper    k_w  vs_paper  fsync_idle_us fsync_burst_us fsync_load_us"
     );
     let vs = |got: f64, want: Option<f64>| {
         want.map_or("-".to_string(), |w| format!("{:+.1}%", pct(got, w)))
@@ -248,8 +248,22 @@ fn probe_table(names: &[String]) {
         let paper = paper_figures(name);
         let page = paper.map_or(16 * 1024, |p| p.page_bytes);
         let pages = 256 * 1024 * 1024 / page as u64;
-        let r = probe_model(&profile, page, pages, &ProbeConfig::default(), &mut |_| {}).unwrap();
-        let at32 = |op| r.point(op, 32).map_or(0.0, |p| p.iops);
+        // At the paper's concurrency (32 for LRU-C Table 1, 128 for RW Table 1), measured
+        // whatever the plateau.
+        let qd = paper.map_or(32, |p| {
+            if p.queue_depth == 0 {
+                32
+            } else {
+                p.queue_depth
+            }
+        });
+        let mut config = ProbeConfig::default();
+        if qd > 32 {
+            config.concurrency.retain(|&c| c <= qd);
+            config.stop_at_plateau = false;
+        }
+        let r = probe_model(&profile, page, pages, &config, &mut |_| {}).unwrap();
+        let at32 = |op| r.point(op, qd).map_or(0.0, |p| p.iops);
         let fsync = r.fsync.as_ref().unwrap();
         println!(
             "{name:8} {page:5} {:8.0} {:>9} {:8.0} {:>9} {:6.2} {:>9} {:6.1} {:>9} {:6.1} {:>9} {:14.1} {:14.1} {:13.1}",

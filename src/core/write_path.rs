@@ -145,6 +145,13 @@ pub trait WritePath: Send + Sync + Debug {
     /// The sync failed (sticky).
     fn after_single(&self, token: usize) -> Result<(), DeviceError>;
 
+    /// An in-place write the core issued itself *without* [`WritePath::before_single`]
+    /// completed (the fused RW command with the RW paper's unsynced victim): counts it on the
+    /// data file's gate, so that the next sync (a checkpoint's) covers it. No copy, no sync:
+    /// the page is durable only once a later sync covers it, and a torn write of it is not
+    /// repairable from the doublewrite area (docs/policies.md, "RW as its paper ran it").
+    fn count_unprotected_write(&self);
+
     /// Syncs the data device through the gate (checkpoints call it).
     ///
     /// # Errors
@@ -436,6 +443,10 @@ impl WritePath for DirectWrites {
             self.gate.sync()?;
         }
         Ok(())
+    }
+
+    fn count_unprotected_write(&self) {
+        self.gate.write_completed();
     }
 
     fn sync(&self) -> Result<(), DeviceError> {

@@ -289,9 +289,12 @@ impl Database {
         let high_water = datafile.header().high_water_mark;
         // Copies left in the doublewrite area by any earlier run restore torn pages before the
         // log is replayed over them.
-        let restored = restore_torn_pages(&area, &data_view, &|bytes, page| {
-            crate::datafile::verify_data_page(bytes, page, high_water).is_ok()
-        })?;
+        let restored = restore_torn_pages(
+            &area,
+            &data_view,
+            recovery.checkpoint.redo_lsn,
+            &|bytes, page| crate::datafile::verify_data_page(bytes, page, high_water).is_ok(),
+        )?;
         let target = WriteTarget {
             data: data_view,
             doublewrite: Some(area),

@@ -11,6 +11,7 @@
 //! | miss path | `raw`, `lru-c`, `war`, `rw`, `pg`, `ace` |
 //! | flush-rate control | `fixed`, `percona`, `self-tuning` |
 //! | read-ahead | `seq`, `history` |
+//! | RW victim protection | `unsynced-victim` (with the `rw` miss path) |
 //!
 //! ([`PARTS`] is the list `flashbuf schemes` prints.)
 //!
@@ -293,6 +294,7 @@ impl Scheme {
             split_mutex: false,
             deep_scan: false,
             innodb_defaults: false,
+            rw_unsynced_victim: false,
             engine: HostEngine::Innodb,
         };
         let postgres = |order, miss| Composition {
@@ -347,6 +349,7 @@ impl std::str::FromStr for Scheme {
 
 /// A point of the design space: one part per decision.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
+#[allow(clippy::struct_excessive_bools)] // independent flags of the presets' decisions
 pub struct Composition {
     /// The text it was parsed from, canonical (`lru-c`, `pg-clock+ace`).
     pub name: String,
@@ -366,6 +369,9 @@ pub struct Composition {
     pub deep_scan: bool,
     /// InnoDB's default knobs instead of the SSD-tuned ones (vanilla-default).
     pub innodb_defaults: bool,
+    /// RW: the fused command's victim is written by the command only, without a doublewrite
+    /// copy or a sync (the RW paper's MySQL; part `unsynced-victim`).
+    pub rw_unsynced_victim: bool,
     /// The host engine imitated.
     pub engine: HostEngine,
 }
@@ -429,6 +435,11 @@ pub const PARTS: &[(&str, &str)] = &[
     (
         "history",
         "read-ahead: history-based, up to 3 weighted successors per page",
+    ),
+    (
+        "unsynced-victim",
+        "RW: the fused command alone writes its victim, no doublewrite copy, no fsync (the RW \
+         paper's MySQL)",
     ),
     (
         "percona",
@@ -527,6 +538,7 @@ impl Composition {
             (self.split_mutex, " lru-m/lru-d-split"),
             (self.deep_scan, " cf-lru-deep-scan"),
             (self.innodb_defaults, " innodb-default-knobs"),
+            (self.rw_unsynced_victim, " rw-unsynced-victim"),
         ] {
             if set {
                 out.push_str(flag);
@@ -661,6 +673,12 @@ impl Composition {
         if self.split_mutex && self.miss != MissKind::LruC {
             return bad("the LRU-M / LRU-D split exists only with the LRU-C pointer");
         }
+        if self.rw_unsynced_victim && self.miss != MissKind::Rw {
+            return bad(
+                "`unsynced-victim` is how the fused RW command writes its victim; it needs the \
+                 `rw` miss path",
+            );
+        }
         if self.deep_scan && self.miss != MissKind::Raw {
             return bad("the InnoDB-emulated CF-LRU deep scan is a RAW miss path setting");
         }
@@ -714,6 +732,10 @@ fn apply_part(composition: &mut Composition, part: &str) -> Result<&'static str>
         "history" => {
             composition.prefetch = PrefetchKind::History;
             Ok("read-ahead")
+        }
+        "unsynced-victim" => {
+            composition.rw_unsynced_victim = true;
+            Ok("RW victim protection")
         }
         "fixed" | "percona" | "self-tuning" => {
             if composition.writeback == WritebackKind::Postgres {

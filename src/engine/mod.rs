@@ -142,7 +142,10 @@ fn build_miss(
             };
             Arc::new(War::new(instances, slots, page_size, copy, scan_depth))
         }
-        MissKind::Rw => Arc::new(FusedRw { scan_depth }),
+        MissKind::Rw => Arc::new(FusedRw {
+            scan_depth,
+            unsynced_victim: config.scheme.rw_unsynced_victim,
+        }),
         MissKind::Pg => Arc::new(BackendWrite),
         MissKind::Ace => Arc::new(Ace::new(or_device_k_w(config.ace_n_w, info))),
     }

@@ -87,6 +87,11 @@ pub struct SsdTimes {
     pub flush_commit: u64,
     /// A fixed `plp=off` flush price replacing the model (`flush_us`), if set.
     pub flush_fixed: Option<u64>,
+    /// Host I/O-stack time added to each read's completion (`host_read_us`).
+    pub host_read: u64,
+    /// Host I/O-stack time added to each write's and fused command's completion
+    /// (`host_write_us`).
+    pub host_write: u64,
 }
 
 fn us_to_ns(us: f64) -> u64 {
@@ -136,6 +141,8 @@ impl SsdTimes {
             fold: us_to_ns(profile.t_read_us) + prog,
             flush_commit: us_to_ns(profile.flush_commit_us),
             flush_fixed: profile.flush_us.map(us_to_ns),
+            host_read: us_to_ns(profile.host_read_us),
+            host_write: us_to_ns(profile.host_write_us),
         }
     }
 
@@ -672,7 +679,7 @@ impl SsdModel {
         let entered = self.enter_queue(now);
         let cmd = self.firmware(entered, self.times.firmware);
         let done = self.read_at(cmd, lpn, cmd);
-        self.leave_queue(done)
+        self.leave_queue(done) + self.times.host_read
     }
 
     /// A write of `lpn` submitted at `now`; returns its acknowledgement time.
@@ -680,7 +687,7 @@ impl SsdModel {
         let entered = self.enter_queue(now);
         let cmd = self.firmware(entered, self.times.firmware + self.times.firmware_write);
         let acked = self.write_at(cmd, lpn);
-        self.leave_queue(acked)
+        self.leave_queue(acked) + self.times.host_write
     }
 
     /// The fused RW command submitted at `now`: write `write_lpn`, read `read_lpn` into the
@@ -690,7 +697,7 @@ impl SsdModel {
         let cmd = self.firmware(entered, self.times.firmware + self.times.firmware_write);
         let write_data_in = self.write_at(cmd, write_lpn);
         let done = self.read_at(cmd, read_lpn, write_data_in);
-        self.leave_queue(done)
+        self.leave_queue(done) + self.times.host_write
     }
 
     /// A flush submitted at `now`; returns when every write acknowledged by `now` is durable,

@@ -53,12 +53,24 @@
 //! | hdd | 16 KiB | 238 | 280 | 191 | 216 |
 //! | openssd | 4 KiB | 147,800 | 142,032 (RW paper) | 16,726 | 16,355 |
 //!
+//! The RW paper's drives at 4 KiB and 128 in flight (RW Table 1: QD32 from four fio threads;
+//! see `profile::RW_TABLE_1_CONCURRENCY`):
+//!
+//! | device | read IOPS at 128 | RW Table 1 | write IOPS at 128 | RW Table 1 |
+//! |---|---|---|---|---|
+//! | rw-ssd-a | 525,950 | 529,977 | 52,793 | 51,077 |
+//! | rw-ssd-b | 256,350 | 264,846 | 20,282 | 19,705 |
+//! | rw-ssd-c | 717,025 | 723,241 | 71,125 | 70,983 |
+//! | rw-ssd-d | 98,125 | 99,123 | 8,586 | 8,739 |
+//!
 //! | device | alpha | ACE Table I | k_r | Table I | k_w | Table I |
 //! |---|---|---|---|---|---|---|
 //! | pcie | 2.58 | 2.8 | 84.6 | 80 | 3.0 | 8 |
 //! | sata | 1.54 | 1.5 | 24.8 | 25 | 2.7 | 9 |
 //! | optane | 1.09 | 1.1 | 5.3 | 6 | 5.1 | 5 |
 //! | cloud | 2.02 | 2.0 | 11.1 | 11 | 20.8 | 19 |
+//! | pcie-fs | 2.56 | 2.8 | 84.1 | 80 | 7.9 | 8 |
+//! | sata-fs | 1.56 | 1.5 | 24.7 | 25 | 9.2 | 9 |
 //!
 //! (ACE Table I at 4 KiB, the I/O size ACE measured at.) SSD-C's Table 1 read figure
 //! (39,860 x 16 KiB = 653 MB/s) exceeds what a SATA 6 Gb/s link carries (about 560 MB/s after
@@ -66,7 +78,9 @@
 //! (docs/algorithms.md's seek formula; command reordering approximated, see `hdd.rs`). k_w of the
 //! two enterprise flash drives is where Little's law puts a write buffer that acknowledges in
 //! 17-37 us (their datasheet latencies): about 3; Table I's 8 and 9 would need writes 2.5-4x
-//! slower at concurrency 1 (see `docs/devices.md`). The parameters are physics (dies, tR,
+//! slower at concurrency 1, which the `-fs` variants give them with a fitted host write path
+//! (`host_write_us`, added to each completion without occupying the device; `docs/devices.md`,
+//! "k_w through the host stack"). The parameters are physics (dies, tR,
 //! tPROG, link, buffer, firmware, network; see `profile.rs`), not the benchmark: the figures
 //! above emerge from them. Preconditioning at open costs about 0.45 s per million pages.
 //!

@@ -30,7 +30,11 @@
 //!
 //! Recovery ([`restore_torn_pages`]): before the redo log is replayed, every valid copy in the
 //! area (checksum and page id verify) is compared with its in-place page; a page that does not
-//! verify is restored from the newest valid copy (highest page LSN).
+//! verify is restored from the newest valid copy (highest page LSN) at or past the checkpoint's
+//! redo point. A copy below the redo point is stale: the write it protected was synced before
+//! that checkpoint, and the page may have been written since without a copy (the fused RW
+//! command's `unsynced-victim`); restoring it would silently drop the changes between the copy
+//! and the redo point, so such a page is left torn and recovery names it.
 //!
 //! Lock order: `batch_running` → either gate (the gates are leaves, never held together);
 //! `single` is a leaf. No list mutex is ever held here.
@@ -286,6 +290,10 @@ impl WritePath for Doublewrite {
         synced
     }
 
+    fn count_unprotected_write(&self) {
+        self.data_gate.write_completed();
+    }
+
     fn sync(&self) -> std::result::Result<(), DeviceError> {
         // Checkpoints need the data pages durable; copies in the area only matter until then.
         self.data_gate.sync()
@@ -321,13 +329,15 @@ pub struct RestoreReport {
 /// Restores, from the doublewrite area, every data page whose in-place image does not verify
 /// (see the module docs); syncs if it wrote anything. `data` is the pool's view of the data
 /// pages (page ids as stamped in the copies); `is_intact(bytes, page)` is the database's check
-/// of an in-place page (checksum, page id, not all zeros below the high-water mark).
+/// of an in-place page (checksum, page id, not all zeros below the high-water mark); copies
+/// with a page LSN below `redo_lsn` (the checkpoint's redo point) are stale and ignored.
 ///
 /// # Errors
 /// Device errors.
 pub fn restore_torn_pages(
     area: &DoublewriteArea,
     data: &SharedDevice,
+    redo_lsn: u64,
     is_intact: &dyn Fn(&[u8], PageId) -> bool,
 ) -> Result<RestoreReport> {
     let page_size = area.device.info().page_size;
@@ -347,6 +357,9 @@ pub fn restore_torn_pages(
         let Ok(lsn) = crate::page::verify(bytes, page) else {
             continue;
         };
+        if lsn < redo_lsn {
+            continue;
+        }
         if best.get(&page).is_none_or(|(held, _)| lsn > *held) {
             best.insert(page, (lsn, bytes.to_vec()));
         }

@@ -17,6 +17,14 @@
 //! 20). After completion the victim is marked clean and unmapped and the frame's page id becomes
 //! the new page; threads that backed off look again and read the victim back from the device,
 //! which has it. On a device error the pool is poisoned and the victim stays cached and dirty.
+//!
+//! **The victim's protection.** By default the victim is protected as any single-page flush
+//! (the doublewrite copies it to a slot and syncs; the data file is synced after the command),
+//! so the miss waits for two syncs. With `unsynced_victim` (the scheme part `+unsynced-victim`)
+//! the command is all there is, as in the RW paper's MySQL: the WAL rule still holds (the log
+//! is flushed to the victim's newest change first), the write is counted on the data file's
+//! sync gate so that the next checkpoint's sync covers it, and nothing else: no doublewrite
+//! copy, no sync (docs/policies.md, "RW as its paper ran it").
 
 use crate::core::frame::{FrameId, IO_EVICT, NO_PAGE};
 use crate::core::instance::Instance;
@@ -34,6 +42,8 @@ use super::{StallStep, raw_loop};
 pub struct FusedRw {
     /// Pages scanned from the eviction end in step 2 of the first iteration.
     pub scan_depth: usize,
+    /// The victim is written by the command only: no doublewrite copy, no sync.
+    pub unsynced_victim: bool,
 }
 
 impl MissPath for FusedRw {
@@ -49,7 +59,11 @@ impl MissPath for FusedRw {
         read: bool,
     ) -> Result<Acquisition> {
         if read {
-            raw_loop(core, instance, self.scan_depth, &Fused { page })
+            let fused = Fused {
+                page,
+                unsynced_victim: self.unsynced_victim,
+            };
+            raw_loop(core, instance, self.scan_depth, &fused)
         } else {
             // A new page is not read: a plain single-page flush frees a frame for it.
             raw_loop(
@@ -64,6 +78,7 @@ impl MissPath for FusedRw {
 
 struct Fused {
     page: PageId,
+    unsynced_victim: bool,
 }
 
 impl StallStep for Fused {
@@ -75,7 +90,7 @@ impl StallStep for Fused {
         let Some((frame, victim_page)) = pick_victim(core, instance) else {
             return Ok(None);
         };
-        fused_miss(core, instance, self.page, frame, victim_page).map(Some)
+        fused_miss(core, instance, self, frame, victim_page).map(Some)
     }
 }
 
@@ -119,10 +134,11 @@ fn pick_victim(core: &Core, instance: &Instance) -> Option<(FrameId, PageId)> {
 fn fused_miss(
     core: &Core,
     instance: &Instance,
-    page: PageId,
+    fused: &Fused,
     id: FrameId,
     victim_page: PageId,
 ) -> Result<Acquired> {
+    let page = fused.page;
     let frame = core.frame(id);
     {
         let mut shard = core.table.write(page);
@@ -138,7 +154,7 @@ fn fused_miss(
     let result = core.log.flush_to(newest).and_then(|()| {
         // SAFETY: latched exclusive by us.
         crate::page::stamp(unsafe { core.frame_bytes_mut(id) }, victim_page, newest);
-        fused_command(core, id, victim_page, page).map_err(|err| {
+        fused_command(core, id, victim_page, page, fused.unsynced_victim).map_err(|err| {
             core.poison(&err);
             Error::Device(err)
         })
@@ -176,22 +192,34 @@ fn fused_miss(
     Ok(Acquired::Ready(id))
 }
 
-/// The victim is protected as any single-page flush is (the doublewrite copies it to a slot
-/// and syncs first), then the fused command writes it in place and reads `page` into the frame.
+/// The fused command writes the victim in place and reads `page` into the frame. By default
+/// the victim is protected as any single-page flush is (the doublewrite copies it to a slot and
+/// syncs first, the data file is synced after); `unsynced_victim`: the command alone, the
+/// write counted for the next sync (see the module docs).
 fn fused_command(
     core: &Core,
     id: FrameId,
     victim_page: PageId,
     page: PageId,
+    unsynced_victim: bool,
 ) -> std::result::Result<(), crate::error::DeviceError> {
     let path = &core.parts.write_path;
-    let token = path.before_single(victim_page, core.frame_buffer(id))?;
+    let token = if unsynced_victim {
+        None
+    } else {
+        Some(path.before_single(victim_page, core.frame_buffer(id))?)
+    };
     let request = IoRequest::fused(victim_page, page, core.frame_buffer(id));
     // SAFETY: the frame stays latched exclusive until the wait returns.
     let tickets = unsafe { core.device.submit(vec![request]) };
     let written = crate::device::ticket::wait_all(tickets);
-    let synced = path.after_single(token);
-    written.and(synced)
+    if let Some(token) = token {
+        return written.and(path.after_single(token));
+    }
+    if written.is_ok() {
+        path.count_unprotected_write();
+    }
+    written
 }
 
 /// After a fused read that does not verify: unmap the new page and return the frame to the

@@ -109,6 +109,8 @@ fn run(scheme: &str, index: usize) -> RunResult {
             cores_used: Some(0.08),
             pct_of_available: Some(4.0),
             available_cores: 2,
+            run_queue_wait_threads: Some(0.01),
+            run_queue_wait_share: Some(0.11),
             bound: "device-bound".into(),
         },
         steadiness: Steadiness {

@@ -342,7 +342,8 @@ pub struct RunResult {
     pub mutex_wait_total_ms: f64,
     /// CPU use as % of the available cores (null when unknown).
     pub cpu_util: Option<f64>,
-    /// `cpu-bound`, `device-bound`, `lock-bound`, `mixed` or `unknown`.
+    /// `cpu-bound`, `cpu-starved`, `device-bound`, `lock-bound`, `wait-bound`, `mixed` or
+    /// `unknown` (`bench::cpu`).
     pub bound: String,
     /// CPU details.
     pub cpu: CpuUtil,

@@ -100,6 +100,7 @@ fn run(scheme: &str, index: usize) -> RunResult {
             mean_ms: 0.7,
         },
         doublewrite: DoublewriteStats::default(),
+        bytes_per_op: None,
         log: None,
         mutex_wait_total_ms: mutex_wait_ms.values().sum(),
         mutex_wait_ms,

@@ -675,6 +675,13 @@ fn build_result(
             mean_ms: pool.write_path.fsync_mean_ms(),
         },
         doublewrite: doublewrite_stats(&pool),
+        bytes_per_op: super::bytes::BytesPerOp::measure(
+            ops,
+            &device_stats,
+            pool.write_path.doublewrite_pages,
+            driver.page_size(),
+            measured.start.log.as_ref().zip(measured.end.log.as_ref()),
+        ),
         log,
         mutex_wait_total_ms: mutex_wait_ms.values().sum(),
         mutex_wait_ms,

@@ -8,6 +8,7 @@
 //!   committed transactions) or, with `--no-log`, the bare pool over the same layout.
 //! - [`timeline`]: the 100 ms device-time sampler and steadiness. [`cpu`]: CPU use and the
 //!   CPU-/device-bound verdict. [`capacity`]: the device's peak bandwidth at a run's mix.
+//!   [`bytes`]: bytes read and written per operation, by kind.
 //! - [`report`]: the comparison table and results.json. [`plot`]: SVG plots and report.html.
 //!   [`progress`]: the progress line (scheme i of N, phase, ETA of the whole command).
 //!
@@ -20,6 +21,7 @@
 //! device sees the host's work that many times faster); by default the time scale is chosen so
 //! that it models the LRU-C paper's 32-core host.
 
+pub mod bytes;
 pub mod capacity;
 pub mod cpu;
 pub mod driver;

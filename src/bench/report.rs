@@ -22,6 +22,8 @@
 //!               io {read_iops,write_iops,read_mbps,write_mbps,write_amplification,peak_mbps,
 //!                   bandwidth_share},
 //!               fsync {count,mean_ms}, doublewrite {pages,batches,slot_waits,slot_wait_ms},
+//!               bytes_per_op {data_reads,page_writes,doublewrite,redo_written,
+//!                             redo_appended,total_written} | null,
 //!               log {commits_per_s,mbps,flushes_per_s,mean_group_size,checkpoints} | null,
 //!               mutex_wait_ms {name: ms}, mutex_wait_total_ms, cpu_util, bound, cpu {..},
 //!               steadiness {warmup_steady, cv, steady, drift, window_s, windows, period_s,
@@ -334,6 +336,8 @@ pub struct RunResult {
     pub fsync: FsyncStats,
     /// The doublewrite buffer.
     pub doublewrite: DoublewriteStats,
+    /// Bytes read and written per operation by kind (`bench::bytes`; `None`: no operation).
+    pub bytes_per_op: Option<super::bytes::BytesPerOp>,
     /// The redo log (`None`: no log).
     pub log: Option<LogRates>,
     /// Real milliseconds spent waiting per list mutex.
@@ -548,6 +552,14 @@ pub fn format_table(results: &BenchResults) -> String {
         append_record_table(&mut out, results);
         append_type_table(&mut out, results);
     }
+    super::bytes::append_table(
+        &mut out,
+        &first.unit,
+        results
+            .runs
+            .iter()
+            .map(|run| (run.scheme.as_str(), run.bytes_per_op.as_ref())),
+    );
     append_mutex_table(&mut out, results);
     append_failures(&mut out, results);
     out
@@ -726,7 +738,7 @@ fn append_failures(out: &mut String, results: &BenchResults) {
 }
 
 /// Appends rows as a left-aligned first column and right-aligned others.
-fn append_aligned(out: &mut String, rows: &[Vec<String>]) {
+pub(super) fn append_aligned(out: &mut String, rows: &[Vec<String>]) {
     let columns = rows.iter().map(Vec::len).max().unwrap_or(0);
     let widths: Vec<usize> = (0..columns)
         .map(|c| {

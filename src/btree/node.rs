@@ -411,7 +411,7 @@ impl<'a> NodeRef<'a> {
     }
 
     /// Binary search: `Ok(slot)` of `key`, or `Err(slot)` where it would be inserted. Each probe
-    /// decodes only the key it compares ([`NodeRef::search_key`]).
+    /// decodes only the key it compares (its header and key, checked in one test).
     ///
     /// # Errors
     /// [`Error::CorruptPage`] for a probed cell whose key lies outside the cell area.

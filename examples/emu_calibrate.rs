@@ -235,7 +235,7 @@ fn probe_table(names: &[String]) {
     use flashbuf::device::emulated::profile::{PROFILE_NAMES, paper_figures};
     use flashbuf::device::probe::{ProbeConfig, ProbeOp, probe_model};
     println!(
-        "device    page  read@32  vs_paper write@32  vs_paper  alpha  vs_paper    k_r  vs_paper    k_w  vs_paper  fsync_idle_us fsync_load_us"
+        "device    page  read@32  vs_paper write@32  vs_paper  alpha  vs_paper    k_r  vs_paper    k_w  vs_paper  fsync_idle_us fsync_burst_us fsync_load_us"
     );
     let vs = |got: f64, want: Option<f64>| {
         want.map_or("-".to_string(), |w| format!("{:+.1}%", pct(got, w)))
@@ -252,7 +252,7 @@ fn probe_table(names: &[String]) {
         let at32 = |op| r.point(op, 32).map_or(0.0, |p| p.iops);
         let fsync = r.fsync.as_ref().unwrap();
         println!(
-            "{name:8} {page:5} {:8.0} {:>9} {:8.0} {:>9} {:6.2} {:>9} {:6.1} {:>9} {:6.1} {:>9} {:14.1} {:13.1}",
+            "{name:8} {page:5} {:8.0} {:>9} {:8.0} {:>9} {:6.2} {:>9} {:6.1} {:>9} {:6.1} {:>9} {:14.1} {:14.1} {:13.1}",
             at32(ProbeOp::Read),
             vs(at32(ProbeOp::Read), paper.and_then(|p| p.read_iops)),
             at32(ProbeOp::Write),
@@ -264,6 +264,7 @@ fn probe_table(names: &[String]) {
             r.k_w_exact,
             vs(r.k_w_exact, paper.and_then(|p| p.k_w)),
             fsync.idle.mean_us,
+            fsync.after_burst.mean_us,
             fsync.under_load.mean_us,
         );
     }

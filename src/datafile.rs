@@ -537,6 +537,91 @@ fn write_header(device: &dyn Device, header: &DataFileHeader, page: &mut Aligned
     Ok(())
 }
 
+/// The page sizes the format takes.
+pub const PAGE_SIZES: [usize; 5] = [4096, 8192, 16_384, 32_768, 65_536];
+
+/// The newest valid header of the data file at `path`, found without knowing its page size:
+/// slot 0 names it, and when slot 0 is damaged slot 1 is looked for at each page size of
+/// [`PAGE_SIZES`] (so a file whose first header write tore still opens, as [`DataFile::open`]
+/// would open it). Plain positioned reads of at most a few hundred bytes; writes nothing.
+///
+/// # Errors
+/// [`Error::Io`] naming the file when it cannot be read; [`Error::Format`] naming it when it
+/// is empty, blank, foreign, damaged or of another version.
+pub fn read_header_of_file(path: &std::path::Path) -> Result<DataFileHeader> {
+    use std::io::{Seek, SeekFrom};
+    use std::os::unix::fs::FileExt;
+    let context = |what: &str| format!("{what} {}", path.display());
+    let mut file = std::fs::File::open(path).map_err(|err| Error::io(context("opening"), err))?;
+    let file_error = |problem: FormatProblem| Error::Format {
+        device: format!("file:{}", path.display()),
+        problem,
+    };
+    if path.is_dir() {
+        return Err(file_error(FormatProblem::Foreign {
+            what: WHAT,
+            reason: "it is a directory".into(),
+        }));
+    }
+    // Seeking to the end also sizes block devices, whose metadata length is 0.
+    let len = file
+        .seek(SeekFrom::End(0))
+        .map_err(|err| Error::io(context("sizing"), err))?;
+    if len == 0 {
+        return Err(file_error(FormatProblem::Foreign {
+            what: WHAT,
+            reason: "the file is empty (0 bytes)".into(),
+        }));
+    }
+    let read_slot = |offset: u64| -> Result<Option<SlotContent>> {
+        if offset >= len {
+            return Ok(None);
+        }
+        let mut slot = vec![0u8; HEADER_BYTES.min(usize::try_from(len - offset).unwrap_or(0))];
+        file.read_exact_at(&mut slot, offset)
+            .map_err(|err| Error::io(context("reading the header of"), err))?;
+        Ok(Some(decode_slot(&slot)))
+    };
+    let first = read_slot(0)?.unwrap_or(SlotContent::Blank);
+    let mut found: Vec<DataFileHeader> = Vec::new();
+    if let SlotContent::Valid(header) = first
+        && header.slot() == 0
+    {
+        found.push(header);
+    }
+    let sizes: Vec<usize> = match found.first() {
+        Some(header) => vec![header.page_size as usize],
+        None => PAGE_SIZES.to_vec(),
+    };
+    for size in sizes {
+        if let Some(SlotContent::Valid(header)) = read_slot(size as u64)?
+            && header.slot() == 1
+            && header.page_size as usize == size
+        {
+            found.push(header);
+        }
+    }
+    if let Some(newest) = found.into_iter().max_by_key(|header| header.seq) {
+        return Ok(newest);
+    }
+    Err(file_error(match first {
+        SlotContent::Blank => FormatProblem::Blank,
+        SlotContent::Damaged(reason) => FormatProblem::Damaged { what: WHAT, reason },
+        SlotContent::OtherVersion(found) => FormatProblem::UnsupportedVersion {
+            found,
+            supported: DATAFILE_VERSION,
+        },
+        SlotContent::Valid(_) => FormatProblem::Damaged {
+            what: WHAT,
+            reason: "a header sits in the wrong slot".into(),
+        },
+        SlotContent::Foreign => FormatProblem::Foreign {
+            what: WHAT,
+            reason: "it does not start with a flashbuf data-file header".into(),
+        },
+    }))
+}
+
 fn format_error(device: &dyn Device, problem: FormatProblem) -> Error {
     Error::Format {
         device: device.info().name.clone(),

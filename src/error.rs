@@ -84,6 +84,12 @@ pub enum Error {
     #[error("configuration error: {0}")]
     Config(String),
 
+    /// An operation failed, with what was being done: a step of a bench, sweep or reproduction
+    /// while it ran (a worker's error, a failed shutdown or consistency check, schemes that
+    /// failed), or an error given context by [`Error::context`]. The message says which and why.
+    #[error("{0}")]
+    Failed(String),
+
     /// The user interrupted the command (Ctrl-C).
     #[error("interrupted (Ctrl-C): {0}")]
     Interrupted(String),
@@ -145,14 +151,14 @@ pub enum Error {
         /// What is wrong.
         problem: FormatProblem,
     },
-    /// Another open of the file (in this process or another) holds its exclusive lock.
-    #[error(
-        "{}: the file is in use: another open (this process or another) holds its lock",
-        path.display()
-    )]
+    /// Another open of the file, by a live process (this one or another), holds its exclusive
+    /// lock.
+    #[error("{}: the file is in use: {}", path.display(), lock_holder_text(*holder))]
     Locked {
         /// The file.
         path: std::path::PathBuf,
+        /// The pid of the process holding it, where the platform tells.
+        holder: Option<u32>,
     },
     /// A host I/O error outside a device (config files, result files).
     #[error("{context}: {source}")]
@@ -178,6 +184,55 @@ impl Error {
             context: context.into(),
             source,
         }
+    }
+
+    /// The message without the prefix its variant's display adds ("configuration error: ",
+    /// "invalid argument: "): what goes after a caller's own context, so that a nested error
+    /// does not repeat the prefix ("configuration error: --pool-config: configuration error:").
+    #[must_use]
+    pub fn message(&self) -> String {
+        match self {
+            Error::Config(message) | Error::InvalidArgument(message) | Error::Failed(message) => {
+                message.clone()
+            }
+            other => other.to_string(),
+        }
+    }
+
+    /// This error with `context` (what was being done: the flag, the scheme, the point) before
+    /// its message. A configuration error, invalid argument, failure, interruption or conflict
+    /// keeps its variant, a host I/O error its source; any other error becomes
+    /// [`Error::Failed`] with the message `context: error`.
+    #[must_use]
+    pub fn context(self, context: impl std::fmt::Display) -> Error {
+        match self {
+            Error::Config(message) => Error::Config(format!("{context}: {message}")),
+            Error::InvalidArgument(message) => {
+                Error::InvalidArgument(format!("{context}: {message}"))
+            }
+            Error::Failed(message) => Error::Failed(format!("{context}: {message}")),
+            Error::Interrupted(message) => Error::Interrupted(format!("{context}: {message}")),
+            Error::Conflict(message) => Error::Conflict(format!("{context}: {message}")),
+            Error::Io {
+                context: inner,
+                source,
+            } => Error::Io {
+                context: format!("{context}: {inner}"),
+                source,
+            },
+            other => Error::Failed(format!("{context}: {other}")),
+        }
+    }
+}
+
+/// Who holds a locked file, for [`Error::Locked`]'s message.
+fn lock_holder_text(holder: Option<u32>) -> String {
+    match holder {
+        Some(pid) if pid == std::process::id() => {
+            format!("another open in this process (pid {pid}) holds its lock")
+        }
+        Some(pid) => format!("process {pid} holds its lock"),
+        None => "another open (this process or another) holds its lock".to_string(),
     }
 }
 
@@ -240,3 +295,37 @@ pub enum FormatProblem {
 
 /// The crate's result type.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn context_does_not_repeat_the_prefix() {
+        let err = Error::Config("frames must be at least 16".into()).context("--pool-config");
+        assert_eq!(
+            err.to_string(),
+            "configuration error: --pool-config: frames must be at least 16"
+        );
+        let nested = Error::Config(format!("scheme `war`: {}", err.message()));
+        assert_eq!(
+            nested.to_string().matches("configuration error").count(),
+            1,
+            "{nested}"
+        );
+    }
+
+    #[test]
+    fn context_keeps_the_variant_and_source() {
+        let io = Error::io("reading x", io::Error::from(io::ErrorKind::NotFound)).context("--db");
+        assert!(matches!(&io, Error::Io { context, .. } if context == "--db: reading x"));
+        assert!(std::error::Error::source(&io).is_some());
+        let interrupted = Error::Interrupted("partial".into()).context("scheme lru-c");
+        assert!(matches!(interrupted, Error::Interrupted(_)));
+        let device = Error::Device(DeviceError::Crashed).context("opening");
+        assert_eq!(device.to_string(), "opening: the device has crashed");
+        let failed = Error::Failed("worker 3 failed".into());
+        assert_eq!(failed.to_string(), "worker 3 failed");
+        assert_eq!(failed.message(), "worker 3 failed");
+    }
+}

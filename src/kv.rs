@@ -7,9 +7,17 @@
 //! another transaction is [`Error::Conflict`], which is retryable: the transaction is already
 //! rolled back when it is returned, and the caller runs it again from the start.
 //!
+//! **Abort on error.** Every engine follows one contract for errors inside a transaction: a
+//! call (`get`, `put`, `delete`, `scan`) that returns an error has rolled the whole transaction
+//! back, and every later call on it, `commit` included, fails naming that error. A caller that
+//! ignores a failed `put` can therefore never commit the transaction's other writes; to go on
+//! after an error, begin a new transaction. (This is PostgreSQL's rule, not MySQL's
+//! statement-level rollback: it is the one that cannot commit half of what the caller meant.)
+//!
 //! Keys order bytewise (`memcmp`), so workloads encode composite keys big-endian. Engines
-//! document their key and value size limits; a key or value over the limit is
-//! [`Error::InvalidArgument`].
+//! document their key and value size limits (the B+-tree store's are on
+//! [`crate::txn::KvStore`]: 256-byte keys and 744-byte values at 4 KiB pages, 1,024 and 3,048
+//! at 16 KiB); a key or value over the limit is [`Error::InvalidArgument`].
 //!
 //! [`MemoryKv`] is a reference engine for workload tests: `BTreeMap`s behind one lock that a
 //! transaction holds from `begin` to its end, so transactions run one at a time (trivially
@@ -41,13 +49,25 @@ pub type KeyRange<'a> = (Bound<&'a [u8]>, Bound<&'a [u8]>);
 /// The whole key space.
 pub const FULL_RANGE: KeyRange<'static> = (Bound::Unbounded, Bound::Unbounded);
 
-/// A transaction. Dropping it without `commit` aborts it.
+/// A transaction. Dropping it without `commit` aborts it. An error from any call rolls the
+/// whole transaction back and makes every later call fail (the module's "abort on error").
 pub trait KvTxn {
     /// The value stored under `key`, seeing this transaction's own writes.
     ///
     /// # Errors
     /// [`Error::Conflict`] (retryable), an unknown tree, I/O errors.
     fn get(&mut self, tree: TreeId, key: &[u8]) -> Result<Option<Vec<u8>>>;
+
+    /// As [`KvTxn::get`] for a row the transaction will write: SQL's `SELECT ... FOR UPDATE`.
+    /// A store with record locks takes the exclusive lock at once, so two transactions that
+    /// read and then update one row queue on it instead of both taking a shared lock and
+    /// deadlocking on the upgrade. The default is [`KvTxn::get`].
+    ///
+    /// # Errors
+    /// As [`KvTxn::get`].
+    fn get_for_update(&mut self, tree: TreeId, key: &[u8]) -> Result<Option<Vec<u8>>> {
+        self.get(tree, key)
+    }
 
     /// Stores `value` under `key`, inserting or replacing.
     ///
@@ -175,6 +195,8 @@ struct MemoryTxn<'a> {
     trees: MutexGuard<'a, Trees>,
     undo: Vec<(TreeId, Vec<u8>, Option<Vec<u8>>)>,
     done: bool,
+    /// The error that rolled the transaction back (abort on error), if any.
+    failed: Option<String>,
 }
 
 fn tree_mut(trees: &mut Trees, tree: TreeId) -> Result<&mut BTreeMap<Vec<u8>, Vec<u8>>> {
@@ -185,6 +207,21 @@ fn tree_mut(trees: &mut Trees, tree: TreeId) -> Result<&mut BTreeMap<Vec<u8>, Ve
 }
 
 impl MemoryTxn<'_> {
+    /// Runs one call: an error rolls the transaction back and is remembered.
+    fn statement<T>(&mut self, op: impl FnOnce(&mut Self) -> Result<T>) -> Result<T> {
+        if let Some(cause) = &self.failed {
+            return Err(Error::InvalidArgument(format!(
+                "the transaction was rolled back when a statement failed ({cause})"
+            )));
+        }
+        let result = op(self);
+        if let Err(err) = &result {
+            self.rollback();
+            self.failed = Some(err.to_string());
+        }
+        result
+    }
+
     fn rollback(&mut self) {
         while let Some((tree, key, before)) = self.undo.pop() {
             if let Ok(map) = tree_mut(&mut self.trees, tree) {
@@ -200,25 +237,54 @@ impl MemoryTxn<'_> {
 
 impl KvTxn for MemoryTxn<'_> {
     fn get(&mut self, tree: TreeId, key: &[u8]) -> Result<Option<Vec<u8>>> {
-        Ok(tree_mut(&mut self.trees, tree)?.get(key).cloned())
+        self.statement(|txn| Ok(tree_mut(&mut txn.trees, tree)?.get(key).cloned()))
     }
 
     fn put(&mut self, tree: TreeId, key: &[u8], value: &[u8]) -> Result<()> {
-        let before = tree_mut(&mut self.trees, tree)?.insert(key.to_vec(), value.to_vec());
-        self.undo.push((tree, key.to_vec(), before));
-        Ok(())
+        self.statement(|txn| {
+            let before = tree_mut(&mut txn.trees, tree)?.insert(key.to_vec(), value.to_vec());
+            txn.undo.push((tree, key.to_vec(), before));
+            Ok(())
+        })
     }
 
     fn delete(&mut self, tree: TreeId, key: &[u8]) -> Result<bool> {
-        let before = tree_mut(&mut self.trees, tree)?.remove(key);
-        let existed = before.is_some();
-        if existed {
-            self.undo.push((tree, key.to_vec(), before));
-        }
-        Ok(existed)
+        self.statement(|txn| {
+            let before = tree_mut(&mut txn.trees, tree)?.remove(key);
+            let existed = before.is_some();
+            if existed {
+                txn.undo.push((tree, key.to_vec(), before));
+            }
+            Ok(existed)
+        })
     }
 
     fn scan(
+        &mut self,
+        tree: TreeId,
+        range: KeyRange<'_>,
+        direction: Direction,
+        limit: usize,
+        visit: &mut dyn FnMut(&[u8], &[u8]) -> bool,
+    ) -> Result<()> {
+        self.statement(|txn| txn.scan_statement(tree, range, direction, limit, visit))
+    }
+
+    fn commit(mut self: Box<Self>) -> Result<()> {
+        self.statement(|_| Ok(()))?;
+        self.undo.clear();
+        self.done = true;
+        Ok(())
+    }
+
+    fn abort(mut self: Box<Self>) -> Result<()> {
+        self.rollback();
+        Ok(())
+    }
+}
+
+impl MemoryTxn<'_> {
+    fn scan_statement(
         &mut self,
         tree: TreeId,
         range: KeyRange<'_>,
@@ -248,17 +314,6 @@ impl KvTxn for MemoryTxn<'_> {
         }
         Ok(())
     }
-
-    fn commit(mut self: Box<Self>) -> Result<()> {
-        self.undo.clear();
-        self.done = true;
-        Ok(())
-    }
-
-    fn abort(mut self: Box<Self>) -> Result<()> {
-        self.rollback();
-        Ok(())
-    }
 }
 
 impl Drop for MemoryTxn<'_> {
@@ -284,6 +339,7 @@ impl KvEngine for MemoryKv {
             trees: self.trees.lock(),
             undo: Vec::new(),
             done: false,
+            failed: None,
         }))
     }
 

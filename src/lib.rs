@@ -5,8 +5,8 @@
 //! InnoDB-emulated CF-LRU, WAR, the fused RW command, PostgreSQL's Clock Sweep, LRU, CFLRU and
 //! LRU-WSR with backend writes and the bgwriter, and ACE over each of them; with three flush-rate
 //! controllers (MySQL's fixed, Percona's, self-tuning) and two prefetchers (`seq`, `history`) as
-//! composition parts (`flashbuf schemes` lists the presets and the parts they are composed of). See `architecture.md` for the design
-//! space.
+//! composition parts (`flashbuf schemes` lists the presets and the parts they are composed of). See
+//! `docs/architecture.md` for the design space.
 //!
 //! Layers, bottom up: [`device`] (real files, RAM, emulated flash SSD/HDD/cloud volume, fault
 //! injection, the probe), [`core`] (frames, page table, latches, instances and lists: the pool,

@@ -506,6 +506,7 @@ fn a_failed_write_poisons_the_pool_and_reaches_the_caller() {
     );
     let mut config = PoolConfig::for_scheme(Scheme::LruC, 16);
     config.cleaner_period_ms = 60_000; // keep the cleaner out of the way
+    config.time_constant_scale = 1.0;
     let pool = flashbuf::pool::BufferPool::open(device, config).unwrap();
     pool.write(3).unwrap().data_mut()[100] = 1;
     let err = pool.flush_all().expect_err("the first write fails");

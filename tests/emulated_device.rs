@@ -1,6 +1,6 @@
-//! The emulated flash SSD and HDD (algorithms.md section 7): timing-model behaviour on scripted
-//! sequences (pure model, device time, no sleeping), closed-loop properties (S-Buf vs R-Buf,
-//! fused RW, GC), and the live device's data path, errors and counters.
+//! The emulated flash SSD and HDD (docs/algorithms.md section 7): timing-model behaviour on
+//! scripted sequences (pure model, device time, no sleeping), closed-loop properties (S-Buf vs
+//! R-Buf, fused RW, GC), and the live device's data path, errors and counters.
 
 use flashbuf::device::emulated::flash::SsdModel;
 use flashbuf::device::emulated::profile::resolve;
@@ -60,10 +60,12 @@ fn unknown_profile_or_option_lists_the_valid_ones() {
 
 #[test]
 fn a_read_behind_a_program_on_the_same_die_waits() {
+    // Without an SLC cache the write is programmed at tPROG.
     for suspend in ["off", "on"] {
-        let mut model = ssd("ssd-a", &[("suspend", suspend)], 16 * 1024, 4096);
+        let list = [("suspend", suspend), ("slc", "0")];
+        let mut model = ssd("ssd-a", &list, 16 * 1024, 4096);
         let times = model.times();
-        let mut idle = ssd("ssd-a", &[("suspend", suspend)], 16 * 1024, 4096);
+        let mut idle = ssd("ssd-a", &list, 16 * 1024, 4096);
         let ack = model.write(0, 7);
         let die = model.die_of(7);
         let victim = page_on_die(&model, die, 7);
@@ -263,16 +265,21 @@ fn sync_covers_acknowledged_writes_only() {
     let between = burst_acked + 1;
     assert!(between < late_ack);
     let flushed = model.sync(between);
-    // Waiting for the late write would mean waiting for its program: a slot's wait plus tPROG.
+    let times = model.times();
+    // Waiting for the late write would mean waiting for its program (a slot's wait plus
+    // tPROG), then the commit.
     assert!(
-        flushed < late_ack + model.times().prog,
+        flushed < late_ack + times.prog + times.flush_commit,
         "{flushed} vs {late_ack}"
     );
-    assert!(flushed >= burst_acked + model.times().prog, "{flushed}");
+    assert!(
+        flushed >= burst_acked + times.prog + times.flush_commit,
+        "{flushed}"
+    );
     // After the late write is acknowledged, a sync waits for it too.
     let after = model.sync(late_ack);
     assert!(
-        after >= late_ack + model.times().prog,
+        after >= late_ack + times.prog + times.flush_commit,
         "{after} vs {late_ack}"
     );
 }

@@ -1,6 +1,6 @@
 //! An open file device holds an exclusive lock: a second open of the same file, in this
-//! process or in another one, fails with `Error::Locked` naming the file; dropping the device
-//! releases it.
+//! process or in another one, fails with `Error::Locked` naming the file and the holder's pid;
+//! dropping the device releases it.
 
 use std::path::Path;
 
@@ -20,10 +20,17 @@ fn options() -> OpenOptions {
 
 fn assert_locked(result: flashbuf::Result<flashbuf::device::SharedDevice>, path: &Path) {
     match result {
-        Err(err @ Error::Locked { .. }) => {
+        Err(err @ Error::Locked { holder, .. }) => {
+            assert_eq!(
+                holder,
+                Some(std::process::id()),
+                "the holder is this process"
+            );
+            let text = err.to_string();
+            assert!(text.contains(&path.display().to_string()), "{text}");
             assert!(
-                err.to_string().contains(&path.display().to_string()),
-                "{err}"
+                text.contains(&format!("this process (pid {})", std::process::id())),
+                "{text}"
             );
         }
         Err(other) => panic!("expected Locked, got {other}"),

@@ -30,7 +30,9 @@ fn config(pool_config: &str) -> BenchConfig {
         duration: Duration::from_millis(1500),
         warmup: WarmUp::For(Duration::from_millis(200)),
         // A short flusher period so the run sees several of its rounds.
-        pool_config: Some(format!("cleaner_period_ms = 100\n{pool_config}")),
+        pool_config: Some(format!(
+            "cleaner_period_ms = 100\ntime_constant_scale = 1.0\n{pool_config}"
+        )),
         command_line: "flushrate_percona test".into(),
         progress: false,
         record: None,

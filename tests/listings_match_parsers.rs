@@ -1,7 +1,7 @@
 //! The listings (`flashbuf schemes`, `flashbuf devices`, `flashbuf config --default`) and the
 //! README's scheme and device lists agree with the parsers: every key, part and option a
 //! parser accepts is listed, and every listed one is accepted. The README's library example is
-//! the crate docs' (tested) one.
+//! `examples/quickstart.rs`, whose body is the crate docs' (tested) example.
 //!
 //! "Accepted by the parser" is read two ways: by calling the parser with every listed name
 //! (listed => accepted), and, for the two hand-written `match` parsers (`apply_override`,
@@ -164,7 +164,14 @@ fn listings_show_every_name() {
     let devices = devices::render().unwrap();
     for name in PROFILE_NAMES {
         assert!(devices.contains(name), "{name}");
-        assert!(devices::render_profile(name).unwrap().contains("channels="));
+        let one = devices::render_profile(name).unwrap();
+        assert!(one.contains("channels="));
+        // Whether the real drive has power-loss protection, with its source.
+        let record = profile::plp_record(name).unwrap();
+        assert!(
+            devices.contains(record.source) && one.contains(record.source),
+            "{name}"
+        );
     }
     for option in OPTIONS {
         assert!(devices.contains(option.meaning), "{}", option.key);
@@ -188,26 +195,36 @@ fn readme_lists_agree() {
     );
 }
 
-/// The README's library example is the crate docs' tested example (every line of the README's
-/// `rust` block appears in src/lib.rs's docs).
+/// The README's library example is `examples/quickstart.rs` (which `cargo test` compiles), shown
+/// whole but for its header; and the example's body is the crate docs' first example (which
+/// `cargo test` runs), whitespace aside.
 #[test]
 fn readme_library_example_is_the_tested_one() {
     let readme = include_str!("../README.md");
     let start = readme.find("```rust\n").expect("README has a rust block") + 8;
     let end = start + readme[start..].find("```").expect("block end");
-    let docs: Vec<&str> = include_str!("../src/lib.rs")
+    let example = include_str!("../examples/quickstart.rs");
+    let code: String = example
+        .lines()
+        .skip_while(|line| line.starts_with("//!") || line.is_empty())
+        .map(|line| format!("{line}\n"))
+        .collect();
+    assert_eq!(
+        &readme[start..end],
+        code,
+        "README's rust block is not examples/quickstart.rs"
+    );
+    let squeeze = |text: &str| text.split_whitespace().collect::<String>();
+    let body_start = code.find("const PAGE").expect("the example's body");
+    let body_end = code.find("Ok(())").expect("the example's end");
+    let docs: String = include_str!("../src/lib.rs")
         .lines()
         .filter_map(|line| line.strip_prefix("//!"))
-        .map(str::trim)
-        .collect();
-    for line in readme[start..end]
-        .lines()
-        .map(str::trim)
-        .filter(|l| !l.is_empty())
-    {
-        assert!(
-            docs.contains(&line),
-            "README line not in the crate example: {line}"
-        );
-    }
+        .map(|line| line.trim_start().trim_start_matches("# "))
+        .collect::<Vec<_>>()
+        .join("\n");
+    assert!(
+        squeeze(&docs).contains(&squeeze(&code[body_start..body_end])),
+        "examples/quickstart.rs's body is not the crate docs' example"
+    );
 }

@@ -1,8 +1,10 @@
 //! The probe measures what `sync` costs, and the emulated devices charge it by their
-//! power-loss protection: with `plp=off` a sync waits until every acknowledged write is
-//! programmed (one page when idle, a buffer's worth under load); with `plp=on` it costs only
-//! firmware time; the HDD (no write cache) and the cloud volume (writes durable when
-//! acknowledged) pay command time or a network round trip.
+//! power-loss protection: with `plp=off` a sync waits until the dirty data (acknowledged, not
+//! yet programmed) is programmed, then the flush commit, so it grows from an idle sync to one
+//! after a burst to one under sustained writes; with `plp=on` it costs only firmware time; the
+//! HDD (no write cache) and the cloud volume (writes durable when acknowledged) pay command
+//! time or a network round trip. The price itself is the model's (`tests/emulated_sync_price.rs`
+//! checks its properties); here only its order and the probe's reporting of it.
 
 use std::time::Duration;
 
@@ -64,15 +66,20 @@ fn plp_decides_what_a_sync_costs_on_the_model() {
         (WriteCache::Volatile, WriteCache::Protected)
     );
     assert_eq!((off.plp.as_str(), on.plp.as_str()), ("plp=off", "plp=on"));
-    // ssd-b: tPROG 345 us; firmware 6 us.
-    assert!(off.idle.mean_us >= 345.0, "{:?}", off.idle);
+    // ssd-b (no SLC cache): one page's tPROG (345 us) and the commit; firmware 6 us.
+    let profile = resolve("ssd-b", &[]).unwrap();
+    assert!(
+        off.idle.mean_us >= profile.t_prog_us + profile.flush_commit_us,
+        "{:?}",
+        off.idle
+    );
     assert!(
         on.idle.mean_us < 10.0 && on.under_load.mean_us < 10.0,
         "{on:?}"
     );
+    // More dirty data, a longer sync: a burst, then sustained writes.
     assert!(off.after_burst.mean_us > off.idle.mean_us, "{off:?}");
-    // Under load a sync drains the write buffer (2048 pages at ~34K programs/s: ~60 ms).
-    assert!(off.under_load.mean_us > 20_000.0, "{:?}", off.under_load);
+    assert!(off.under_load.mean_us > off.after_burst.mean_us, "{off:?}");
     assert!(off.under_load.count >= 4);
     let hdd = model_fsync("hdd", &[], 16 * 1024);
     assert_eq!(hdd.write_cache, WriteCache::WriteThrough);
@@ -115,9 +122,15 @@ fn the_live_probe_measures_sync_latency() {
         assert!(report.under_load.count >= 1 && report.under_load.count <= 4);
         assert_eq!((report.burst_pages, report.writers), (16, 8));
     }
-    // Host noise adds a few microseconds of device time to every sync; the program time
-    // (345 us) and the buffer drain dwarf it.
-    assert!(off.idle.mean_us >= 345.0, "{:?}", off.idle);
+    // Host noise adds a few microseconds of device time to every sync, and a sync issued late
+    // (the thread woke up late after its write) finds part or all of the program done; the
+    // commit (1.3 ms), paid whenever something is dirty, dwarfs both.
+    let profile = resolve("ssd-b", &[]).unwrap();
+    assert!(
+        off.idle.mean_us >= profile.flush_commit_us / 2.0,
+        "{:?}",
+        off.idle
+    );
     assert!(
         off.idle.mean_us > 2.0 * on.idle.mean_us,
         "{off:?} vs {on:?}"

@@ -33,7 +33,7 @@ fn table_1_profiles_keep_their_calibration() {
         ] {
             let got = report.point(op, 32).unwrap().iops;
             let want = want.unwrap();
-            // The HDD model (algorithms.md's seek formula, command reordering approximated by
+            // The HDD model (docs/algorithms.md's seek formula, command reordering approximated by
             // the best of the queued candidates) has always read about 15% under Table 1's
             // 280 IOPS; it is documented in docs/devices.md, not re-tuned here.
             let tolerance = if (name, op) == ("hdd", ProbeOp::Read) {

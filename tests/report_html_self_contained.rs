@@ -1,12 +1,15 @@
-//! The bench report (`report.html`) is self-contained and complete: no external URL, script,
-//! stylesheet, image or font; every plot present as inline SVG with one point per 100 ms
-//! timeline step; the setup names each scheme's composition; every table column explained;
-//! tags balanced. Built from a synthetic result set (no run), so it needs no browser and no
-//! device. Set `REPORT_OUT=DIR` to also write the report there (for
+//! The bench report (`report.html`) is self-contained and complete: no external URL, script
+//! file, stylesheet, image or font (one inline script: the table sorter); every plot present as
+//! inline SVG with one point per 100 ms timeline step; the comparison an HTML table with a row
+//! per scheme; scheme colours only where a series is a scheme (never on the bars of measures);
+//! legends beside the plot, never over it; the setup names each scheme's composition; every
+//! table column explained; tags balanced. Built from a synthetic result set (no run), so it
+//! needs no browser and no device. Set `REPORT_OUT=DIR` to also write the report there (for
 //! `scripts/report_screenshot.sh`).
 
 use std::collections::BTreeMap;
 
+use flashbuf::bench::chart::SCHEME_COLOURS;
 use flashbuf::bench::cpu::CpuUtil;
 use flashbuf::bench::plot::{self, COLUMNS};
 use flashbuf::bench::report::{
@@ -49,6 +52,7 @@ fn run(scheme: &str, index: usize) -> RunResult {
         duration_s: 2.0,
         duration_real_s: 32.0,
         scheme_real_s: 45.0,
+        phases_real_s: flashbuf::bench::progress::PhaseTimes::default(),
         warmup_s: 0.5,
         time_scale: 16.0,
         model_host: "2 cores x time scale 16 = 32 cores".into(),
@@ -137,6 +141,7 @@ fn run(scheme: &str, index: usize) -> RunResult {
         timeline,
         pool_stats: PoolStats::default(),
         device_stats: DeviceStats::default(),
+        regime: None,
     }
 }
 
@@ -173,22 +178,35 @@ fn report_is_self_contained_and_has_every_plot() {
     }
     assert!(html.starts_with("<!DOCTYPE html>"));
     assert!(html.trim_end().ends_with("</html>"));
-    // Nothing fetched: no URL other than the SVG namespace, no script, link, img or font.
+    // Nothing fetched: no URL other than the SVG namespace, no script file, link, img or font.
     let without_namespace = html.replace("http://www.w3.org/2000/svg", "");
     for needle in [
-        "http://", "https://", "src=", "<script", "<link", "<img", "@import", "url(",
+        "http://",
+        "https://",
+        "src=",
+        "<link",
+        "<img",
+        "@import",
+        "url(",
+        "fetch(",
+        "XMLHttpRequest",
+        "import(",
     ] {
         assert!(
             !without_namespace.contains(needle),
             "report contains `{needle}`"
         );
     }
+    // One script, inline and without attributes: the table sorter.
+    assert_eq!(html.matches("<script").count(), 1);
+    assert_eq!(html.matches("<script>").count(), 1);
+    assert!(html.contains(flashbuf::bench::table::SORT_SCRIPT));
     assert!(
         !html.contains("<?xml"),
         "inline SVG keeps its XML declaration"
     );
     for tag in [
-        "html", "head", "body", "svg", "figure", "table", "pre", "dl",
+        "html", "head", "body", "svg", "figure", "table", "thead", "tbody", "pre", "dl", "script",
     ] {
         assert_balanced(&html, tag);
     }
@@ -275,4 +293,162 @@ fn every_table_column_is_explained_once() {
     for (name, meaning) in COLUMNS {
         assert!(help.contains(name) && help.contains(meaning), "{name}");
     }
+}
+
+/// The pixel colour `#RRGGBB` plotters writes for scheme colour `index`.
+fn scheme_hex(index: usize) -> String {
+    let c = SCHEME_COLOURS[index];
+    format!("#{:02X}{:02X}{:02X}", c.0, c.1, c.2)
+}
+
+/// The comparison is an HTML table (no preformatted text block that scrolls sideways): its
+/// header is the printed table's, one body row per scheme in run order with the printed
+/// figures; sortable; each explained column's header carries its meaning as a tooltip. For a
+/// record workload the transactions and per-type tables are HTML tables too.
+#[test]
+fn comparison_is_an_html_table_with_a_row_per_scheme() {
+    let results = results();
+    let html = plot::report_html(&results).unwrap();
+    assert!(!html.contains("<pre"), "a preformatted block is left");
+    let start = html
+        .find("<table class=\"data sortable\">")
+        .expect("comparison table");
+    let table = &html[start..start + html[start..].find("</table>").unwrap()];
+    let comparison = flashbuf::bench::report::comparison(&results);
+    let main = &comparison.tables[0];
+    for header in &main.header {
+        assert!(
+            table.contains(&format!(">{}</th>", plot::escape(header))),
+            "header {header}"
+        );
+    }
+    assert!(table.contains("title=\"operations completed per second"));
+    let body = &table[table.find("<tbody>").unwrap()..];
+    let row_names: Vec<&str> = body
+        .split("<th scope=\"row\">")
+        .skip(1)
+        .map(|rest| &rest[..rest.find("</th>").unwrap()])
+        .collect();
+    assert_eq!(row_names, ["vanilla", "lru-c", "pg-clock+ace"]);
+    // The cells are the printed table's.
+    let lru_c_row = &body[body.find(">lru-c<").unwrap()..];
+    let lru_c_row = &lru_c_row[..lru_c_row.find("</tr>").unwrap()];
+    assert_eq!(lru_c_row.matches("<td").count(), main.header.len() - 1);
+    assert!(
+        lru_c_row.contains("<td>20000</td><td>2.00x</td>"),
+        "{lru_c_row}"
+    );
+    // The mutex table follows, also a sortable table.
+    assert_eq!(html.matches("<table class=\"data sortable\">").count(), 2);
+    assert!(html.contains("<p class=\"caption\">mutex wait per list mutex (ms, real time)</p>"));
+
+    let mut record = results.clone();
+    for run in &mut record.runs {
+        run.unit = "tx/s".into();
+        run.per_type = vec![flashbuf::bench::report::TypeResult {
+            name: "new_order".into(),
+            count: 10,
+            ..Default::default()
+        }];
+    }
+    let html = plot::report_html(&record).unwrap();
+    assert_eq!(html.matches("<table class=\"data sortable\">").count(), 4);
+    assert!(html.contains(">tpmC</th>") && html.contains("<td class=\"text\">new_order</td>"));
+}
+
+/// Colours mean schemes: the bars of measures (latency mean/p95/p99, read-stall waits,
+/// read/write/peak bandwidth, one mutex each) use grey shades and hatching, never a scheme
+/// colour; the throughput bars and the lines do use them, each scheme its own.
+#[test]
+fn bar_charts_of_measures_do_not_use_scheme_colours() {
+    let results = results();
+    let plots = plot::report_plots(&results).unwrap();
+    let svg_of = |id: &str| {
+        &plots
+            .iter()
+            .find(|(plot_id, _, _)| plot_id == id)
+            .unwrap_or_else(|| panic!("plot {id}"))
+            .2
+    };
+    for id in ["latency-bars", "stall-waits", "bandwidth", "mutex"] {
+        let svg = svg_of(id);
+        for index in 0..SCHEME_COLOURS.len() {
+            assert!(
+                !svg.contains(&scheme_hex(index)),
+                "{id} uses scheme colour {index}"
+            );
+        }
+        // Hatching: lines drawn over the bars (the throughput bars, plain, have none).
+        let lines = |svg: &str| svg.matches("<polyline").count();
+        assert!(
+            lines(svg) > lines(svg_of("throughput")) + 3 * results.runs.len(),
+            "{id} has no hatching"
+        );
+    }
+    for id in ["throughput", "timeline-throughput", "latency-cdf"] {
+        let svg = svg_of(id);
+        for index in 0..results.runs.len() {
+            assert!(
+                svg.contains(&scheme_hex(index)),
+                "{id} lacks scheme {index}"
+            );
+        }
+    }
+    // The stall-wait CDF of a subset of the schemes keeps each scheme's own colour.
+    let mut partial = results.clone();
+    partial.runs[1].read_stall_wait_ms.cdf.clear();
+    let plots = plot::report_plots(&partial).unwrap();
+    let (_, _, cdf) = plots
+        .iter()
+        .find(|(id, _, _)| id == "stall-wait-cdf")
+        .unwrap();
+    assert!(cdf.contains(&scheme_hex(0)) && cdf.contains(&scheme_hex(2)));
+    assert!(
+        !cdf.contains(&scheme_hex(1)),
+        "lru-c had no stall but has its colour"
+    );
+}
+
+/// The legend sits in its own column at the right of the plot: every legend text starts to
+/// the right of every bar, value label and axis (the mutex chart's legend covered a value).
+#[test]
+fn legends_never_cover_the_plot() {
+    let results = results();
+    let plots = plot::report_plots(&results).unwrap();
+    let (_, _, mutex) = plots.iter().find(|(id, _, _)| id == "mutex").unwrap();
+    let texts = svg_texts(mutex);
+    let legend_x: Vec<f64> = texts
+        .iter()
+        .filter(|(_, text)| ["flush", "lru"].contains(&text.as_str()))
+        .map(|(x, _)| *x)
+        .collect();
+    assert_eq!(legend_x.len(), 2, "{texts:?}");
+    let plot_right = texts
+        .iter()
+        .filter(|(_, text)| text.parse::<f64>().is_ok())
+        .map(|(x, _)| *x)
+        .fold(0.0, f64::max);
+    let legend_left = legend_x.iter().copied().fold(f64::INFINITY, f64::min);
+    assert!(
+        legend_left > plot_right + 20.0,
+        "legend at x {legend_left}, values up to x {plot_right}"
+    );
+}
+
+/// Each `<text x=...>` of an SVG with its content.
+fn svg_texts(svg: &str) -> Vec<(f64, String)> {
+    svg.split("<text ")
+        .skip(1)
+        .filter_map(|rest| {
+            let x = rest.split("x=\"").nth(1)?.split('"').next()?.parse().ok()?;
+            let body = rest
+                .split('>')
+                .nth(1)?
+                .split('<')
+                .next()?
+                .trim()
+                .to_string();
+            Some((x, body))
+        })
+        .collect()
 }

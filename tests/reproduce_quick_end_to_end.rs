@@ -1,6 +1,8 @@
 //! One tiny reproduction end to end: `reproduce ace-fig8a --quick` with its devices and
 //! durations overridden (`--set`, for a fast run on `mem`) writes report.html (verdicts, the
 //! paper's values beside ours, plots), results.json and verdicts.json with a verdict per claim.
+//! A single-point experiment's schemes are categories: its paper-vs-ours plots are bars, with
+//! no line joining one scheme to the next, and our run's comparison is an HTML table.
 //! The numbers on `mem` mean nothing; the test checks the plumbing, not the outcome.
 
 use std::process::Command;
@@ -56,13 +58,39 @@ fn a_quick_reproduction_writes_its_report_and_verdicts() {
         "Verdicts",
         "The paper's values and ours",
         "data-plot=\"compare-throughput\"",
-        "paper (dashed)",
+        "paper (hatched) vs ours (solid)",
     ] {
         assert!(html.contains(needle), "{needle} missing");
     }
-    // Self-contained: nothing fetched (the SVG namespace is a name, not a fetch).
+    // Bars, not lines: the only polylines of the plot are hatching and axes (black or white),
+    // none in a scheme colour.
+    let start = html.find("data-plot=\"compare-throughput\"").unwrap();
+    let figure = &html[start..start + html[start..].find("</figure>").unwrap()];
+    for polyline in figure.split("<polyline").skip(1) {
+        let polyline = &polyline[..polyline.find("/>").unwrap()];
+        let stroke = polyline.split("stroke=\"").nth(1).unwrap_or("");
+        assert!(
+            stroke.starts_with("#000000") || stroke.starts_with("#FFFFFF"),
+            "a coloured line in a plot over schemes: {}",
+            &polyline[..polyline.len().min(200)]
+        );
+    }
+    assert!(figure.contains("<rect"), "no bars");
+    // Our run: an HTML table with a row per scheme, not a preformatted block.
+    let our_run = &html[html.find("<h2>Our run</h2>").unwrap()..];
+    assert!(!our_run.contains("<pre"));
+    for scheme in ["pg-clock", "ace-clock", "pg-lru", "ace-lru"] {
+        assert!(
+            our_run.contains(&format!("<th scope=\"row\">{scheme}</th>")),
+            "{scheme} row missing"
+        );
+    }
+    // Self-contained: nothing fetched (the SVG namespace is a name, not a fetch); the one
+    // script is the inline table sorter.
     let fetched = html.replace("http://www.w3.org/2000/svg", "");
-    for external in ["http://", "https://", "src=", "<script", "<link", "url("] {
+    for external in ["http://", "https://", "src=", "<link", "url("] {
         assert!(!fetched.contains(external), "self-contained: {external}");
     }
+    assert_eq!(html.matches("<script").count(), 1);
+    assert!(html.contains(flashbuf::bench::table::SORT_SCRIPT));
 }

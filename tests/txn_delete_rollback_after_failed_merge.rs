@@ -48,6 +48,7 @@ fn config() -> KvConfig {
     // microseconds of the test's window; checkpoints still run at open.
     config.database.checkpoint_period_ms = 60_000;
     config.database.pool.cleaner_period_ms = 60_000;
+    config.database.pool.time_constant_scale = 1.0;
     config
 }
 

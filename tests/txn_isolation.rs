@@ -161,16 +161,23 @@ fn size_limits_and_unknown_trees_are_clear_errors() {
     let (kv, _) = KvStore::open(data, log, &config()).unwrap();
     let t = kv.open_tree("t").unwrap();
     let limits = kv.trees().limits();
-    let mut txn = kv.begin().unwrap();
-    let err = txn.put(t, &vec![0; limits.max_key + 1], b"v").unwrap_err();
+    // Each failed statement ends its transaction (abort on error: tests/txn_failed_statement_aborts.rs).
+    let err = kv
+        .begin()
+        .unwrap()
+        .put(t, &vec![0; limits.max_key + 1], b"v")
+        .unwrap_err();
     assert!(matches!(err, Error::InvalidArgument(_)) && err.to_string().contains("key"));
-    let err = txn
+    let err = kv
+        .begin()
+        .unwrap()
         .put(t, b"k", &vec![0; limits.max_value + 1])
         .unwrap_err();
     assert!(err.to_string().contains("value of"), "{err}");
+    assert!(kv.begin().unwrap().get(99, b"k").is_err());
+    let mut txn = kv.begin().unwrap();
     txn.put(t, &vec![1; limits.max_key], &vec![2; limits.max_value])
         .unwrap();
-    assert!(txn.get(99, b"k").is_err());
     txn.commit().unwrap();
     assert!(kv.open_tree("").is_err());
     assert!(kv.open_tree(&"n".repeat(65)).is_err());

@@ -11,9 +11,9 @@
 //!   rewritten at each sync, so this can exceed `redo_appended`); `redo_appended`: the log's
 //!   own volume (records and the page headers they cross).
 
-use std::fmt::Write as _;
-
 use serde::Serialize;
+
+use super::table::Table;
 
 use crate::device::DeviceStats;
 use crate::wal::WalStats;
@@ -71,30 +71,33 @@ impl BytesPerOp {
     }
 }
 
-/// Appends the bytes-per-operation table: one row per `(scheme, bytes)` with figures, in KB
-/// (1000 bytes); nothing when no row has figures. `unit` is the runs' throughput unit.
-pub fn append_table<'a>(
-    out: &mut String,
+/// The bytes-per-operation table: one row per `(scheme, bytes)` with figures, in KB (1000
+/// bytes); `None` when no row has figures. `unit` is the runs' throughput unit.
+pub fn table<'a>(
     unit: &str,
     rows: impl Iterator<Item = (&'a str, Option<&'a BytesPerOp>)>,
-) {
-    let mut table = vec![
-        [
-            "scheme",
-            "read KB",
-            "in place KB",
-            "dblwr KB",
-            "redo KB",
-            "written KB",
-        ]
-        .iter()
-        .map(ToString::to_string)
-        .collect::<Vec<_>>(),
-    ];
+) -> Option<Table> {
+    let op = if unit == "tx/s" {
+        "transaction"
+    } else {
+        "operation"
+    };
+    let mut table = Table::new(&[
+        "scheme",
+        "read KB",
+        "in place KB",
+        "dblwr KB",
+        "redo KB",
+        "written KB",
+    ])
+    .with_caption(format!(
+        "bytes per {op} (KB): data reads, page writes in place, doublewrite copies, redo log \
+         written, total written"
+    ));
     for (scheme, bytes) in rows {
         let Some(bytes) = bytes else { continue };
         let kb = |value: f64| format!("{:.1}", value / 1e3);
-        table.push(vec![
+        table.rows.push(vec![
             scheme.to_string(),
             kb(bytes.data_reads),
             kb(bytes.page_writes),
@@ -103,20 +106,7 @@ pub fn append_table<'a>(
             kb(bytes.total_written),
         ]);
     }
-    if table.len() == 1 {
-        return;
-    }
-    let op = if unit == "tx/s" {
-        "transaction"
-    } else {
-        "operation"
-    };
-    let _ = writeln!(
-        out,
-        "\nbytes per {op} (KB): data reads, page writes in place, doublewrite copies, redo log \
-         written, total written"
-    );
-    super::report::append_aligned(out, &table);
+    (!table.rows.is_empty()).then_some(table)
 }
 
 #[cfg(test)]
@@ -174,12 +164,12 @@ mod tests {
             redo_appended: 6_500.0,
             total_written: 123_000.0,
         };
-        let mut out = String::new();
-        append_table(
-            &mut out,
+        let out = table(
             "tx/s",
             [("vanilla", Some(&bytes)), ("failed", None)].into_iter(),
-        );
+        )
+        .expect("a row with figures")
+        .to_text();
         assert!(out.contains("bytes per transaction (KB)"), "{out}");
         let row = out
             .lines()
@@ -191,8 +181,6 @@ mod tests {
             "{out}"
         );
         assert!(!out.contains("failed"), "{out}");
-        let mut empty = String::new();
-        append_table(&mut empty, "ops/s", [("x", None)].into_iter());
-        assert!(empty.is_empty());
+        assert_eq!(table("ops/s", [("x", None)].into_iter()), None);
     }
 }

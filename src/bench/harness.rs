@@ -28,7 +28,7 @@ use parking_lot::Mutex;
 use super::cpu::{CpuSample, utilisation};
 use super::driver::{Driver, DriverRun, OpOutcome, SyntheticDriver};
 use super::interrupt;
-use super::progress::{CommandProgress, Phase, SchemeProgress, spec_time_scale};
+use super::progress::{CommandProgress, Phase, SchemeProgress};
 use super::report::{
     BenchResults, DoublewriteStats, FsyncStats, Header, IoRates, LatencyMs, LogRates, RunFailure,
     RunResult, StallWaitMs, Steadiness, TypeResult,
@@ -135,7 +135,7 @@ pub fn run_bench_with(
         runs: Vec::new(),
         failures: Vec::new(),
     };
-    let mut progress = CommandProgress::new(config, spec_time_scale(&config.device));
+    let mut progress = CommandProgress::new(config);
     for (index, scheme) in config.schemes.iter().enumerate() {
         if interrupt::interrupted() {
             results.failures.push(RunFailure {
@@ -158,6 +158,7 @@ pub fn run_bench_with(
         match outcome {
             Ok(mut run) => {
                 run.scheme_real_s = line.elapsed().as_secs_f64();
+                run.phases_real_s = line.phase_times();
                 progress.finished(line.elapsed());
                 results.runs.push(run);
             }
@@ -246,6 +247,7 @@ struct Snapshot {
     pool: PoolStats,
     device: DeviceStats,
     log: Option<WalStats>,
+    locks: Option<crate::txn::lock::LockStats>,
     cpu: CpuSample,
 }
 
@@ -257,6 +259,7 @@ impl Snapshot {
             pool: target.stats(),
             device: device.stats(),
             log: target.log_stats(),
+            locks: target.lock_stats(),
             cpu: CpuSample::now(),
         }
     }
@@ -322,7 +325,7 @@ fn run_scheme(
     if let Some((thread, error)) = control.error.lock().take() {
         line.finish();
         let shutdown = target.shutdown();
-        return Err(Error::Config(format!(
+        return Err(Error::Failed(format!(
             "worker {thread} failed: {error}{}",
             shutdown
                 .err()
@@ -339,9 +342,9 @@ fn run_scheme(
     line.set_phase(Phase::WriteBack, 0.0);
     let shutdown = target.shutdown();
     line.finish();
-    shutdown.map_err(|err| Error::Config(format!("shutdown failed: {err}")))?;
+    shutdown.map_err(|err| Error::Failed(format!("shutdown failed: {err}")))?;
     if let Some(check) = check.as_ref().filter(|check| !check.is_clean()) {
-        return Err(Error::Config(format!(
+        return Err(Error::Failed(format!(
             "CONSISTENCY CHECK FAILED after the run: {} workload violations ({}), {} tree \
              problems ({})",
             check.violations,
@@ -353,6 +356,7 @@ fn run_scheme(
     let mut result = build_result(config, driver, scheme, device, &measured, &outcome);
     result.config_diff =
         super::report::config_diffs(scheme, config.buffer_pages, config.pool_config.as_deref())?;
+    result.regime = Some(run_regime(config, scheme, &measured, &result)?);
     result.check = check;
     result.check_skipped = !config.check && driver.is_record();
     Ok(result)
@@ -593,6 +597,47 @@ fn run_bound(
     .to_string()
 }
 
+/// The run's regime ([`super::regime`]): the pool's effective shape from its configuration,
+/// the workload's setup, and the record-lock waits of the measured phase.
+fn run_regime(
+    config: &BenchConfig,
+    scheme: &Composition,
+    measured: &Measured,
+    result: &RunResult,
+) -> Result<super::regime::Regime> {
+    let pool = match config.pool_config.as_deref() {
+        Some(text) => {
+            crate::pool::PoolConfig::from_toml(scheme.clone(), config.buffer_pages, text)?
+        }
+        None => crate::pool::PoolConfig::for_scheme(scheme.clone(), config.buffer_pages),
+    };
+    let instances = pool.effective_instances(result.page_size);
+    let instance_frames = pool.frames / instances;
+    let warehouses = config
+        .record
+        .as_ref()
+        .and_then(|record| match record.spec() {
+            super::driver::RecordSpec::Tpcc(tpcc) => Some(tpcc.warehouses),
+            _ => None,
+        });
+    let lock_wait_ns = match (&measured.start.locks, &measured.end.locks) {
+        (Some(start), Some(end)) => Some(end.since(start).wait_ns),
+        _ => None,
+    };
+    let inputs = super::regime::RegimeInputs {
+        instances,
+        instance_frames,
+        scan_depth: pool.scan_depth(instance_frames),
+        cleaner_period_ms: pool.effective_cleaner_period_ms(instance_frames),
+        time_constant_scale: pool.effective_time_constant_scale(instance_frames),
+        warehouses,
+        log_bytes: config.log.as_ref().map(|log| log.size),
+        lock_wait_ns,
+    };
+    let paper = super::regime::lruc_tpcc()?;
+    Ok(super::regime::regime(result, &inputs, Some(&paper)))
+}
+
 fn build_result(
     config: &BenchConfig,
     driver: &dyn Driver,
@@ -637,6 +682,7 @@ fn build_result(
         duration_s: device_s,
         duration_real_s: real_s,
         scheme_real_s: 0.0,
+        phases_real_s: super::progress::PhaseTimes::default(),
         warmup_s: measured.warmup_device_s,
         time_scale: scale,
         model_host: format!(
@@ -696,6 +742,7 @@ fn build_result(
         timeline: measured.timeline.points().to_vec(),
         pool_stats: pool,
         device_stats,
+        regime: None,
     }
 }
 

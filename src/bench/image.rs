@@ -32,7 +32,8 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use super::driver::RecordSpec;
-use crate::datafile::{DATA_START, DataFile, HEADER_BYTES, SlotContent, decode_slot};
+use crate::btree::check::PageSource;
+use crate::datafile::{DATA_START, DataFile, DataFileHeader, read_header_of_file};
 use crate::device::memory::MemoryDevice;
 use crate::device::{AlignedBuf, SharedDevice};
 use crate::error::{Error, Result};
@@ -44,6 +45,21 @@ use crate::workload::record::{LoadProgress, LoadReport};
 const LOAD_FRAMES: usize = 2048;
 /// Smallest headroom of the image's capacity above the loaded pages.
 const HEADROOM_PAGES_MIN: u64 = 4096;
+
+/// What an image file holds, read from its header and its `bench.image` tree without reading
+/// the rest ([`Image::peek_file`]): enough to refuse a wrong image or a bad `--buffer` or
+/// `--page-size` before a large file is read.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ImageFacts {
+    /// Page size in bytes.
+    pub page_size: usize,
+    /// Data pages the file holds.
+    pub capacity_pages: u64,
+    /// Data pages the loaded database occupies (its high-water mark).
+    pub loaded_pages: u64,
+    /// The load parameters recorded in the image ([`RecordSpec::load_key`]).
+    pub load_key: String,
+}
 
 /// A loaded, cleanly closed, unbound database image in memory.
 #[derive(Debug)]
@@ -148,32 +164,25 @@ impl Image {
     /// image), one without the record of its load, or one loaded with other parameters.
     pub fn read_file(path: &Path, spec: &RecordSpec) -> Result<Image> {
         let began = Instant::now();
+        let (header, facts) = peek(path)?;
+        let wanted = spec.load_key();
+        if facts.load_key != wanted {
+            return Err(Error::Config(format!(
+                "image {}: it was loaded with `{}`, the flags ask for `{wanted}`",
+                path.display(),
+                facts.load_key
+            )));
+        }
         let bytes = std::fs::read(path)
             .map_err(|err| Error::io(format!("reading image {}", path.display()), err))?;
-        let header = match decode_slot(bytes.get(..HEADER_BYTES).unwrap_or(&[])) {
-            SlotContent::Valid(header) => header,
-            other => {
-                return Err(Error::Config(format!(
-                    "{} is not a flashbuf image (its first header slot is {other:?})",
-                    path.display()
-                )));
-            }
-        };
         let page_size = header.page_size as usize;
-        let refuse = |why: String| Err(Error::Config(format!("image {}: {why}", path.display())));
-        if header.log_id != 0 {
-            return refuse(format!(
-                "the data file is bound to log {:#x}: it is a database, not an unbound image \
-                 made by `flashbuf load`",
-                header.log_id
-            ));
-        }
         let total = (DATA_START + header.data_pages) as usize * page_size;
         if bytes.len() < total {
-            return refuse(format!(
-                "{} bytes, the header says {total} (truncated)",
+            return Err(Error::Config(format!(
+                "image {}: {} bytes, the header says {total} (truncated)",
+                path.display(),
                 bytes.len()
-            ));
+            )));
         }
         let device: SharedDevice = Arc::new(MemoryDevice::new(
             page_size,
@@ -184,11 +193,11 @@ impl Image {
         let loaded_pages = datafile.header().high_water_mark;
         drop(datafile);
         let found = read_recorded_spec(&device)?;
-        let wanted = spec.load_key();
         if found != wanted {
-            return refuse(format!(
-                "it was loaded with `{found}`, the flags ask for `{wanted}`"
-            ));
+            return Err(Error::Config(format!(
+                "image {}: it was loaded with `{found}`, the flags ask for `{wanted}`",
+                path.display()
+            )));
         }
         let mut bytes = bytes;
         bytes.truncate((DATA_START + loaded_pages) as usize * page_size);
@@ -201,6 +210,22 @@ impl Image {
             load_key: found,
             bytes,
         })
+    }
+
+    /// What the image file at `path` holds, from its header and its `bench.image` tree (a few
+    /// pages; the file is not read whole).
+    ///
+    /// # Errors
+    /// As [`Image::read_file`], except a load that differs from the flags.
+    pub fn peek_file(path: &Path) -> Result<ImageFacts> {
+        peek(path).map(|(_, facts)| facts)
+    }
+
+    /// A generous upper bound on the data pages `spec`'s image has with pages of `page_size`
+    /// bytes (a buffer that is too small even for it is refused before loading).
+    #[must_use]
+    pub fn pages_at_most(spec: &RecordSpec, page_size: usize) -> u64 {
+        estimate_bytes(spec) / page_size as u64
     }
 
     /// Bytes of the loaded database (its high-water mark times the page size).
@@ -229,6 +254,88 @@ impl Image {
         device.bulk_load(0, &self.bytes)?;
         device.sync()?;
         Ok(())
+    }
+}
+
+/// The header and facts of an image file (see [`Image::peek_file`]).
+fn peek(path: &Path) -> Result<(DataFileHeader, ImageFacts)> {
+    let header = read_header_of_file(path).map_err(|err| match err {
+        Error::Format { problem, .. } => Error::Config(format!(
+            "{} is not a flashbuf image (made by `flashbuf load`): {problem}",
+            path.display()
+        )),
+        other => other,
+    })?;
+    if header.log_id != 0 {
+        return Err(Error::Config(format!(
+            "image {}: the data file is bound to log {:#x}: it is a database, not an unbound \
+             image made by `flashbuf load`",
+            path.display(),
+            header.log_id
+        )));
+    }
+    let source = FilePages::open(path, &header)?;
+    let value = crate::btree::check::lookup(&source, IMAGE_TREE, IMAGE_KEY)?.ok_or_else(|| {
+        Error::Config(format!(
+            "image {}: no record of its load (tree {IMAGE_TREE}): not made by `flashbuf load`",
+            path.display()
+        ))
+    })?;
+    let load_key = String::from_utf8(value).map_err(|_| {
+        Error::Config(format!(
+            "image {}: the record in tree {IMAGE_TREE} is not text",
+            path.display()
+        ))
+    })?;
+    let facts = ImageFacts {
+        page_size: header.page_size as usize,
+        capacity_pages: header.data_pages,
+        loaded_pages: header.high_water_mark,
+        load_key,
+    };
+    Ok((header, facts))
+}
+
+/// The data pages of a closed data file, read with positioned reads (checksums verified).
+struct FilePages {
+    file: std::fs::File,
+    page_size: usize,
+    /// Data pages below the high-water mark (the rest was never written).
+    pages: u64,
+}
+
+impl FilePages {
+    fn open(path: &Path, header: &DataFileHeader) -> Result<FilePages> {
+        let file = std::fs::File::open(path)
+            .map_err(|err| Error::io(format!("opening image {}", path.display()), err))?;
+        Ok(FilePages {
+            file,
+            page_size: header.page_size as usize,
+            pages: header.high_water_mark,
+        })
+    }
+}
+
+impl PageSource for FilePages {
+    fn page_size(&self) -> usize {
+        self.page_size
+    }
+    fn pages(&self) -> u64 {
+        self.pages
+    }
+    fn read(&self, page: crate::error::PageId, out: &mut [u8]) -> Result<()> {
+        use std::os::unix::fs::FileExt;
+        if page >= self.pages {
+            return Err(Error::CorruptPage {
+                page,
+                reason: format!("past the image's high-water mark {}", self.pages),
+            });
+        }
+        let offset = (DATA_START + page) * self.page_size as u64;
+        self.file
+            .read_exact_at(out, offset)
+            .map_err(|err| Error::io(format!("reading data page {page} of the image"), err))?;
+        page::verify(out, page).map(|_| ())
     }
 }
 
@@ -317,7 +424,12 @@ fn unbind(
 /// A generous upper bound on the pages a load needs (the in-memory device is zero-filled
 /// lazily, so unused capacity costs address space, not memory).
 fn estimate_pages(spec: &RecordSpec, page_size: usize) -> u64 {
-    let bytes: u64 = match spec {
+    (estimate_bytes(spec) / page_size as u64).max(HEADROOM_PAGES_MIN * 4)
+}
+
+/// A generous upper bound on the bytes of a load's pages (see [`estimate_pages`]).
+fn estimate_bytes(spec: &RecordSpec) -> u64 {
+    match spec {
         // About 100 MB of rows per warehouse at specification scale; trees and the indexes
         // at most triple it. The reduced scale shrinks ITEM, STOCK and the per-district rows.
         RecordSpec::Tpcc(c) => {
@@ -328,6 +440,5 @@ fn estimate_pages(spec: &RecordSpec, page_size: usize) -> u64 {
         }
         RecordSpec::Ycsb(c) => c.record_count * (c.row_bytes() as u64 + 64) * 3,
         RecordSpec::LinkBench(c) => c.nodes * 4096,
-    };
-    (bytes / page_size as u64).max(HEADROOM_PAGES_MIN * 4)
+    }
 }

@@ -1,5 +1,6 @@
 //! The benchmark harness (issues 3 and 9): run schemes side by side on one device spec and one
-//! database image, and report (architecture.md, "flashbuf bench" and results.json contracts).
+//! database image, and report (docs/architecture.md, "What users script against": `flashbuf
+//! bench` and results.json).
 //!
 //! - [`harness`]: per scheme, a fresh data device loaded with the same image (the data-file
 //!   layout: header, doublewrite area, data pages), a fresh log device, warm-up until the pool
@@ -11,6 +12,7 @@
 //!   [`bytes`]: bytes read and written per operation, by kind.
 //! - [`report`]: the comparison table and results.json. [`plot`]: SVG plots and report.html.
 //!   [`progress`]: the progress line (scheme i of N, phase, ETA of the whole command).
+//!   [`estimate`]: the real time of a scheme, estimated before the run.
 //!
 //! The harness builds each scheme's target through a [`TargetFactory`]; [`default_factory`]
 //! is the one `flashbuf bench` uses; tests pass their own.
@@ -23,14 +25,18 @@
 
 pub mod bytes;
 pub mod capacity;
+pub mod chart;
 pub mod cpu;
 pub mod driver;
+pub mod estimate;
 pub mod harness;
 pub mod image;
 pub mod interrupt;
 pub mod plot;
 pub mod progress;
+pub mod regime;
 pub mod report;
+pub mod table;
 pub mod target;
 pub mod timeline;
 
@@ -51,6 +57,8 @@ use crate::workload::synthetic::SyntheticConfig;
 
 pub use report::{BenchResults, RunFailure, RunResult};
 
+use progress::format_duration;
+
 /// What the harness drives: a page store with pool counters and an orderly shutdown.
 pub trait BenchTarget: PageAccess {
     /// A snapshot of the pool's counters (cheap: the harness calls it every timeline step).
@@ -70,6 +78,10 @@ pub trait BenchTarget: PageAccess {
     }
     /// The B+-tree check of every tree, at quiescence (`None`: the target has no trees).
     fn tree_check(&self) -> Option<Result<crate::btree::check::CheckReport>> {
+        None
+    }
+    /// The record-lock manager's counters (`None`: the target takes no record locks).
+    fn lock_stats(&self) -> Option<crate::txn::lock::LockStats> {
         None
     }
 }
@@ -218,11 +230,13 @@ pub enum WarmUp {
 impl std::fmt::Display for WarmUp {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            WarmUp::For(duration) => write!(f, "{duration:?} (device time)"),
+            WarmUp::For(duration) if duration.is_zero() => write!(f, "none"),
+            WarmUp::For(duration) => write!(f, "{} (device time)", format_duration(*duration)),
             WarmUp::UntilSteady { max } => {
                 write!(
                     f,
-                    "until the buffer is full and throughput steady (at most {max:?} device time)"
+                    "until the buffer is full and throughput steady (at most {} device time)",
+                    format_duration(*max)
                 )
             }
         }

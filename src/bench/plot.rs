@@ -3,12 +3,18 @@
 //!
 //! Writes into DIR: `results.json`, `throughput.svg`, `timeline.svg` (throughput per 100 ms
 //! step), `latency.svg` and `report.html`. The report embeds every plot as inline SVG (no
-//! external file, script, font or URL: it opens offline and can go into an appendix) and holds:
-//! the setup (command line, device and its profile, model host, each scheme's composition), the
-//! comparison table with each column explained ([`COLUMNS`]), throughput bars with their
-//! values, per-interval timelines (throughput, free frames, dirty pages, read stalls per
-//! 100 ms step; one line per scheme), latency quantiles, read-stall waits, device bandwidth
-//! used against the device's limit, and mutex waits.
+//! external file, script file, font or URL: it opens offline and can go into an appendix; its
+//! one inline script sorts the tables) and holds: the setup (command line, device and its
+//! profile, model host, each scheme's composition), the comparison as HTML tables
+//! ([`comparison_html`]: the printed table's cells, sortable by a click on a header, each
+//! column explained in [`COLUMNS`] and on hover), throughput bars with their values,
+//! per-interval timelines (throughput, free frames, dirty pages, read stalls per 100 ms step;
+//! one line per scheme), latency quantiles, read-stall waits, device bandwidth used against the
+//! device's limit, and mutex waits.
+//!
+//! Colours mean schemes ([`super::chart`]): a scheme has the same colour in every plot; bars of
+//! measures that are not schemes (mean/p95/p99, read/write/peak, one mutex each) are grey with
+//! hatching. Every legend is drawn in a column at the right of its plot, never over the data.
 //!
 //! The latency CDFs (all operations per scheme; per transaction type for record workloads) draw
 //! `latency_cdf` (29 quantiles of the run's histogram) on a log latency axis; results.json files
@@ -29,30 +35,23 @@ use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
-use super::report::{BenchResults, RunResult, format_table};
+use super::chart::{
+    BarStyle, Hatch, LegendEntry, LegendLayout, Mark, TICK_FONT, desc_font, draw_bar, draw_legend,
+    measure_style, scheme_colour,
+};
+use super::report::{BenchResults, Comparison, RunResult, comparison};
+use super::table::{SORT_SCRIPT, TABLE_CSS};
 use crate::engine::Composition;
 use crate::error::{Error, Result};
 
-/// Width and height of a plot in pixels.
-const SIZE: (u32, u32) = (900, 380);
+/// Width and height of a plot in pixels, its legend included.
+const SIZE: (u32, u32) = (1150, 380);
 
-/// The series colours (Tableau 10), by series index (shared by the sweep and reproduce plots).
-pub(crate) const COLOURS: &[RGBColor] = &[
-    RGBColor(0x1f, 0x77, 0xb4),
-    RGBColor(0xff, 0x7f, 0x0e),
-    RGBColor(0x2c, 0xa0, 0x2c),
-    RGBColor(0xd6, 0x27, 0x28),
-    RGBColor(0x94, 0x67, 0xbd),
-    RGBColor(0x8c, 0x56, 0x4b),
-    RGBColor(0xe3, 0x77, 0xc2),
-    RGBColor(0x7f, 0x7f, 0x7f),
-    RGBColor(0xbc, 0xbd, 0x22),
-    RGBColor(0x17, 0xbe, 0xcf),
-];
+/// Width of the legend column at the right of a plot.
+const LEGEND_WIDTH: u32 = 250;
 
-fn colour(index: usize) -> RGBColor {
-    COLOURS[index % COLOURS.len()]
-}
+/// Pixels above the plot area (margin and caption): where the legend column starts.
+const LEGEND_TOP: u32 = 40;
 
 /// Every column of the comparison table with its meaning: the one text source for the report
 /// and `flashbuf bench --help` ([`columns_help`]).
@@ -120,27 +119,84 @@ pub fn columns_help() -> String {
     out
 }
 
+/// What a comparison-table column means ([`COLUMNS`]), for its header's tooltip.
+fn column_meaning(header: &str) -> Option<&'static str> {
+    COLUMNS
+        .iter()
+        .find(|(names, _)| names.split(", ").any(|name| name == header))
+        .map(|(_, meaning)| *meaning)
+}
+
+/// The comparison as HTML: its notes as paragraphs, each table a sortable `<table>` whose
+/// headers explain themselves on hover (the failures are the caller's: the reports show them
+/// elsewhere). Needs [`SORT_SCRIPT`] in the page to sort.
+#[must_use]
+pub fn comparison_html(comparison: &Comparison) -> String {
+    let mut out = String::new();
+    for note in &comparison.notes {
+        let _ = writeln!(out, "<p class=\"note\">{}</p>", escape(note));
+    }
+    for table in &comparison.tables {
+        out.push_str(&table.to_html(column_meaning));
+    }
+    out
+}
+
 /// A plotters error as ours.
 pub(crate) fn plot_error(err: impl std::fmt::Display) -> Error {
     Error::io("drawing a plot", std::io::Error::other(err.to_string()))
 }
 
-/// Draws into an SVG string of [`SIZE`].
-fn svg(draw: impl FnOnce(&DrawingArea<SVGBackend<'_>, Shift>) -> Result<()>) -> Result<String> {
+/// Draws into an SVG string of [`SIZE`]: `draw` gets the plot's area, and `legend` goes into
+/// the column at its right (never over the data).
+fn svg(
+    legend: &[LegendEntry],
+    draw: impl FnOnce(&DrawingArea<SVGBackend<'_>, Shift>) -> Result<()>,
+) -> Result<String> {
     let mut out = String::new();
     {
         let root = SVGBackend::with_string(&mut out, SIZE).into_drawing_area();
         root.fill(&WHITE).map_err(plot_error)?;
-        draw(&root)?;
+        let (plot, side) = root.split_horizontally(SIZE.0 - LEGEND_WIDTH);
+        draw(&plot)?;
+        let (_, legend_area) = side.split_vertically(LEGEND_TOP);
+        draw_legend(&legend_area, legend, LegendLayout::Column)?;
         root.present().map_err(plot_error)?;
     }
     Ok(out)
 }
 
-/// Headroom above the data for a legend of `entries` lines in the upper right corner (so it
-/// does not cover bars or lines): the axis grows by 6% per entry.
-fn legend_headroom(entries: usize) -> f64 {
-    1.0 + 0.06 * (entries.max(1) as f64 + 1.0)
+/// A line legend entry per scheme, in the scheme colours.
+fn scheme_legend<'a>(names: impl IntoIterator<Item = &'a String>) -> Vec<LegendEntry> {
+    names
+        .into_iter()
+        .enumerate()
+        .map(|(index, name)| LegendEntry {
+            name: name.clone(),
+            mark: Mark::Line {
+                colour: scheme_colour(index),
+                dashed: false,
+                marker: false,
+            },
+        })
+        .collect()
+}
+
+/// The y-axis description's font: fits the plot's height.
+fn y_desc_font(
+    chart: &ChartContext<'_, SVGBackend<'_>, impl CoordTranslate>,
+    text: &str,
+) -> (&'static str, f64) {
+    desc_font(text, chart.plotting_area().dim_in_pixel().1)
+}
+
+/// What colours the bars of [`grouped_bars`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum BarColours {
+    /// One series whose groups are the schemes: each bar in its scheme's colour.
+    Schemes,
+    /// Series of measures (not schemes): grey shades with hatching ([`measure_style`]).
+    Measures,
 }
 
 /// An upper bound for an axis: 10% over the maximum, at least `floor`.
@@ -149,24 +205,48 @@ fn axis_max(values: impl Iterator<Item = f64>, floor: f64) -> f64 {
     (max * 1.1).max(floor)
 }
 
-/// Groups of bars: one group per label, one bar per series, each bar with its value on top.
+/// Groups of bars: one group per label, one bar per series, each bar with its value on top;
+/// the legend names the schemes ([`BarColours::Schemes`]) or the series.
 fn grouped_bars(
     title: &str,
     y_label: &str,
     labels: &[String],
     series: &[(String, Vec<f64>)],
+    colours: BarColours,
     value_format: fn(f64) -> String,
 ) -> Result<String> {
-    svg(|root| {
-        let mut y_max = axis_max(series.iter().flat_map(|(_, v)| v.iter().copied()), 1e-9);
-        if series.len() > 1 {
-            y_max *= legend_headroom(series.len());
-        }
+    let style_of = |k: usize, group: usize| match colours {
+        BarColours::Schemes => BarStyle {
+            fill: scheme_colour(group),
+            hatch: Hatch::None,
+        },
+        BarColours::Measures => measure_style(k),
+    };
+    let legend: Vec<LegendEntry> = match colours {
+        BarColours::Schemes => labels
+            .iter()
+            .enumerate()
+            .map(|(group, name)| LegendEntry {
+                name: name.clone(),
+                mark: Mark::Bar(style_of(0, group)),
+            })
+            .collect(),
+        BarColours::Measures => series
+            .iter()
+            .enumerate()
+            .map(|(k, (name, _))| LegendEntry {
+                name: name.clone(),
+                mark: Mark::Bar(style_of(k, 0)),
+            })
+            .collect(),
+    };
+    svg(&legend, |root| {
+        let y_max = axis_max(series.iter().flat_map(|(_, v)| v.iter().copied()), 1e-9);
         let groups = labels.len().max(1) as f64;
         let mut chart = ChartBuilder::on(root)
             .caption(title, ("sans-serif", 20))
             .margin(12)
-            .x_label_area_size(40)
+            .x_label_area_size(48)
             .y_label_area_size(70)
             .build_cartesian_2d(0.0..groups, 0.0..y_max)
             .map_err(plot_error)?;
@@ -178,57 +258,57 @@ fn grouped_bars(
                 String::new()
             }
         };
+        let desc = y_desc_font(&chart, y_label);
         chart
             .configure_mesh()
             .disable_x_mesh()
             .x_labels(labels.len() * 2 + 1)
             .x_label_formatter(&label_of)
             .y_desc(y_label)
+            .axis_desc_style(desc)
+            .label_style(TICK_FONT)
             .y_label_formatter(&|y| tick(*y))
             .draw()
             .map_err(plot_error)?;
         let count = series.len().max(1) as f64;
         let width = 0.8 / count;
-        for (k, (name, values)) in series.iter().enumerate() {
-            let fill = if series.len() == 1 {
-                None
-            } else {
-                Some(colour(k))
-            };
-            // NaN: no such value for this group (a mutex the scheme does not have): no bar.
-            let present = || values.iter().enumerate().filter(|(_, v)| v.is_finite());
-            let bars = present().map(|(group, value)| {
+        let base = root.get_base_pixel();
+        let pixel = |point: (f64, f64)| {
+            let (x, y) = chart.backend_coord(&point);
+            (x - base.0, y - base.1)
+        };
+        // NaN: no such value for this group (a mutex the scheme does not have): no bar.
+        let present = |values: &'_ [f64]| {
+            values
+                .iter()
+                .copied()
+                .enumerate()
+                .filter(|(_, v)| v.is_finite())
+                .collect::<Vec<_>>()
+        };
+        for (k, (_, values)) in series.iter().enumerate() {
+            for (group, value) in present(values) {
                 let x0 = group as f64 + 0.1 + width * k as f64;
-                let c = fill.unwrap_or_else(|| colour(group));
-                Rectangle::new([(x0, 0.0), (x0 + width * 0.92, *value)], c.filled())
-            });
-            let drawn = chart.draw_series(bars).map_err(plot_error)?;
-            if series.len() > 1 {
-                let c = colour(k);
-                drawn.label(name.as_str()).legend(move |(x, y)| {
-                    Rectangle::new([(x, y - 5), (x + 10, y + 5)], c.filled())
-                });
+                draw_bar(
+                    root,
+                    pixel((x0, 0.0)),
+                    pixel((x0 + width * 0.92, value)),
+                    style_of(k, group),
+                )?;
             }
+        }
+        for (k, (_, values)) in series.iter().enumerate() {
             let label_style = TextStyle::from(("sans-serif", 13).into_font())
                 .pos(Pos::new(HPos::Center, VPos::Bottom));
-            let texts = present().map(|(group, value)| {
+            let texts = present(values).into_iter().map(|(group, value)| {
                 let x = group as f64 + 0.1 + width * (k as f64 + 0.46);
                 Text::new(
-                    value_format(*value),
-                    (x, *value + y_max * 0.005),
+                    value_format(value),
+                    (x, value + y_max * 0.005),
                     label_style.clone(),
                 )
             });
             chart.draw_series(texts).map_err(plot_error)?;
-        }
-        if series.len() > 1 {
-            chart
-                .configure_series_labels()
-                .background_style(WHITE.mix(0.8))
-                .border_style(BLACK)
-                .position(SeriesLabelPosition::UpperRight)
-                .draw()
-                .map_err(plot_error)?;
         }
         Ok(())
     })
@@ -241,48 +321,41 @@ fn timeline_lines(
     y_label: &str,
     value: fn(&super::timeline::TimelinePoint) -> f64,
 ) -> Result<String> {
-    svg(|root| {
+    let legend = scheme_legend(results.runs.iter().map(|run| &run.scheme));
+    svg(&legend, |root| {
         let points = || results.runs.iter().flat_map(|run| run.timeline.iter());
         // 2% past the last step, so the last point sits inside the frame.
         let t_max = axis_max(points().map(|p| p.t_s), 0.1) / 1.1 * 1.02;
-        let y_max = axis_max(points().map(value), 1.0) * legend_headroom(results.runs.len());
+        let y_max = axis_max(points().map(value), 1.0);
         let mut chart = ChartBuilder::on(root)
             .caption(title, ("sans-serif", 20))
             .margin(12)
-            .x_label_area_size(40)
+            .x_label_area_size(48)
             .y_label_area_size(70)
             .build_cartesian_2d(0.0..t_max, 0.0..y_max)
             .map_err(plot_error)?;
+        let desc = y_desc_font(&chart, y_label);
         chart
             .configure_mesh()
             .x_desc("device seconds into the measured phase (one point per 100 ms step)")
             .y_desc(y_label)
+            .axis_desc_style(desc)
+            .label_style(TICK_FONT)
             .y_label_formatter(&|y| tick(*y))
             .draw()
             .map_err(plot_error)?;
         for (index, run) in results.runs.iter().enumerate() {
-            let c = colour(index);
+            let c = scheme_colour(index);
             let line = run.timeline.iter().map(|p| (p.t_s, value(p)));
             chart
                 .draw_series(LineSeries::new(line, c.stroke_width(2)))
-                .map_err(plot_error)?
-                .label(run.scheme.as_str())
-                .legend(move |(x, y)| {
-                    PathElement::new(vec![(x, y), (x + 16, y)], c.stroke_width(2))
-                });
+                .map_err(plot_error)?;
             let dots = run
                 .timeline
                 .iter()
                 .map(|p| Circle::new((p.t_s, value(p)), 2, c.filled()));
             chart.draw_series(dots).map_err(plot_error)?;
         }
-        chart
-            .configure_series_labels()
-            .background_style(WHITE.mix(0.8))
-            .border_style(BLACK)
-            .position(SeriesLabelPosition::UpperRight)
-            .draw()
-            .map_err(plot_error)?;
         Ok(())
     })
 }
@@ -302,14 +375,31 @@ fn cdf_points(cdf: &[(f64, f64)], summary: &super::report::LatencyMs) -> Vec<(f6
     }
 }
 
-/// Latency CDFs, one line per (name, points), on a log latency axis: the tail, where schemes
-/// differ, gets as much room as the body.
-fn latency_cdf_lines(title: &str, lines: &[(String, Vec<(f64, f64)>)]) -> Result<String> {
-    svg(|root| {
+/// The y-axis description of the CDF plots.
+const CDF_Y_LABEL: &str = "fraction at or below";
+
+/// One line of a CDF plot: the scheme's index in the run (its colour), its name, its points.
+type CdfLine = (usize, String, Vec<(f64, f64)>);
+
+/// Latency CDFs, one line per scheme, on a log latency axis: the tail, where schemes differ,
+/// gets as much room as the body. The y axis ends a little above 1 so the last points show.
+fn latency_cdf_lines(title: &str, lines: &[CdfLine]) -> Result<String> {
+    let legend: Vec<LegendEntry> = lines
+        .iter()
+        .map(|(index, name, _)| LegendEntry {
+            name: name.clone(),
+            mark: Mark::Line {
+                colour: scheme_colour(*index),
+                dashed: false,
+                marker: false,
+            },
+        })
+        .collect();
+    svg(&legend, |root| {
         let latencies = || {
             lines
                 .iter()
-                .flat_map(|(_, points)| points.iter().map(|p| p.0))
+                .flat_map(|(_, _, points)| points.iter().map(|p| p.0))
         };
         let positive_min = latencies()
             .filter(|ms| *ms > 0.0 && ms.is_finite())
@@ -326,49 +416,45 @@ fn latency_cdf_lines(title: &str, lines: &[(String, Vec<(f64, f64)>)]) -> Result
         let mut chart = ChartBuilder::on(root)
             .caption(title, ("sans-serif", 20))
             .margin(12)
-            .x_label_area_size(40)
+            .x_label_area_size(48)
             .y_label_area_size(70)
-            .build_cartesian_2d((x_min..x_max).log_scale(), 0.0..1.0)
+            .build_cartesian_2d((x_min..x_max).log_scale(), 0.0..1.03)
             .map_err(plot_error)?;
+        let desc = y_desc_font(&chart, CDF_Y_LABEL);
         chart
             .configure_mesh()
             .x_desc("latency, device-time ms (log scale)")
-            .y_desc("fraction of operations at or below")
+            .y_desc(CDF_Y_LABEL)
+            .axis_desc_style(desc)
+            .label_style(TICK_FONT)
+            .x_labels(15)
             .x_label_formatter(&|x| log_tick(*x))
+            .y_label_formatter(&|y| format!("{y:.1}"))
             .draw()
             .map_err(plot_error)?;
-        for (index, (name, points)) in lines.iter().enumerate() {
-            let c = colour(index);
+        for (index, _, points) in lines {
+            let c = scheme_colour(*index);
             let line: Vec<(f64, f64)> = points.iter().map(|&(ms, f)| (ms.max(x_min), f)).collect();
             chart
                 .draw_series(LineSeries::new(line.clone(), c.stroke_width(2)))
-                .map_err(plot_error)?
-                .label(name.as_str())
-                .legend(move |(x, y)| {
-                    PathElement::new(vec![(x, y), (x + 16, y)], c.stroke_width(2))
-                });
+                .map_err(plot_error)?;
             chart
                 .draw_series(line.into_iter().map(|p| Circle::new(p, 2, c.filled())))
                 .map_err(plot_error)?;
         }
-        chart
-            .configure_series_labels()
-            .background_style(WHITE.mix(0.8))
-            .border_style(BLACK)
-            .position(SeriesLabelPosition::LowerRight)
-            .draw()
-            .map_err(plot_error)?;
         Ok(())
     })
 }
 
 /// Operation latency CDF per scheme (all operation types together).
 fn latency_cdf_svg(results: &BenchResults) -> Result<String> {
-    let lines: Vec<(String, Vec<(f64, f64)>)> = results
+    let lines: Vec<CdfLine> = results
         .runs
         .iter()
-        .map(|run| {
+        .enumerate()
+        .map(|(index, run)| {
             (
+                index,
                 run.scheme.clone(),
                 cdf_points(&run.latency_cdf, &run.latency_ms),
             )
@@ -393,15 +479,17 @@ fn record_types(results: &BenchResults) -> Vec<String> {
 
 /// Latency CDF of one transaction type, one line per scheme that ran it.
 fn type_cdf_svg(results: &BenchResults, type_name: &str) -> Result<String> {
-    let lines: Vec<(String, Vec<(f64, f64)>)> = results
+    let lines: Vec<CdfLine> = results
         .runs
         .iter()
-        .filter_map(|run| {
+        .enumerate()
+        .filter_map(|(index, run)| {
             let kind = run
                 .per_type
                 .iter()
                 .find(|kind| kind.name == type_name && kind.count > 0)?;
             Some((
+                index,
                 run.scheme.clone(),
                 cdf_points(&kind.latency_cdf, &kind.latency_ms),
             ))
@@ -413,9 +501,26 @@ fn type_cdf_svg(results: &BenchResults, type_name: &str) -> Result<String> {
     )
 }
 
-/// The flush-rate controller of one scheme: `P_scan` and `P_io` over the measured phase.
-fn flush_rate_svg(run: &RunResult) -> Result<String> {
-    svg(|root| {
+/// The flush-rate controller of the run's scheme `index`: `P_scan` (solid) and `P_io`
+/// (dashed) over the measured phase, in the scheme's colour.
+fn flush_rate_svg(run: &RunResult, index: usize) -> Result<String> {
+    let colour = scheme_colour(index);
+    let legend: Vec<LegendEntry> = [false, true]
+        .iter()
+        .zip([
+            "P_scan (pages scanned per round)",
+            "P_io (pages written per round)",
+        ])
+        .map(|(dashed, name)| LegendEntry {
+            name: name.to_string(),
+            mark: Mark::Line {
+                colour,
+                dashed: *dashed,
+                marker: false,
+            },
+        })
+        .collect();
+    svg(&legend, |root| {
         let series: [(&str, Vec<(f64, f64)>); 2] = [
             (
                 "P_scan (pages scanned per round)",
@@ -434,14 +539,14 @@ fn flush_rate_svg(run: &RunResult) -> Result<String> {
         ];
         let all = || series.iter().flat_map(|(_, points)| points.iter());
         let t_max = axis_max(all().map(|p| p.0), 0.1) / 1.1 * 1.02;
-        let y_max = axis_max(all().map(|p| p.1), 1.0) * legend_headroom(series.len());
+        let y_max = axis_max(all().map(|p| p.1), 1.0);
         let mut chart = ChartBuilder::on(root)
             .caption(
                 format!("Flush-rate controller of {}", run.scheme),
                 ("sans-serif", 20),
             )
             .margin(12)
-            .x_label_area_size(40)
+            .x_label_area_size(48)
             .y_label_area_size(70)
             .build_cartesian_2d(0.0..t_max, 0.0..y_max)
             .map_err(plot_error)?;
@@ -449,25 +554,26 @@ fn flush_rate_svg(run: &RunResult) -> Result<String> {
             .configure_mesh()
             .x_desc("device seconds into the measured phase (value at the end of each step)")
             .y_desc("pages")
+            .axis_desc_style(desc_font("pages", 300))
+            .label_style(TICK_FONT)
             .y_label_formatter(&|y| tick(*y))
             .draw()
             .map_err(plot_error)?;
-        for (index, (name, points)) in series.iter().enumerate() {
-            let c = colour(index);
-            chart
-                .draw_series(LineSeries::new(points.iter().copied(), c.stroke_width(2)))
-                .map_err(plot_error)?
-                .label(*name)
-                .legend(move |(x, y)| {
-                    PathElement::new(vec![(x, y), (x + 16, y)], c.stroke_width(2))
-                });
-        }
+        // One scheme: its colour, P_scan solid and P_io dashed.
+        let [(_, p_scan), (_, p_io)] = &series;
         chart
-            .configure_series_labels()
-            .background_style(WHITE.mix(0.8))
-            .border_style(BLACK)
-            .position(SeriesLabelPosition::UpperRight)
-            .draw()
+            .draw_series(LineSeries::new(
+                p_scan.iter().copied(),
+                colour.stroke_width(2),
+            ))
+            .map_err(plot_error)?;
+        chart
+            .draw_series(DashedLineSeries::new(
+                p_io.iter().copied(),
+                8,
+                5,
+                colour.stroke_width(2),
+            ))
             .map_err(plot_error)?;
         Ok(())
     })
@@ -530,6 +636,7 @@ pub fn throughput_svg(results: &BenchResults) -> Result<String> {
         "ops per device second",
         &scheme_labels(results),
         &[("ops/s".into(), values)],
+        BarColours::Schemes,
         thousands,
     )
 }
@@ -567,6 +674,7 @@ pub fn latency_svg(results: &BenchResults) -> Result<String> {
             ("p95".into(), pick(|r| r.latency_ms.p95)),
             ("p99".into(), pick(|r| r.latency_ms.p99)),
         ],
+        BarColours::Measures,
         three_decimals,
     )
 }
@@ -582,17 +690,25 @@ fn stall_wait_svg(results: &BenchResults) -> Result<String> {
             ("p99".into(), pick(|r| r.read_stall_wait_ms.p99)),
             ("max".into(), pick(|r| r.read_stall_wait_ms.max)),
         ],
+        BarColours::Measures,
         three_decimals,
     )
 }
 
 /// The read-stall wait CDF per scheme that stalled (a scheme without stalls has no line).
 fn stall_wait_cdf_svg(results: &BenchResults) -> Result<String> {
-    let lines: Vec<(String, Vec<(f64, f64)>)> = results
+    let lines: Vec<CdfLine> = results
         .runs
         .iter()
-        .filter(|run| !run.read_stall_wait_ms.cdf.is_empty())
-        .map(|run| (run.scheme.clone(), run.read_stall_wait_ms.cdf.clone()))
+        .enumerate()
+        .filter(|(_, run)| !run.read_stall_wait_ms.cdf.is_empty())
+        .map(|(index, run)| {
+            (
+                index,
+                run.scheme.clone(),
+                run.read_stall_wait_ms.cdf.clone(),
+            )
+        })
         .collect();
     latency_cdf_lines(
         "Read-stall wait CDF (device time; schemes without stalls have no line)",
@@ -614,6 +730,7 @@ fn bandwidth_svg(results: &BenchResults) -> Result<String> {
                 pick(|r| r.io.peak_mbps.unwrap_or(0.0)),
             ),
         ],
+        BarColours::Measures,
         one_decimal,
     )
 }
@@ -642,6 +759,7 @@ fn mutex_svg(results: &BenchResults) -> Result<String> {
         "ms waited, all threads",
         &scheme_labels(results),
         &series,
+        BarColours::Measures,
         one_decimal,
     )
 }
@@ -673,12 +791,14 @@ pub fn report_plots(results: &BenchResults) -> Result<Vec<(String, String, Strin
             type_cdf_svg(results, &type_name)?,
         ));
     }
-    for run in results.runs.iter().filter(|run| has_flush_rate(run)) {
-        plots.push((
-            format!("flush-rate-{}", run.scheme),
-            format!("Flush-rate controller: {}", run.scheme),
-            flush_rate_svg(run)?,
-        ));
+    for (index, run) in results.runs.iter().enumerate() {
+        if has_flush_rate(run) {
+            plots.push((
+                format!("flush-rate-{}", run.scheme),
+                format!("Flush-rate controller: {}", run.scheme),
+                flush_rate_svg(run, index)?,
+            ));
+        }
     }
     Ok(plots)
 }
@@ -837,6 +957,7 @@ pub(crate) fn html_head(title: &str, extra_css: &str) -> String {
          <title>{}</title>\n<style>\
          body{{font-family:sans-serif;margin:2em;max-width:1350px}}\
          pre{{background:#f6f6f6;padding:1em;overflow-x:auto;font-size:12px}}\
+         p.note{{margin:.2em 0;font-size:14px}}{TABLE_CSS}\
          {extra_css}</style></head><body>\n",
         escape(title)
     )
@@ -852,15 +973,22 @@ pub fn report_html(results: &BenchResults) -> Result<String> {
         "table.kv th{text-align:left;padding-right:1em;vertical-align:top}\
          dt{font-weight:bold;font-family:monospace}dd{margin:0 0 .4em 2em}figure{margin:1em 0}",
     );
+    out = out.replace("</style>", &format!("{}</style>", super::regime::CSS));
     let _ = writeln!(out, "<h1>flashbuf bench report</h1>");
     setup_html(&mut out, results);
     let _ = writeln!(out, "<h2>Comparison</h2>");
-    let _ = writeln!(out, "<pre>{}</pre>", escape(&format_table(results)));
+    out.push_str(&comparison_html(&comparison(results)));
+    let _ = writeln!(
+        out,
+        "<p class=\"note\">Click a column's header to sort by it; hover over it for its \
+         meaning.</p>"
+    );
     let _ = writeln!(out, "<h3>Columns</h3>\n<dl>");
     for (name, meaning) in COLUMNS {
         let _ = writeln!(out, "<dt>{}</dt><dd>{}</dd>", escape(name), escape(meaning));
     }
     let _ = writeln!(out, "</dl>");
+    out.push_str(&super::regime::html(&results.runs));
     for failure in &results.failures {
         let _ = writeln!(
             out,
@@ -878,10 +1006,9 @@ pub fn report_html(results: &BenchResults) -> Result<String> {
             strip_xml_declaration(&svg)
         );
     }
-    let _ = writeln!(
-        out,
-        "<p>Raw figures: results.json next to this file.</p></body></html>"
-    );
+    let _ = writeln!(out, "<p>Raw figures: results.json next to this file.</p>");
+    out.push_str(SORT_SCRIPT);
+    out.push_str("</body></html>\n");
     Ok(out)
 }
 

@@ -2,9 +2,9 @@
 //! (load or copy, warm-up, measure, verify, write back) and an ETA for the whole command.
 //!
 //! The ETA is (what remains of the current scheme) + (schemes after it) x (the expected real
-//! time of one scheme). Before any scheme finished, the expected time is the configured phases
-//! at the time scale (warm-up at its cap, so it errs long; the image copy and the check are not
-//! known yet); once schemes finished, it is the mean real time they actually took (set-up to
+//! time of one scheme). Before any scheme finished, the expected time is
+//! [`super::estimate::SchemeEstimate`]'s longest (warm-up at its cap, so it errs long; the
+//! image copy and the check modelled); once schemes finished, it is the mean real time they actually took (set-up to
 //! shutdown), so the ETA corrects itself after the first scheme. What remains of the current
 //! scheme is the expected time less its elapsed time, but never less than what its phase still
 //! needs for sure (the rest of the measured phase).
@@ -12,11 +12,12 @@
 //! The bar is indicatif's; with `--no-progress` it is hidden and nothing here prints (the
 //! per-scheme summary lines are the caller's). No locks: the control thread alone updates it.
 
+use std::fmt::Write as _;
 use std::time::{Duration, Instant};
 
 use indicatif::{ProgressBar, ProgressStyle};
 
-use super::{BenchConfig, WarmUp};
+use super::BenchConfig;
 use crate::device::DeviceSpec;
 
 /// A scheme's phase, as the progress line names it.
@@ -51,6 +52,101 @@ impl Phase {
     }
 }
 
+/// Where one scheme's real time went, seconds: what the summary line after each scheme and
+/// results.json's `phases_real_s` show (the ETA and the estimate before the run are sums of
+/// these).
+#[derive(Debug, Clone, Copy, Default, PartialEq, serde::Serialize)]
+pub struct PhaseTimes {
+    /// Creating the devices and writing the database image onto the data device (load or copy).
+    pub set_up: f64,
+    /// The unmeasured warm-up.
+    pub warm_up: f64,
+    /// The measured phase.
+    pub measure: f64,
+    /// The consistency check (record workloads; 0 without one).
+    pub check: f64,
+    /// The final write-back of dirty pages at shutdown.
+    pub write_back: f64,
+}
+
+impl PhaseTimes {
+    /// The sum of the phases.
+    #[must_use]
+    pub fn total(&self) -> f64 {
+        self.set_up + self.warm_up + self.measure + self.check + self.write_back
+    }
+
+    fn add(&mut self, phase: Phase, seconds: f64) {
+        let slot = match phase {
+            Phase::Load | Phase::Copy => &mut self.set_up,
+            Phase::WarmUp => &mut self.warm_up,
+            Phase::Measure => &mut self.measure,
+            Phase::Verify => &mut self.check,
+            Phase::WriteBack => &mut self.write_back,
+        };
+        *slot += seconds;
+    }
+
+    /// `copy 2 s, warm-up 12 s, measure 48 s, check 95 s, write back 3 s` (phases that took
+    /// under half a second left out; `load` for a synthetic workload's set-up).
+    #[must_use]
+    pub fn describe(&self, record: bool) -> String {
+        let set_up = if record { "copy" } else { "load" };
+        [
+            (set_up, self.set_up),
+            ("warm-up", self.warm_up),
+            ("measure", self.measure),
+            ("check", self.check),
+            ("write back", self.write_back),
+        ]
+        .iter()
+        .filter(|(_, seconds)| *seconds >= 0.5)
+        .map(|(name, seconds)| format!("{name} {}", format_seconds(*seconds)))
+        .collect::<Vec<_>>()
+        .join(", ")
+    }
+}
+
+/// A duration as the command line takes it: `500ms`, `3s`, `2.5s`, `1m30s`, `2h`; `0s`.
+#[must_use]
+pub fn format_duration(duration: Duration) -> String {
+    let ms = duration.as_millis();
+    if ms == 0 {
+        return "0s".to_string();
+    }
+    if ms < 1000 {
+        return format!("{ms}ms");
+    }
+    let seconds = duration.as_secs_f64();
+    if seconds < 60.0 {
+        let text = format!("{seconds:.3}");
+        return format!("{}s", text.trim_end_matches('0').trim_end_matches('.'));
+    }
+    let whole = duration.as_secs();
+    [
+        (whole / 3600, "h"),
+        (whole % 3600 / 60, "m"),
+        (whole % 60, "s"),
+    ]
+    .iter()
+    .filter(|(value, _)| *value > 0)
+    .fold(String::new(), |mut out, (value, unit)| {
+        let _ = write!(out, "{value}{unit}");
+        out
+    })
+}
+
+/// `0.4 s`, `3 s`, `48 s`: one decimal under 10 s, whole seconds above.
+#[must_use]
+pub fn format_seconds(seconds: f64) -> String {
+    let seconds = seconds.max(0.0);
+    if seconds < 9.95 {
+        format!("{seconds:.1} s")
+    } else {
+        format!("{seconds:.0} s")
+    }
+}
+
 /// The ETA of the whole command, real seconds: the current scheme's remainder (expected time
 /// less `elapsed_current_s`, at least `current_floor_s`) plus `schemes_after` expected times.
 /// The expected time of a scheme is the mean of `finished_s` when schemes finished, else
@@ -72,14 +168,11 @@ pub fn eta_s(
     current + expected * schemes_after as f64
 }
 
-/// The real seconds one scheme is expected to take before any finished: warm-up (its fixed
-/// length, or its cap) and measured phase, at `time_scale`.
+/// The real seconds one scheme is expected to take before any finished: the longest of
+/// [`super::estimate::SchemeEstimate`] (set-up, warm-up at its cap, measured phase, check).
 #[must_use]
-pub fn initial_estimate_s(config: &BenchConfig, time_scale: f64) -> f64 {
-    let warmup = match config.warmup {
-        WarmUp::For(d) | WarmUp::UntilSteady { max: d } => d,
-    };
-    (warmup + config.duration).as_secs_f64() * time_scale
+pub fn initial_estimate_s(config: &BenchConfig) -> f64 {
+    super::estimate::SchemeEstimate::for_config(config).high_s()
 }
 
 /// The time scale a device string sets (`time_scale=` of an emulated device; 1 otherwise: the
@@ -123,12 +216,12 @@ pub struct CommandProgress {
 }
 
 impl CommandProgress {
-    /// Progress for `config`'s schemes at `time_scale` (hidden without `config.progress`).
+    /// Progress for `config`'s schemes (hidden without `config.progress`).
     #[must_use]
-    pub fn new(config: &BenchConfig, time_scale: f64) -> CommandProgress {
+    pub fn new(config: &BenchConfig) -> CommandProgress {
         CommandProgress {
             schemes: config.schemes.len(),
-            estimate_s: initial_estimate_s(config, time_scale),
+            estimate_s: initial_estimate_s(config),
             finished_s: Vec::new(),
             visible: config.progress,
             duration_ms: u64::try_from(config.duration.as_millis()).unwrap_or(u64::MAX),
@@ -153,6 +246,8 @@ impl CommandProgress {
         let progress = SchemeProgress {
             bar,
             started: Instant::now(),
+            phase_started: Some(Instant::now()),
+            phases: PhaseTimes::default(),
             phase,
             expected_s: self.expected_s(),
             schemes_after: self.schemes.saturating_sub(index + 1),
@@ -183,6 +278,9 @@ impl CommandProgress {
 pub struct SchemeProgress {
     bar: ProgressBar,
     started: Instant,
+    /// When the current phase began; `None` once finished.
+    phase_started: Option<Instant>,
+    phases: PhaseTimes,
     phase: Phase,
     expected_s: f64,
     schemes_after: usize,
@@ -201,6 +299,7 @@ impl SchemeProgress {
 
     /// Enters `phase`; `floor_s`: real seconds the scheme needs at least from now on.
     pub fn set_phase(&mut self, phase: Phase, floor_s: f64) {
+        self.end_phase();
         self.phase = phase;
         self.floor_s = floor_s;
         self.detail.clear();
@@ -232,9 +331,29 @@ impl SchemeProgress {
         self.started.elapsed()
     }
 
-    /// Removes the line (the caller prints the scheme's summary line).
-    pub fn finish(&self) {
+    /// Removes the line (the caller prints the scheme's summary line) and ends the phase's
+    /// clock.
+    pub fn finish(&mut self) {
+        self.end_phase();
+        self.phase_started = None;
         self.bar.finish_and_clear();
+    }
+
+    /// The real time of each phase so far (the current one up to the last phase change or
+    /// [`SchemeProgress::finish`]).
+    #[must_use]
+    pub fn phase_times(&self) -> PhaseTimes {
+        self.phases
+    }
+
+    /// Adds the current phase's time so far; the next phase's clock starts now. After
+    /// [`SchemeProgress::finish`] nothing is added.
+    fn end_phase(&mut self) {
+        let now = Instant::now();
+        if let Some(started) = self.phase_started.replace(now) {
+            self.phases
+                .add(self.phase, now.duration_since(started).as_secs_f64());
+        }
     }
 
     fn redraw(&self) {
@@ -281,6 +400,35 @@ mod tests {
         assert_eq!(format_eta(185.0), "3m05s");
         assert_eq!(format_eta(3720.0), "1h02m");
         assert_eq!(format_eta(-1.0), "0s");
+    }
+
+    #[test]
+    fn durations_read_as_the_command_line_takes_them() {
+        assert_eq!(format_duration(Duration::ZERO), "0s");
+        assert_eq!(format_duration(Duration::from_millis(100)), "100ms");
+        assert_eq!(format_duration(Duration::from_secs(3)), "3s");
+        assert_eq!(format_duration(Duration::from_millis(2500)), "2.5s");
+        assert_eq!(format_duration(Duration::from_secs(90)), "1m30s");
+        assert_eq!(format_duration(Duration::from_hours(2)), "2h");
+        assert_eq!(format_seconds(0.44), "0.4 s");
+        assert_eq!(format_seconds(48.4), "48 s");
+    }
+
+    #[test]
+    fn phase_times_name_the_set_up_by_workload() {
+        let times = PhaseTimes {
+            set_up: 1.4,
+            warm_up: 32.0,
+            measure: 50.0,
+            check: 152.0,
+            write_back: 0.2,
+        };
+        assert_eq!(
+            times.describe(true),
+            "copy 1.4 s, warm-up 32 s, measure 50 s, check 152 s"
+        );
+        assert!(times.describe(false).starts_with("load 1.4 s"));
+        assert!((times.total() - 235.6).abs() < 1e-9);
     }
 
     #[test]

@@ -1,4 +1,4 @@
-//! Results of a bench invocation: the serializable record (results.json, the architecture.md
+//! Results of a bench invocation: the serializable record (results.json, the docs/architecture.md
 //! contract) and the comparison table printed at the end.
 //!
 //! results.json:
@@ -7,7 +7,8 @@
 //! { "header": { flashbuf_version, date, host_cores, command_line, time_base },
 //!   "runs": [ { scheme, workload, read_ratio, locality, device, log_device, threads,
 //!               buffer_pages, db_pages, page_size, duration_s, duration_real_s,
-//!               scheme_real_s, warmup_s,
+//!               scheme_real_s, phases_real_s {set_up,warm_up,measure,check,write_back},
+//!               warmup_s,
 //!               time_scale, model_host, ops, throughput, unit,
 //!               latency_ms {mean,p50,p95,p99,max}, latency_cdf [[ms, fraction]..],
 //!               read_ops, write_ops,
@@ -51,6 +52,7 @@ use std::path::Path;
 use serde::Serialize;
 
 use super::cpu::CpuUtil;
+use super::table::Table;
 use super::timeline::TimelinePoint;
 use crate::device::DeviceStats;
 use crate::error::{Error, Result};
@@ -252,7 +254,7 @@ impl Steadiness {
 }
 
 /// One scheme's measured run.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Default, Serialize)]
 pub struct RunResult {
     /// Scheme name.
     pub scheme: String,
@@ -281,6 +283,8 @@ pub struct RunResult {
     /// The whole scheme, real seconds: device set-up and image load or copy, warm-up, measured
     /// phase, check and final write-back (what the progress line's ETA learns from).
     pub scheme_real_s: f64,
+    /// `scheme_real_s` by phase: set-up (load or copy), warm-up, measure, check, write-back.
+    pub phases_real_s: super::progress::PhaseTimes,
     /// Warm-up, device seconds.
     pub warmup_s: f64,
     /// Device time runs this many times slower than real time.
@@ -362,6 +366,9 @@ pub struct RunResult {
     pub pool_stats: PoolStats,
     /// Raw device counters over the measured phase.
     pub device_stats: DeviceStats,
+    /// The quantities that govern the pool's dynamics, beside the paper's
+    /// ([`super::regime`]; `None` until the harness has measured them).
+    pub regime: Option<super::regime::Regime>,
 }
 
 /// One operation (transaction) type's measurements.
@@ -487,16 +494,91 @@ impl BenchResults {
     }
 }
 
+/// What the comparison shows: notes on the run, then tables (the comparison, for record
+/// workloads the transactions and the per-type tables, the per-mutex waits), then the failed
+/// schemes. [`format_table`] prints it; report.html renders its tables as HTML.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Comparison {
+    /// Lines on the run as a whole (workload, device, threads, time bases).
+    pub notes: Vec<String>,
+    /// The tables, the comparison first.
+    pub tables: Vec<Table>,
+    /// `scheme: error` per failed scheme.
+    pub failures: Vec<String>,
+}
+
+impl Comparison {
+    /// As printed at the end of `flashbuf bench`: the notes, the tables (a blank line between
+    /// two), `FAILED scheme: error` lines.
+    #[must_use]
+    pub fn to_text(&self) -> String {
+        let mut out = String::new();
+        for note in &self.notes {
+            let _ = writeln!(out, "{note}");
+        }
+        for (index, table) in self.tables.iter().enumerate() {
+            if index > 0 {
+                out.push('\n');
+            }
+            out.push_str(&table.to_text());
+        }
+        for failure in &self.failures {
+            let _ = writeln!(out, "FAILED {failure}");
+        }
+        out
+    }
+}
+
 /// The comparison table (and per-mutex waits, and failures) as text.
 #[must_use]
 pub fn format_table(results: &BenchResults) -> String {
-    let mut out = String::new();
+    let mut text = comparison(results).to_text();
+    let regime = super::regime::warnings(&results.runs);
+    if !regime.is_empty() {
+        text.push('\n');
+        text.push_str(&regime);
+    }
+    text
+}
+
+/// The comparison of a bench's runs ([`Comparison`]).
+#[must_use]
+pub fn comparison(results: &BenchResults) -> Comparison {
+    let failures = results
+        .failures
+        .iter()
+        .map(|failure| format!("{}: {}", failure.scheme, failure.error))
+        .collect();
     let Some(first) = results.runs.first() else {
-        let _ = writeln!(out, "no completed runs");
-        append_failures(&mut out, results);
-        return out;
+        return Comparison {
+            notes: vec!["no completed runs".to_string()],
+            tables: Vec::new(),
+            failures,
+        };
     };
     let record = first.unit == "tx/s";
+    let mut tables = vec![main_table(results, record)];
+    if record {
+        tables.push(record_table(results));
+        tables.push(type_table(results));
+    }
+    tables.extend(super::bytes::table(
+        &first.unit,
+        results
+            .runs
+            .iter()
+            .map(|run| (run.scheme.as_str(), run.bytes_per_op.as_ref())),
+    ));
+    tables.extend(mutex_table(results));
+    Comparison {
+        notes: run_notes(first, record),
+        tables,
+        failures,
+    }
+}
+
+/// The setup every run shares, and which figures are in which time base.
+fn run_notes(first: &RunResult, record: bool) -> Vec<String> {
     let workload = if record {
         first.locality.clone()
     } else {
@@ -507,24 +589,27 @@ pub fn format_table(results: &BenchResults) -> String {
             first.locality
         )
     };
-    let _ = writeln!(
-        out,
-        "workload {workload}, device {}, log {}, {} threads, buffer {} of {} pages, {:.1} s \
-         measured (device time), model host {}",
-        first.device,
-        first.log_device.as_deref().unwrap_or("none"),
-        first.threads,
-        first.buffer_pages,
-        first.db_pages,
-        first.duration_s,
-        first.model_host
-    );
-    let _ = writeln!(
-        out,
+    vec![
+        format!(
+            "workload {workload}, device {}, log {}, {} threads, buffer {} of {} pages, {:.1} s \
+             measured (device time), model host {}",
+            first.device,
+            first.log_device.as_deref().unwrap_or("none"),
+            first.threads,
+            first.buffer_pages,
+            first.db_pages,
+            first.duration_s,
+            first.model_host
+        ),
         "throughput, latency, IOPS, stall waits and fsyncs in device time; mutex wait and CPU in \
          real time (columns: `flashbuf bench --help`)"
-    );
-    let header = [
+            .to_string(),
+    ]
+}
+
+/// One row per scheme: throughput, ratio to the first, latency, stalls, I/O, waits, CPU.
+fn main_table(results: &BenchResults, record: bool) -> Table {
+    let mut table = Table::new(&[
         "scheme",
         if record { "tx/s" } else { "ops/s" },
         "ratio",
@@ -542,51 +627,30 @@ pub fn format_table(results: &BenchResults) -> String {
         "CPU",
         "bound",
         "steady",
-    ];
-    let mut rows = vec![header.iter().map(ToString::to_string).collect::<Vec<_>>()];
+    ]);
+    let base_throughput = results.runs.first().map_or(0.0, |run| run.throughput);
     for run in &results.runs {
-        rows.push(table_row(run, first.throughput));
+        table.rows.push(table_row(run, base_throughput));
     }
-    append_aligned(&mut out, &rows);
-    if record {
-        append_record_table(&mut out, results);
-        append_type_table(&mut out, results);
-    }
-    super::bytes::append_table(
-        &mut out,
-        &first.unit,
-        results
-            .runs
-            .iter()
-            .map(|run| (run.scheme.as_str(), run.bytes_per_op.as_ref())),
-    );
-    append_mutex_table(&mut out, results);
-    append_failures(&mut out, results);
-    out
+    table
 }
 
 /// Record workloads: tpmC, aborts, retries, rollbacks, device read share, the check.
-fn append_record_table(out: &mut String, results: &BenchResults) {
-    let _ = writeln!(
-        out,
-        "\ntransactions (device time); aborts = every attempt conflicted; check = workload \
-         invariants + B+-tree check after the run"
+fn record_table(results: &BenchResults) -> Table {
+    let mut table = Table::new(&[
+        "scheme",
+        "tx/s",
+        "tpmC",
+        "aborts",
+        "retries",
+        "rollbacks",
+        "dev reads %",
+        "check",
+    ])
+    .with_caption(
+        "transactions (device time); aborts = every attempt conflicted; check = workload \
+         invariants + B+-tree check after the run",
     );
-    let mut rows = vec![
-        [
-            "scheme",
-            "tx/s",
-            "tpmC",
-            "aborts",
-            "retries",
-            "rollbacks",
-            "dev reads %",
-            "check",
-        ]
-        .iter()
-        .map(ToString::to_string)
-        .collect::<Vec<_>>(),
-    ];
     for run in &results.runs {
         let check = match (&run.check, run.check_skipped) {
             (Some(check), _) if check.is_clean() => {
@@ -599,7 +663,7 @@ fn append_record_table(out: &mut String, results: &BenchResults) {
             (None, true) => "skipped (--no-check)".to_string(),
             (None, false) => "-".to_string(),
         };
-        rows.push(vec![
+        table.rows.push(vec![
             run.scheme.clone(),
             format!("{:.0}", run.throughput),
             run.tpmc
@@ -612,36 +676,30 @@ fn append_record_table(out: &mut String, results: &BenchResults) {
             check,
         ]);
     }
-    append_aligned(out, &rows);
+    table
 }
 
 /// Per transaction type and scheme: rate, latency (device time), aborts, retries, rollbacks.
-fn append_type_table(out: &mut String, results: &BenchResults) {
-    let _ = writeln!(
-        out,
-        "\nper transaction type (latency in device-time ms; aborts = every attempt conflicted, \
-         not in count)"
+fn type_table(results: &BenchResults) -> Table {
+    let mut table = Table::new(&[
+        "scheme",
+        "type",
+        "count",
+        "tx/s",
+        "mean ms",
+        "p95 ms",
+        "p99 ms",
+        "aborts",
+        "retries",
+        "rollbacks",
+    ])
+    .with_caption(
+        "per transaction type (latency in device-time ms; aborts = every attempt conflicted, \
+         not in count)",
     );
-    let mut rows = vec![
-        [
-            "scheme",
-            "type",
-            "count",
-            "tx/s",
-            "mean ms",
-            "p95 ms",
-            "p99 ms",
-            "aborts",
-            "retries",
-            "rollbacks",
-        ]
-        .iter()
-        .map(ToString::to_string)
-        .collect::<Vec<_>>(),
-    ];
     for run in &results.runs {
         for kind in &run.per_type {
-            rows.push(vec![
+            table.rows.push(vec![
                 run.scheme.clone(),
                 kind.name.clone(),
                 kind.count.to_string(),
@@ -655,7 +713,7 @@ fn append_type_table(out: &mut String, results: &BenchResults) {
             ]);
         }
     }
-    append_aligned(out, &rows);
+    table
 }
 
 fn table_row(run: &RunResult, base_throughput: f64) -> Vec<String> {
@@ -706,19 +764,19 @@ fn steady_cell(steadiness: &Steadiness) -> String {
     }
 }
 
-fn append_mutex_table(out: &mut String, results: &BenchResults) {
+/// Waits per list mutex and scheme (`None`: no run reported a mutex).
+fn mutex_table(results: &BenchResults) -> Option<Table> {
     let names: std::collections::BTreeSet<&String> = results
         .runs
         .iter()
         .flat_map(|run| run.mutex_wait_ms.keys())
         .collect();
     if names.is_empty() {
-        return;
+        return None;
     }
-    let _ = writeln!(out, "\nmutex wait per list mutex (ms, real time)");
-    let mut header = vec!["scheme".to_string()];
-    header.extend(names.iter().map(|name| (*name).clone()));
-    let mut rows = vec![header];
+    let mut header = vec!["scheme"];
+    header.extend(names.iter().map(|name| name.as_str()));
+    let mut table = Table::new(&header).with_caption("mutex wait per list mutex (ms, real time)");
     for run in &results.runs {
         let mut row = vec![run.scheme.clone()];
         row.extend(names.iter().map(|name| {
@@ -726,41 +784,9 @@ fn append_mutex_table(out: &mut String, results: &BenchResults) {
                 .get(*name)
                 .map_or_else(|| "-".to_string(), |ms| format!("{ms:.1}"))
         }));
-        rows.push(row);
+        table.rows.push(row);
     }
-    append_aligned(out, &rows);
-}
-
-fn append_failures(out: &mut String, results: &BenchResults) {
-    for failure in &results.failures {
-        let _ = writeln!(out, "FAILED {}: {}", failure.scheme, failure.error);
-    }
-}
-
-/// Appends rows as a left-aligned first column and right-aligned others.
-pub(super) fn append_aligned(out: &mut String, rows: &[Vec<String>]) {
-    let columns = rows.iter().map(Vec::len).max().unwrap_or(0);
-    let widths: Vec<usize> = (0..columns)
-        .map(|c| {
-            rows.iter()
-                .filter_map(|row| row.get(c))
-                .map(|cell| cell.chars().count())
-                .max()
-                .unwrap_or(0)
-        })
-        .collect();
-    for row in rows {
-        let mut line = String::new();
-        for (c, cell) in row.iter().enumerate() {
-            let width = widths.get(c).copied().unwrap_or(0);
-            if c == 0 {
-                let _ = write!(line, "{cell:<width$}");
-            } else {
-                let _ = write!(line, "  {cell:>width$}");
-            }
-        }
-        let _ = writeln!(out, "{}", line.trim_end());
-    }
+    Some(table)
 }
 
 /// The current UTC time as `YYYY-MM-DDTHH:MM:SSZ`.

@@ -191,6 +191,10 @@ impl BenchTarget for KvTarget {
         Some(&self.kv)
     }
 
+    fn lock_stats(&self) -> Option<crate::txn::lock::LockStats> {
+        Some(self.kv.lock_stats())
+    }
+
     fn tree_check(&self) -> Option<Result<crate::btree::check::CheckReport>> {
         Some(self.kv.check())
     }

@@ -204,6 +204,44 @@ pub fn check(source: &dyn PageSource) -> Result<CheckReport> {
     Ok(report)
 }
 
+/// The value stored under `key` in the tree named `tree`, read straight from `source` (a closed
+/// database file: no pool, no log); `None` when the tree or the key is absent. Reads the meta
+/// page and one page per level, so a caller learns what a large file holds without reading it.
+///
+/// # Errors
+/// A page that does not verify or is not the node the descent expects.
+pub fn lookup(source: &dyn PageSource, tree: &str, key: &[u8]) -> Result<Option<Vec<u8>>> {
+    let mut buf = vec![0u8; source.page_size()];
+    source.read(META_PAGE, &mut buf)?;
+    let meta = meta::decode(&buf)?;
+    let Some(entry) = meta.trees.iter().find(|entry| entry.name == tree) else {
+        return Ok(None);
+    };
+    let mut page = entry.root;
+    // Bound: one page per level.
+    for _ in 0..MAX_LEVELS {
+        if page == META_PAGE || page >= meta.high_water {
+            return Err(Error::CorruptPage {
+                page,
+                reason: format!("tree `{tree}` leads to it, outside 1..{}", meta.high_water),
+            });
+        }
+        source.read(page, &mut buf)?;
+        let node = NodeRef::new(page, &buf)?;
+        if node.is_leaf() {
+            return Ok(match node.search(key)? {
+                Ok(slot) => Some(node.cell(slot)?.1.to_vec()),
+                Err(_) => None,
+            });
+        }
+        page = node.child_for(key)?.1;
+    }
+    Err(Error::CorruptPage {
+        page,
+        reason: format!("tree `{tree}` is deeper than {MAX_LEVELS} levels"),
+    })
+}
+
 fn claim(
     report: &mut CheckReport,
     owners: &mut HashMap<PageId, Owner>,

@@ -482,6 +482,20 @@ mod tests {
     use super::*;
 
     #[test]
+    fn limits_are_the_ones_kv_store_documents() {
+        // The table on `crate::txn::KvStore`.
+        for (page, key, value) in [
+            (4096, 256, 744),
+            (8192, 512, 1512),
+            (16384, 1024, 3048),
+            (32768, 1024, 7144),
+        ] {
+            let limits = Limits::for_page(page).unwrap();
+            assert_eq!((limits.max_key, limits.max_value), (key, value), "{page}");
+        }
+    }
+
+    #[test]
     fn limits_scale_with_the_page_and_reject_bad_sizes() {
         let small = Limits::for_page(4096).unwrap();
         assert_eq!(small.max_key, 256);

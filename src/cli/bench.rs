@@ -1,5 +1,6 @@
-//! `flashbuf bench`: run schemes side by side on one device and database image (architecture.md
-//! "Commands"), print the comparison table, optionally write results.json / plots / report.html.
+//! `flashbuf bench`: run schemes side by side on one device and database image
+//! (docs/architecture.md, "What users script against"), print the comparison table, optionally
+//! write results.json / plots / report.html.
 //!
 //! Every flag is parsed here into a [`BenchConfig`] with clear errors ([`parse_duration`],
 //! [`parse_size`], [`parse_buffer`]); the harness does the rest.
@@ -31,6 +32,7 @@ use std::time::Duration;
 
 use std::sync::Arc;
 
+use super::given::Given;
 use crate::bench::driver::{RecordDriver, RecordSpec};
 use crate::bench::image::Image;
 use crate::bench::report::BenchResults;
@@ -70,8 +72,9 @@ pub struct BenchArgs {
     #[command(flatten)]
     pub record: RecordFlags,
     /// Record workloads: reuse the image file PATH made by `flashbuf load` (refused when it
-    /// was loaded with other parameters) instead of loading in memory.
-    #[arg(long)]
+    /// was loaded with other parameters) instead of loading in memory. The image sets the
+    /// database's size and page size (not with --db-size).
+    #[arg(long, conflicts_with = "db_size")]
     pub db: Option<PathBuf>,
     /// Record workloads: skip the consistency check (workload invariants, e.g. TPC-C
     /// conditions 1-4, and the B+-tree check) that otherwise runs after every scheme's
@@ -93,8 +96,12 @@ pub struct BenchArgs {
     /// Size of the redo log: bytes with a unit (`256MiB`).
     #[arg(long, default_value = "256MiB")]
     pub log_size: String,
-    /// Run without a redo log (to compare with engines that keep none).
-    #[arg(long)]
+    /// Run without a redo log (to compare with engines that keep none); not with the log's
+    /// flags.
+    #[arg(
+        long,
+        conflicts_with_all = ["log_size", "log_device", "flush_log_at_trx_commit"]
+    )]
     pub no_log: bool,
     /// InnoDB's innodb_flush_log_at_trx_commit: 1 syncs the log at each commit; 0 and 2 sync
     /// it once a second (the papers' configuration is 0).
@@ -119,10 +126,12 @@ pub struct BenchArgs {
     /// is full and throughput steady, at most 10 s), or `auto:DURATION` for another cap.
     #[arg(long, default_value = "auto")]
     pub warmup: String,
-    /// Database size: bytes with a unit (`1GiB`, `512MiB`, `10GB`) or pages (`4096`).
+    /// Database size of the page mixes: bytes with a unit (`1GiB`, `512MiB`, `10GB`) or pages
+    /// (`4096`). A record workload's size comes from its own flags (--warehouses, --records,
+    /// --nodes) or its --db image.
     #[arg(long, default_value = "512MiB")]
     pub db_size: String,
-    /// Page size in bytes (a multiple of 4096).
+    /// Page size in bytes: a power of two from 4096 to 65536 (record workloads: to 32768).
     #[arg(long, default_value_t = crate::device::DEFAULT_PAGE_SIZE)]
     pub page_size: usize,
     /// Override the mix's read ratio: a fraction (`0.9`) or a percentage (`90%`).
@@ -149,12 +158,21 @@ pub struct BenchArgs {
     /// the one-line summary of each finished scheme still prints.
     #[arg(long)]
     pub no_progress: bool,
+    /// Which of these flags the command line gave (filled after parsing; empty when the
+    /// arguments are built by hand, which then checks only what needs no such knowledge).
+    #[arg(skip)]
+    pub given: Given,
 }
+
+/// TPC-C warehouses when `--warehouses` is not given (docs/regime.md).
+pub const DEFAULT_TPCC_WAREHOUSES: u16 = 50;
 
 /// The record workloads' parameters (`flashbuf bench` and `flashbuf load`).
 #[derive(Debug, Clone, Default, clap::Args)]
 pub struct RecordFlags {
-    /// TPC-C: warehouses (default 1).
+    /// TPC-C: warehouses (default 50: 64 clients on 50 warehouses and a 10% pool of 8
+    /// instances of about 2,900 frames keep the LRU-C paper's regime within reach, see
+    /// docs/regime.md; the image is about 3.8 GB and takes about 3 minutes to build).
     #[arg(long)]
     pub warehouses: Option<u16>,
     /// TPC-C: transaction mix in percent, e.g.
@@ -191,6 +209,8 @@ impl BenchArgs {
     /// configuration file cannot be read.
     pub fn to_config(&self, command_line: &str) -> Result<BenchConfig> {
         let record = self.record_spec()?;
+        super::limits::check_page_size(self.page_size, record.is_some())
+            .map_err(|why| flag_error("--page-size", &self.page_size.to_string(), &why))?;
         let mix = if record.is_some() {
             Mix::Ms
         } else {
@@ -199,50 +219,25 @@ impl BenchArgs {
         let schemes = Composition::parse_list(&self.schemes)?;
         let scale = self.time_scale()?;
         let device = with_time_scale(DeviceSpec::parse(&self.device)?, scale);
-        let log = if self.no_log {
-            None
-        } else {
-            let size = parse_size(&self.log_size, 1)
-                .map_err(|why| flag_error("--log-size", &self.log_size, &why))?;
-            let pages = size / crate::bench::LOG_PAGE_SIZE as u64;
-            if pages < 64 {
-                return Err(flag_error(
-                    "--log-size",
-                    &self.log_size,
-                    "the log needs at least 256 KiB",
-                ));
-            }
-            Some(LogSetup {
-                device: with_time_scale(DeviceSpec::parse(&self.log_device)?, scale),
-                size: pages * crate::bench::LOG_PAGE_SIZE as u64,
-                flush_log_at_trx_commit: self.flush_log_at_trx_commit,
-            })
-        };
+        let log = self.log_setup(scale)?;
+        self.check_model_cores_used()?;
         let page_size = self.page_size;
-        if page_size == 0 || !page_size.is_multiple_of(crate::device::IO_ALIGN) {
-            return Err(flag_error(
-                "--page-size",
-                &page_size.to_string(),
-                "must be a positive multiple of 4096",
-            ));
-        }
         let db_pages = parse_size(&self.db_size, page_size)
             .map_err(|why| flag_error("--db-size", &self.db_size, &why))?;
-        // A record workload's size is known only once loaded: check the form here, the size
-        // against the loaded pages in `run`.
+        // A record workload's size is known only from its image: check the form here, the
+        // size in `prepare` (before loading) and `attach_image` (after).
         let buffer_pages = if record.is_some() {
             parse_buffer(&self.buffer, RECORD_PAGES_MAX, page_size)
         } else {
             parse_buffer(&self.buffer, db_pages, page_size)
         }
         .map_err(|why| flag_error("--buffer", &self.buffer, &why))?;
-        let duration = parse_duration(&self.duration)
-            .map_err(|why| flag_error("--duration", &self.duration, &why))?;
-        if duration.is_zero() {
-            return Err(flag_error("--duration", &self.duration, "must be positive"));
+        if record.is_none() {
+            super::limits::check_frames(&self.buffer, buffer_pages, Some((db_pages, true)))?;
+        } else if !super::limits::is_percentage(&self.buffer) {
+            super::limits::check_frames(&self.buffer, buffer_pages, None)?;
         }
-        let warmup =
-            parse_warmup(&self.warmup).map_err(|why| flag_error("--warmup", &self.warmup, &why))?;
+        let (duration, warmup) = self.phases()?;
         let mut workload = SyntheticConfig::new(mix, db_pages, page_size);
         workload.seed = self.seed;
         if let Some(text) = &self.read_ratio {
@@ -277,6 +272,73 @@ impl BenchArgs {
         Ok(config)
     }
 
+    /// The redo log the flags ask for (`None` with `--no-log`).
+    fn log_setup(&self, scale: f64) -> Result<Option<LogSetup>> {
+        if self.no_log {
+            return Ok(None);
+        }
+        let size = parse_size(&self.log_size, 1)
+            .map_err(|why| flag_error("--log-size", &self.log_size, &why))?;
+        let pages = size / crate::bench::LOG_PAGE_SIZE as u64;
+        if pages < 64 {
+            return Err(flag_error(
+                "--log-size",
+                &self.log_size,
+                "the log needs at least 256 KiB",
+            ));
+        }
+        if self.flush_log_at_trx_commit > 2 {
+            return Err(flag_error(
+                "--flush-log-at-trx-commit",
+                &self.flush_log_at_trx_commit.to_string(),
+                "must be 0, 1 or 2",
+            ));
+        }
+        Ok(Some(LogSetup {
+            device: with_time_scale(DeviceSpec::parse(&self.log_device)?, scale),
+            size: pages * crate::bench::LOG_PAGE_SIZE as u64,
+            flush_log_at_trx_commit: self.flush_log_at_trx_commit,
+        }))
+    }
+
+    /// The measured duration and the warm-up (and the worker threads, checked with them).
+    fn phases(&self) -> Result<(Duration, WarmUp)> {
+        if self.threads == 0 || self.threads > crate::bench::MAX_THREADS {
+            return Err(flag_error(
+                "--threads",
+                &self.threads.to_string(),
+                &format!("must be from 1 to {}", crate::bench::MAX_THREADS),
+            ));
+        }
+        let duration = parse_duration(&self.duration)
+            .map_err(|why| flag_error("--duration", &self.duration, &why))?;
+        if duration.is_zero() || duration > crate::bench::MAX_PHASE {
+            return Err(flag_error(
+                "--duration",
+                &self.duration,
+                &format!(
+                    "must be positive and at most {} hours of device time",
+                    crate::bench::MAX_PHASE.as_secs() / 3600
+                ),
+            ));
+        }
+        let warmup =
+            parse_warmup(&self.warmup).map_err(|why| flag_error("--warmup", &self.warmup, &why))?;
+        if let WarmUp::For(d) | WarmUp::UntilSteady { max: d } = warmup
+            && d > crate::bench::MAX_PHASE
+        {
+            return Err(flag_error(
+                "--warmup",
+                &self.warmup,
+                &format!(
+                    "must be at most {} hours of device time",
+                    crate::bench::MAX_PHASE.as_secs() / 3600
+                ),
+            ));
+        }
+        Ok((duration, warmup))
+    }
+
     /// The record workload the flags ask for (`None`: a synthetic mix), its flags checked:
     /// flags of another workload are errors.
     ///
@@ -303,6 +365,14 @@ impl BenchArgs {
         not_for("--read-ratio", record && self.read_ratio.is_some())?;
         not_for("--locality", record && self.locality.is_some())?;
         not_for("--db", !record && self.db.is_some())?;
+        not_for("--no-check", !record && self.no_check)?;
+        if record && self.given.has("db_size") {
+            return Err(Error::Config(format!(
+                "--db-size {} sets the size of the page mixes' database; workload `{}` gets its \
+                 size from its own flags (--warehouses, --records, --nodes) or its --db image",
+                self.db_size, self.workload
+            )));
+        }
         if record && self.no_log {
             return Err(Error::Config(
                 "--no-log: record workloads run on the transactional store, which needs the \
@@ -356,8 +426,9 @@ impl RecordFlags {
             "ycsb-*",
         )?;
         not_for("--nodes", self.nodes.is_some(), is_linkbench, "linkbench")?;
+        self.check_ranges()?;
         if is_tpcc {
-            let mut config = TpccConfig::new(self.warehouses.unwrap_or(1));
+            let mut config = TpccConfig::new(self.warehouses.unwrap_or(DEFAULT_TPCC_WAREHOUSES));
             config.seed = seed;
             config.bind_warehouse = self.bind_warehouse;
             config.mix = match (&self.mix, &self.rw_ratio) {
@@ -393,6 +464,39 @@ impl RecordFlags {
     }
 }
 
+impl RecordFlags {
+    /// The ranges the workloads' own checks apply, named by flag.
+    fn check_ranges(&self) -> Result<()> {
+        let range = |flag: &str, value: Option<u64>, min: u64, max: Option<u64>| match value {
+            Some(v) if v < min || max.is_some_and(|max| v > max) => Err(flag_error(
+                flag,
+                &v.to_string(),
+                &match max {
+                    Some(max) => format!("must be from {min} to {max}"),
+                    None => format!("must be at least {min}"),
+                },
+            )),
+            _ => Ok(()),
+        };
+        let u16_max = Some(u64::from(u16::MAX));
+        range("--warehouses", self.warehouses.map(u64::from), 1, u16_max)?;
+        range("--records", self.records, 3, None)?;
+        range(
+            "--field-count",
+            self.field_count.map(|v| v as u64),
+            1,
+            Some(1000),
+        )?;
+        range(
+            "--field-length",
+            self.field_length.map(|v| v as u64),
+            0,
+            u16_max,
+        )?;
+        range("--nodes", self.nodes, 2, None)
+    }
+}
+
 /// The largest record database `--buffer` is checked against before the load.
 const RECORD_PAGES_MAX: u64 = 1 << 40;
 
@@ -417,6 +521,45 @@ impl BenchArgs {
             return Ok(1.0);
         }
         Ok((self.model_cores / cores).max(1.0))
+    }
+}
+
+impl BenchArgs {
+    /// `--model-cores` given where no device takes its time scale from it: a real data device
+    /// (everything then runs in real time), or emulated devices that set `time_scale`
+    /// themselves.
+    fn check_model_cores_used(&self) -> Result<()> {
+        if !self.given.has("model_cores") {
+            return Ok(());
+        }
+        let takes_scale = |text: &str| {
+            matches!(DeviceSpec::parse(text), Ok(DeviceSpec::Emulated { options, .. })
+                if !options.iter().any(|(key, _)| key == "time_scale"))
+        };
+        let data_emulated = matches!(
+            DeviceSpec::parse(&self.device)?,
+            DeviceSpec::Emulated { .. }
+        );
+        let used = data_emulated
+            && (takes_scale(&self.device) || (!self.no_log && takes_scale(&self.log_device)));
+        if used {
+            return Ok(());
+        }
+        Err(flag_error(
+            "--model-cores",
+            &self.model_cores.to_string(),
+            &if data_emulated {
+                "every emulated device of the run sets its own time_scale, so it would be \
+                 ignored; drop one or the other"
+                    .to_string()
+            } else {
+                format!(
+                    "it sets the time scale of emulated devices, and --device {} runs in real \
+                     time (so does the log beside it)",
+                    self.device
+                )
+            },
+        ))
     }
 }
 
@@ -448,7 +591,7 @@ fn read_pool_config(path: &Path) -> Result<String> {
     Ok(text)
 }
 
-fn flag_error(flag: &str, value: &str, why: &str) -> Error {
+pub(crate) fn flag_error(flag: &str, value: &str, why: &str) -> Error {
     Error::Config(format!("bad {flag} `{value}`: {why}"))
 }
 
@@ -649,7 +792,9 @@ pub fn attach_image(
     let loaded = image.loaded_pages;
     config.buffer_pages = parse_buffer(&args.buffer, loaded, image.page_size)
         .map_err(|why| flag_error("--buffer", &args.buffer, &why))?;
+    super::limits::check_frames(&args.buffer, config.buffer_pages, Some((loaded, true)))?;
     config.workload.db_pages = loaded;
+    config.workload.page_size = image.page_size;
     config.record = Some(Arc::new(RecordDriver::new(spec, image)?));
     config.validate()
 }
@@ -724,6 +869,9 @@ pub fn prepare(args: &BenchArgs, command_line: &str) -> Result<(BenchConfig, Opt
     let mut config = args.to_config(command_line)?;
     super::preflight::drop_unsupported_from_groups(&mut config, &args.schemes);
     let record = args.record_spec()?;
+    if let Some(spec) = &record {
+        super::limits::check_record_sizes(args, &mut config, spec)?;
+    }
     super::preflight::check(
         &config,
         record.is_some(),
@@ -746,7 +894,7 @@ pub fn failures_error(results: &BenchResults) -> Result<()> {
         .iter()
         .map(|f| format!("scheme `{}`: {}", f.scheme, f.error))
         .collect();
-    Err(Error::Config(format!(
+    Err(Error::Failed(format!(
         "{} of {} schemes failed: {}",
         failed.len(),
         results.runs.len() + results.failures.len(),
@@ -761,9 +909,6 @@ pub fn failures_error(results: &BenchResults) -> Result<()> {
 /// Files that cannot be written; a configuration the harness refuses.
 pub fn run_prepared(args: &BenchArgs, config: &BenchConfig) -> Result<BenchResults> {
     let scale = args.time_scale()?;
-    let warmup_max = match config.warmup {
-        WarmUp::For(d) | WarmUp::UntilSteady { max: d } => d,
-    };
     let workload = config.record.as_ref().map_or_else(
         || {
             format!(
@@ -785,9 +930,8 @@ pub fn run_prepared(args: &BenchArgs, config: &BenchConfig) -> Result<BenchResul
     };
     eprintln!(
         "bench: workload {workload}, {} scheme(s), device {}, log {}, {} threads, buffer {} of \
-         {} pages of {} bytes, warm-up {}, {:?} measured per scheme (device time). {host}; \
-         each scheme takes about {:.0}-{:.0} s of real time (plus the copy of the image and, \
-         for record workloads, the consistency check).",
+         {} pages of {} bytes, warm-up {}, {} measured per scheme (device time). {host}; \
+         each scheme takes {}.",
         config.schemes.len(),
         config.device,
         config
@@ -799,10 +943,8 @@ pub fn run_prepared(args: &BenchArgs, config: &BenchConfig) -> Result<BenchResul
         config.workload.db_pages,
         config.workload.page_size,
         config.warmup,
-        config.duration,
-        (config.duration.as_secs_f64() + 2.0).min((config.duration + warmup_max).as_secs_f64())
-            * scale,
-        (config.duration + warmup_max).as_secs_f64() * scale,
+        crate::bench::progress::format_duration(config.duration),
+        crate::bench::estimate::SchemeEstimate::for_config(config).describe(),
     );
     let factory = default_factory();
     crate::bench::interrupt::install();
@@ -850,14 +992,18 @@ fn on_scheme_finished(
     {
         *runs_reported = so_far.runs.len();
         eprintln!(
-            "  done: {} {:.0} {}, read stalls {:.1}%, {}, steady {}, {:.0} s real{}",
+            "  done: {} {:.0} {}, read stalls {:.1}%, {}, steady {}, {} real{}{}",
             run.scheme,
             run.throughput,
             run.unit,
             run.read_stall_ratio * 100.0,
             run.bound,
             run.steadiness.verdict,
-            run.scheme_real_s,
+            crate::bench::progress::format_seconds(run.scheme_real_s),
+            match run.phases_real_s.describe(run.unit == "tx/s") {
+                phases if phases.is_empty() => String::new(),
+                phases => format!(" ({phases})"),
+            },
             run.check.as_ref().map_or_else(String::new, |check| format!(
                 ", check clean ({} rows, {} trees)",
                 check.rows_scanned, check.trees

@@ -4,8 +4,12 @@
 //! non-zero when there is any problem.
 //!
 //! Without `--recover` the data file is read as it is (read-only): right for a cleanly closed
-//! database. After a crash, run with `--recover` first: it opens the database with its log
-//! (redo, rollback of unfinished transactions), closes it cleanly, then checks.
+//! database. A database bound to a log whose log holds changes past its last checkpoint (it
+//! was not closed cleanly) is refused, naming `--recover`: its data file alone is not the
+//! database. `--recover` opens the database with its log (redo, rollback of unfinished
+//! transactions), closes it cleanly, then checks; the log is opened with the page size and log
+//! size its own header records ([`crate::wal::probe`]), whatever settings wrote it. An image
+//! never bound to a log (from `flashbuf load`) has nothing to recover and is checked as it is.
 //!
 //! On a TPC-C database (it has the `tpcc.meta` tree) the check also verifies consistency
 //! conditions 1-4 (clause 3.3.2), and on a LinkBench database its counts and index, on an
@@ -16,15 +20,17 @@
 //! area, data pages); the page size is read from its header unless `--page-size` says
 //! otherwise, and the check reads the data pages through the file's data region.
 
-use std::io::Read;
 use std::path::PathBuf;
 use std::sync::Arc;
 
 use crate::btree::check::{CheckReport, DeviceSource, check};
-use crate::datafile::{DataFile, SlotContent, decode_slot};
-use crate::device::{DeviceSpec, OpenOptions, SharedDevice};
+use crate::btree::meta::{MAGIC_AT, META_MAGIC, META_PAGE};
+use crate::btree::node::{KIND_AT, KIND_META};
+use crate::datafile::{DataFile, read_header_of_file, verify_data_page};
+use crate::device::{DeviceSpec, IO_ALIGN, OpenOptions, SharedDevice};
 use crate::error::{Error, Result};
 use crate::txn::{KvConfig, KvStore, log_path_for};
+use crate::wal::WalConfig;
 
 /// Arguments of `check`.
 #[derive(Debug, clap::Args)]
@@ -32,6 +38,8 @@ pub struct CheckArgs {
     /// The data file of the database (its log is PATH.log).
     pub path: PathBuf,
     /// Recover first: open the database with its log (redo and rollback), close it cleanly.
+    /// The log's page size and size are read from its header. Needed after a crash: without
+    /// it, a database whose log holds unreplayed changes is refused.
     #[arg(long)]
     pub recover: bool,
     /// Page size in bytes (default: read from the meta page).
@@ -45,26 +53,30 @@ pub struct CheckArgs {
     pub json: Option<PathBuf>,
 }
 
-/// Reads the page size recorded in the data file's first header slot (plain buffered I/O).
-fn probe_page_size(path: &std::path::Path) -> Result<usize> {
-    let mut head = vec![0u8; 4096];
-    std::fs::File::open(path)
-        .and_then(|mut file| file.read_exact(&mut head))
-        .map_err(|err| Error::io(format!("reading the header of {}", path.display()), err))?;
-    match decode_slot(&head) {
-        SlotContent::Valid(header) => {
-            let size = header.page_size as usize;
-            crate::btree::node::Limits::for_page(size)?;
+/// The page size to check with: the one the file's header records (in either slot), or
+/// `--page-size` when the header cannot be read; a `--page-size` that contradicts the header
+/// is an error.
+fn page_size_of(args: &CheckArgs) -> Result<usize> {
+    let header = read_header_of_file(&args.path);
+    match (args.page_size, header) {
+        (Some(size), Ok(header)) if size != header.page_size as usize => {
+            Err(Error::Config(format!(
+                "bad --page-size {size}: the header of {} says {}-byte pages; drop --page-size",
+                args.path.display(),
+                header.page_size
+            )))
+        }
+        (Some(size), _) => {
+            if !crate::datafile::PAGE_SIZES.contains(&size) {
+                return Err(Error::Config(format!(
+                    "bad --page-size {size}: a data file's page size is one of {:?}",
+                    crate::datafile::PAGE_SIZES
+                )));
+            }
             Ok(size)
         }
-        other => Err(Error::CorruptPage {
-            page: 0,
-            reason: format!(
-                "{}: the first data-file header slot is not valid ({other:?}); give --page-size \
-                 if the other slot holds the header",
-                path.display()
-            ),
-        }),
+        (None, Ok(header)) => Ok(header.page_size as usize),
+        (None, Err(err)) => Err(err),
     }
 }
 
@@ -92,18 +104,37 @@ fn open_file(path: &std::path::Path, page_size: usize, pages: u64) -> Result<Sha
     )
 }
 
+/// Opens `PATH.log` with the settings its own header records (page size, log size), so a
+/// database run with any log settings (`bench --log-size 1MiB`) can be recovered; the log
+/// buffer is the built-in one fitted to the ring. A log without a valid header is opened with
+/// the built-in page size (opening it then says what is wrong).
+fn open_log(args: &CheckArgs) -> Result<(SharedDevice, WalConfig)> {
+    let log_path = log_path_for(&args.path);
+    let base = KvConfig::new(args.frames).database.wal;
+    let probe = open_file(&log_path, IO_ALIGN, file_pages(&log_path, IO_ALIGN)?)?;
+    let settings = crate::wal::probe::read_settings(probe.as_ref())?;
+    drop(probe);
+    let config = match settings {
+        Some(settings) => settings.config(&base),
+        None => WalConfig {
+            log_size: file_pages(&log_path, base.page_size)? * base.page_size as u64,
+            ..base
+        },
+    };
+    let device = open_file(
+        &log_path,
+        config.page_size,
+        config.log_size / config.page_size as u64,
+    )?;
+    Ok((device, config))
+}
+
 /// Opens the database with its log and closes it cleanly (recovery).
 fn recover(args: &CheckArgs, page_size: usize, pages: u64) -> Result<()> {
-    let log_path = log_path_for(&args.path);
     let mut config = KvConfig::new(args.frames);
-    let log_page = config.database.wal.page_size;
-    config.database.wal.log_size = file_pages(&log_path, log_page)? * log_page as u64;
+    let (log, wal) = open_log(args)?;
+    config.database.wal = wal;
     let data = open_file(&args.path, page_size, pages)?;
-    let log = open_file(
-        &log_path,
-        log_page,
-        config.database.wal.log_size / log_page as u64,
-    )?;
     let (kv, recovery) = KvStore::open(data, log, &config)?;
     outln!(
         "recovered: {} log records from LSN {}, {} batches redone, {} transactions rolled back, \
@@ -115,6 +146,46 @@ fn recover(args: &CheckArgs, page_size: usize, pages: u64) -> Result<()> {
         recovery.database.torn_pages_repaired
     );
     kv.close()
+}
+
+/// Without `--recover`: refuses a database whose log holds changes past its last checkpoint
+/// (it was not closed cleanly: its data file alone is not the database), naming `--recover`.
+/// Reads the log without writing; a missing or unreadable log is only warned about.
+fn refuse_unrecovered(args: &CheckArgs) -> Result<()> {
+    let pending =
+        open_log(args).and_then(|(log, config)| crate::wal::probe::pending(log.as_ref(), &config));
+    let pending = match pending {
+        Ok(Some(pending)) => pending,
+        Ok(None) => return Ok(()),
+        Err(err) => {
+            eprintln!(
+                "warning: cannot tell whether {} was closed cleanly: {err}",
+                args.path.display()
+            );
+            return Ok(());
+        }
+    };
+    if !pending.needs_recovery() {
+        return Ok(());
+    }
+    Err(Error::InvalidArgument(format!(
+        "{} was not closed cleanly (a crash?): its log {} holds {} change record(s) past its \
+         last checkpoint (LSN {} to {}) that the data file may lack: the data file alone is not \
+         the database; run `flashbuf check --recover {}` (it replays the log into the files, \
+         then checks)",
+        args.path.display(),
+        log_path_for(&args.path).display(),
+        pending.changes,
+        pending.checkpoint.redo_lsn,
+        pending.end_lsn,
+        args.path.display()
+    )))
+}
+
+/// The id of the log the data file is bound to (0: never bound, an image from `load`).
+fn bound_log_id(args: &CheckArgs, page_size: usize, pages: u64) -> Result<u64> {
+    let datafile = DataFile::open(open_file(&args.path, page_size, pages)?)?;
+    Ok(datafile.header().log_id)
 }
 
 fn print_report(report: &CheckReport) {
@@ -160,16 +231,24 @@ fn print_report(report: &CheckReport) {
 /// # Errors
 /// An unreadable file, or any problem found (the first one named in the message).
 pub fn run(args: &CheckArgs) -> Result<()> {
-    let page_size = match args.page_size {
-        Some(size) => size,
-        None => probe_page_size(&args.path)?,
-    };
+    check_flags(args)?;
+    let page_size = page_size_of(args)?;
     let pages = file_pages(&args.path, page_size)?;
-    if args.recover {
-        recover(args, page_size, pages)?;
+    match (bound_log_id(args, page_size, pages)?, args.recover) {
+        (0, true) => outln!(
+            "nothing to recover: {} was never bound to a log (an image from `flashbuf load`); \
+             checking it as it is",
+            args.path.display()
+        ),
+        (0, false) => {}
+        (_, true) => recover(args, page_size, pages)?,
+        (_, false) => refuse_unrecovered(args)?,
     }
     let device = open_file(&args.path, page_size, pages)?;
     let datafile = DataFile::open(device)?;
+    if is_page_level(&datafile)? {
+        return check_page_level(&datafile, args);
+    }
     let report = check(&DeviceSource(Arc::clone(&datafile.data_device()?)))?;
     print_report(&report);
     if let Some(path) = &args.json {
@@ -193,6 +272,88 @@ pub fn run(args: &CheckArgs) -> Result<()> {
     }
 }
 
+/// Flags checked before the file is read: the JSON report's directory (written at the end),
+/// and the pool `--frames` opens the database with.
+fn check_flags(args: &CheckArgs) -> Result<()> {
+    let min = crate::engine::config::MIN_FRAMES;
+    if args.frames < min {
+        return Err(Error::Config(format!(
+            "bad --frames {}: the pool needs at least {min}",
+            args.frames
+        )));
+    }
+    super::preflight::check_outputs(args.json.as_deref(), None)
+}
+
+/// Whether the data file holds pages that are not B+-tree nodes (the page mixes' databases,
+/// the page-level `Database` API): data page 0 is written but is no meta page. An unbound file
+/// with nothing written counts too. A blank page 0 in a file bound to a log is left to the
+/// tree check (a database that crashed before its first write-back).
+fn is_page_level(datafile: &DataFile) -> Result<bool> {
+    let data = datafile.data_device()?;
+    let info = data.info();
+    let header = datafile.header();
+    if info.pages == 0 {
+        return Ok(header.log_id == 0);
+    }
+    let mut buf = crate::device::AlignedBuf::new(info.page_size);
+    data.read_page(META_PAGE, &mut buf)?;
+    let page = buf.as_slice();
+    if page.iter().all(|&b| b == 0) {
+        return Ok(header.log_id == 0 && header.high_water_mark == 0);
+    }
+    // A meta page that fails its checksum is still a tree database: the tree check reports it.
+    Ok(!(page[KIND_AT] == KIND_META && page[MAGIC_AT..MAGIC_AT + 4] == META_MAGIC))
+}
+
+/// A data file without B+-trees: every page below the high-water mark must verify (checksum,
+/// page id, not zeroed); there is no structure to check.
+fn check_page_level(datafile: &DataFile, args: &CheckArgs) -> Result<()> {
+    let data = datafile.data_device()?;
+    let high_water = datafile.header().high_water_mark;
+    let mut buf = crate::device::AlignedBuf::new(data.info().page_size);
+    let mut bad = Vec::new();
+    // Bound: the pages below the high-water mark.
+    for page in 0..high_water {
+        data.read_page(page, &mut buf)?;
+        if let Err(err) = verify_data_page(buf.as_slice(), page, high_water) {
+            bad.push(err.to_string());
+        }
+    }
+    outln!(
+        "{}: a page-level database (its pages are not B+-tree nodes: made by the page mixes or \
+         the page-level Database API), {high_water} pages written of {}; {} bad; no tree \
+         structure to check",
+        args.path.display(),
+        datafile.header().data_pages,
+        bad.len()
+    );
+    for problem in bad.iter().take(crate::btree::check::MAX_PROBLEMS) {
+        eprintln!("problem: {problem}");
+    }
+    if let Some(path) = &args.json {
+        let text = serde_json::json!({
+            "page_level": true,
+            "pages": high_water,
+            "bad_pages": bad.len(),
+            "problems": bad.iter().take(crate::btree::check::MAX_PROBLEMS).collect::<Vec<_>>(),
+        })
+        .to_string();
+        std::fs::write(path, text)
+            .map_err(|err| Error::io(format!("writing {}", path.display()), err))?;
+    }
+    match bad.first() {
+        None => {
+            outln!("ok: {high_water} pages verified");
+            Ok(())
+        }
+        Some(first) => Err(Error::CorruptPage {
+            page: first_page_named(first),
+            reason: format!("{} page(s) do not verify; the first: {first}", bad.len()),
+        }),
+    }
+}
+
 /// The record workloads whose invariants `check` verifies, by a tree their load creates.
 const WORKLOAD_TREES: [(&str, &str); 2] = [("tpcc.meta", "tpcc"), ("linkbench.count", "linkbench")];
 
@@ -209,17 +370,16 @@ fn check_workload(datafile: &DataFile, trees: &CheckReport, args: &CheckArgs) ->
     let data = memory_copy(datafile.device())?;
     let mut config = KvConfig::new(args.frames);
     config.database.flush_log_at_trx_commit = 0;
-    let log_page = config.database.wal.page_size;
     let log: SharedDevice = if datafile.header().log_id == 0 {
+        let log_page = config.database.wal.page_size;
         Arc::new(crate::device::memory::MemoryDevice::new(
             log_page,
             config.database.wal.log_size / log_page as u64,
         )?)
     } else {
-        let log_path = log_path_for(&args.path);
-        let log_pages = file_pages(&log_path, log_page)?;
-        config.database.wal.log_size = log_pages * log_page as u64;
-        memory_copy(&open_file(&log_path, log_page, log_pages)?)?
+        let (log, wal) = open_log(args)?;
+        config.database.wal = wal;
+        memory_copy(&log)?
     };
     let (kv, _) = KvStore::open(data, log, &config)?;
     let report = match workload {

@@ -9,7 +9,7 @@
 use std::fmt::Write as _;
 
 use crate::device::emulated::profile::{
-    self, OPTIONS, PROFILE_NAMES, option_value, paper_figures, profile_description,
+    self, OPTIONS, PROFILE_NAMES, option_value, paper_figures, plp_record, profile_description,
 };
 use crate::error::Result;
 
@@ -46,19 +46,20 @@ pub fn render() -> Result<String> {
          mem                      RAM, no modelled latency\n  \
          file:PATH                a real file or block device, O_DIRECT (created and written once)\n  \
          emu:NAME[,key=value...]  an emulated device; NAME a profile below, keys the options below\n\n\
-         Profiles (emu:NAME):\n"
+         Profiles (emu:NAME): name, model (SSD, HDD or cloud volume), what it models\n"
     );
     for name in PROFILE_NAMES {
         let p = profile::profile(name)?;
         let _ = writeln!(
             out,
-            "  {name:8} {:5?} {}",
-            p.kind,
+            "  {name:8} {:5} {}",
+            p.kind.label(),
             profile_description(name).unwrap_or("")
         );
         if let Some(figures) = paper_figures(name) {
             let _ = writeln!(out, "  {:14} calibrated against {}", "", figures.source);
         }
+        let _ = writeln!(out, "  {:14} {}", "", plp_line(name, &p));
     }
     let _ = writeln!(
         out,
@@ -95,6 +96,22 @@ pub fn render() -> Result<String> {
     Ok(out)
 }
 
+/// What the profile assumes about power-loss protection, and why.
+fn plp_line(name: &str, p: &profile::Profile) -> String {
+    let model = if p.plp { "plp=on" } else { "plp=off" };
+    match plp_record(name) {
+        Some(record) => {
+            let real = match record.real_drive {
+                Some(true) => "protected",
+                Some(false) => "not protected",
+                None => "unknown",
+            };
+            format!("{model} (real drive: {real}; {})", record.source)
+        }
+        None => model.to_string(),
+    }
+}
+
 /// One profile's parameters, `key=value` with meanings.
 ///
 /// # Errors
@@ -104,10 +121,11 @@ pub fn render_profile(name: &str) -> Result<String> {
     let mut out = String::new();
     let _ = writeln!(
         out,
-        "emu:{name}: {} ({:?})\n",
-        profile_description(name).unwrap_or(""),
-        p.kind
+        "emu:{name}: {} {}\n",
+        p.kind.label(),
+        profile_description(name).unwrap_or("")
     );
+    let _ = writeln!(out, "{}\n", plp_line(name, &p));
     for option in OPTIONS {
         let value = option_value(&p, option.key).unwrap_or_default();
         let _ = writeln!(
@@ -119,4 +137,29 @@ pub fn render_profile(name: &str) -> Result<String> {
         );
     }
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn kinds_are_printed_as_words_once() {
+        let text = render().unwrap();
+        assert!(text.contains("  ssd-a    SSD   Intel P4101"), "{text}");
+        assert!(text.contains("  hdd      HDD   WD10EZEX"), "{text}");
+        assert!(
+            text.contains("  cloud    cloud provisioned-IOPS volume"),
+            "{text}"
+        );
+        for debug in ["Ssd ", "Hdd ", "Cloud "] {
+            assert!(!text.contains(debug), "{debug:?} in {text}");
+        }
+        let one = render_profile("cloud").unwrap();
+        assert!(
+            one.starts_with("emu:cloud: cloud provisioned-IOPS volume"),
+            "{one}"
+        );
+        assert!(!one.contains("(Cloud)"), "{one}");
+    }
 }

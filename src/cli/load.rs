@@ -7,7 +7,7 @@
 //! The image is built in memory first (`bench::image::Image::build`), so the machine needs
 //! about three times the image's size in RAM while it is built.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use super::bench::{RecordFlags, load_summary, print_progress};
 use crate::bench::image::Image;
@@ -25,12 +25,15 @@ pub struct LoadArgs {
     /// Record-workload parameters (only those that shape the load matter).
     #[command(flatten)]
     pub record: RecordFlags,
-    /// Page size in bytes (a power of two from 4096 to 65536).
+    /// Page size in bytes: 4096, 8192, 16384 or 32768.
     #[arg(long, default_value_t = crate::device::DEFAULT_PAGE_SIZE)]
     pub page_size: usize,
     /// The workload's seed (the bench's `--seed` must match to reuse the image).
     #[arg(long, default_value_t = 42)]
     pub seed: u64,
+    /// Which flags the command line gave (see [`super::given`]).
+    #[arg(skip)]
+    pub given: super::given::Given,
 }
 
 /// Builds the image and writes it.
@@ -47,12 +50,10 @@ pub fn run(args: &LoadArgs) -> Result<()> {
                 args.workload
             ))
         })?;
-    if args.db.exists() {
-        return Err(Error::Config(format!(
-            "{} exists: `flashbuf load` writes a new file only",
-            args.db.display()
-        )));
-    }
+    super::limits::check_page_size(args.page_size, true)
+        .map_err(|why| Error::Config(format!("bad --page-size `{}`: {why}", args.page_size)))?;
+    super::limits::check_rows_fit(&spec, args.page_size)?;
+    check_output(&args.db)?;
     eprintln!("loading {} into {}...", spec.describe(), args.db.display());
     let image = Image::build(&spec, args.page_size, &mut print_progress)?;
     image.write_file(&args.db)?;
@@ -63,4 +64,27 @@ pub fn run(args: &LoadArgs) -> Result<()> {
         image.load_key
     ));
     Ok(())
+}
+
+/// The image file must be new and its directory writable: found before the load, which can
+/// take minutes.
+fn check_output(path: &Path) -> Result<()> {
+    if path.exists() || path.is_symlink() {
+        return Err(Error::Config(format!(
+            "--db {}: the file exists; `flashbuf load` writes a new file only",
+            path.display()
+        )));
+    }
+    let parent = match path.parent() {
+        Some(dir) if !dir.as_os_str().is_empty() => dir,
+        _ => Path::new("."),
+    };
+    if !parent.is_dir() {
+        return Err(Error::Config(format!(
+            "--db {}: the directory {} does not exist",
+            path.display(),
+            parent.display()
+        )));
+    }
+    super::preflight::probe_writable(parent, "--db")
 }

@@ -12,6 +12,8 @@ pub mod bench;
 pub mod check;
 pub mod config;
 pub mod devices;
+pub mod given;
+pub mod limits;
 pub mod load;
 pub mod preflight;
 pub mod probe;
@@ -19,7 +21,7 @@ pub mod reproduce;
 pub mod schemes;
 pub mod sweep;
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 
 /// flashbuf: a database buffer manager for flash SSDs, and a tool to compare buffer-management
 /// schemes (LRU-C, InnoDB-style, CF-LRU, WAR, RW, ...) on real and emulated devices.
@@ -49,8 +51,8 @@ enum Command {
     Devices(devices::DevicesArgs),
     /// Print the default pool configuration file (`config --default`).
     Config(config::ConfigArgs),
-    /// Vary one parameter (buffer, threads, read/write ratio, device, channels, scan depth,
-    /// n_w, log size) across the bench's schemes; one line plot per metric.
+    /// Vary one parameter (buffer, threads, read/write ratio, device, channels, sync price,
+    /// scan depth, n_w, log size) across the bench's schemes; one line plot per metric.
     #[command(after_long_help = crate::sweep::params::params_help())]
     Sweep(Box<sweep::SweepArgs>),
     /// The papers' tables and figures as named experiments: `--list`, or run one (`--quick`
@@ -62,6 +64,25 @@ enum Command {
 enum DeviceCommand {
     /// Measure random-read and random-write IOPS and latency by concurrency; derive alpha, k_r, k_w.
     Probe(Box<probe::ProbeArgs>),
+}
+
+impl Command {
+    /// Records which flags the command line gave (see [`given`]).
+    fn set_given(&mut self, given: given::Given) {
+        match self {
+            Command::Bench(args) => args.given = given,
+            Command::Sweep(args) => args.bench.given = given,
+            Command::Device {
+                command: DeviceCommand::Probe(args),
+            } => args.given = given,
+            Command::Load(args) => args.given = given,
+            Command::Check(_)
+            | Command::Schemes(_)
+            | Command::Devices(_)
+            | Command::Config(_)
+            | Command::Reproduce(_) => {}
+        }
+    }
 }
 
 /// Writes `text` to standard output. A closed pipe (`flashbuf bench ... | head`) is not an
@@ -82,7 +103,10 @@ pub(crate) fn out(text: &str) {
 /// Parses the command line and runs it; returns the process exit code.
 #[must_use]
 pub fn run() -> i32 {
-    let cli = Cli::parse();
+    let matches = Cli::command().get_matches();
+    let mut cli = Cli::from_arg_matches(&matches).unwrap_or_else(|err| err.exit());
+    cli.command
+        .set_given(given::Given::from_matches(given::leaf(&matches)));
     let result = match cli.command {
         Command::Device {
             command: DeviceCommand::Probe(args),
@@ -99,13 +123,63 @@ pub fn run() -> i32 {
     match result {
         Ok(()) => 0,
         Err(err) => {
-            eprintln!("error: {err}");
-            let mut source = std::error::Error::source(&err);
-            while let Some(cause) = source {
-                eprintln!("  caused by: {cause}");
-                source = cause.source();
-            }
+            eprint!("{}", error_report(&err));
             1
         }
+    }
+}
+
+/// What the command prints for a failure: `error: MESSAGE`, then a `caused by:` line for each
+/// source whose text the lines before do not already show (an I/O error's display carries its
+/// source's text, which printing the chain would repeat).
+#[must_use]
+pub fn error_report(err: &dyn std::error::Error) -> String {
+    let mut report = format!("error: {err}\n");
+    let mut source = err.source();
+    while let Some(cause) = source {
+        let text = cause.to_string();
+        if !report.contains(&text) {
+            report = format!("{report}  caused by: {text}\n");
+        }
+        source = cause.source();
+    }
+    report
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::error::Error;
+
+    #[test]
+    fn a_cause_is_printed_once() {
+        let err = Error::io(
+            "reading pool config /no/such.toml",
+            std::io::Error::from(std::io::ErrorKind::NotFound),
+        );
+        let report = error_report(&err);
+        assert_eq!(report.lines().count(), 1, "{report}");
+        assert!(
+            report.starts_with("error: reading pool config /no/such.toml: "),
+            "{report}"
+        );
+    }
+
+    #[test]
+    fn a_new_cause_is_printed() {
+        #[derive(Debug)]
+        struct Outer(std::io::Error);
+        impl std::fmt::Display for Outer {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("writing results")
+            }
+        }
+        impl std::error::Error for Outer {
+            fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+                Some(&self.0)
+            }
+        }
+        let report = error_report(&Outer(std::io::Error::other("disk full")));
+        assert_eq!(report, "error: writing results\n  caused by: disk full\n");
     }
 }

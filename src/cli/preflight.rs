@@ -57,7 +57,7 @@ fn check_device(flag: &str, spec: &DeviceSpec) -> Result<DataDevice> {
             let resolved = profile::resolve(profile, options).map_err(|err| {
                 Error::Config(format!(
                     "{flag} {spec}: {} (see `flashbuf devices`)",
-                    inner(err)
+                    err.message()
                 ))
             })?;
             Ok(DataDevice {
@@ -82,12 +82,13 @@ fn check_pool_config(config: &BenchConfig, record: bool, data: &DataDevice) -> R
     };
     for scheme in &config.schemes {
         let pool = match &config.pool_config {
-            Some(text) => PoolConfig::from_toml(scheme.clone(), frames, text)
-                .map_err(|err| Error::Config(format!("--pool-config: {}", inner(err))))?,
+            Some(text) => PoolConfig::from_toml(scheme.clone(), frames, text).map_err(|err| {
+                Error::Config(format!("--pool-config: {}", pool_config_detail(&err)))
+            })?,
             None => PoolConfig::from_toml(scheme.clone(), frames, "")?,
         };
         pool.validate().map_err(|err| {
-            Error::Config(format!("scheme `{scheme}` with this configuration: {err}"))
+            err.context(format_args!("scheme `{scheme}` with this configuration"))
         })?;
         if pool.scheme.miss == MissKind::Rw && !data.fused_rw {
             return Err(Error::Config(format!(
@@ -100,15 +101,13 @@ fn check_pool_config(config: &BenchConfig, record: bool, data: &DataDevice) -> R
     Ok(())
 }
 
-/// The message of a configuration error without its "configuration error:" prefix (the
-/// caller adds the flag it came from).
-fn inner(err: Error) -> String {
-    let text = match err {
-        Error::Config(message) => message,
-        other => other.to_string(),
-    };
-    text.strip_prefix("configuration error: ")
-        .map_or_else(|| text.clone(), str::to_string)
+/// What is wrong with a `--pool-config` file, without the library's "pool config: " (the
+/// caller names the flag instead).
+fn pool_config_detail(err: &Error) -> String {
+    let message = err.message();
+    message
+        .strip_prefix("pool config: ")
+        .map_or_else(|| message.clone(), str::to_string)
 }
 
 /// `--schemes all` (or `postgres`) names every preset of a family: the ones the data device
@@ -157,7 +156,7 @@ fn check_real_time(config: &BenchConfig, time_scale: f64) -> Result<()> {
     Ok(())
 }
 
-fn check_outputs(json: Option<&Path>, out: Option<&Path>) -> Result<()> {
+pub(crate) fn check_outputs(json: Option<&Path>, out: Option<&Path>) -> Result<()> {
     if let Some(path) = json {
         let parent = match path.parent() {
             Some(p) if !p.as_os_str().is_empty() => p,
@@ -188,7 +187,7 @@ fn check_outputs(json: Option<&Path>, out: Option<&Path>) -> Result<()> {
 }
 
 /// Creates and removes a file in `dir`, so an unwritable output is found before the run.
-fn probe_writable(dir: &Path, flag: &str) -> Result<()> {
+pub(crate) fn probe_writable(dir: &Path, flag: &str) -> Result<()> {
     let probe = dir.join(format!(".flashbuf-write-test-{}", std::process::id()));
     std::fs::write(&probe, b"").map_err(|err| {
         Error::Config(format!("{flag}: cannot write in {}: {err}", dir.display()))

@@ -45,7 +45,7 @@ pub struct ProbeArgs {
     #[arg(long, value_delimiter = ',')]
     pub concurrency: Option<Vec<usize>>,
     /// Instead of --concurrency: powers of two from 1 up to this.
-    #[arg(long)]
+    #[arg(long, conflicts_with = "concurrency")]
     pub max_concurrency: Option<usize>,
     /// Measure every level given even after bandwidth has plateaued.
     #[arg(long)]
@@ -64,7 +64,7 @@ pub struct ProbeArgs {
     #[arg(long, default_value_t = 2)]
     pub precondition_passes: u32,
     /// Same as --precondition none (only for devices already written).
-    #[arg(long)]
+    #[arg(long, conflicts_with_all = ["precondition", "precondition_passes"])]
     pub no_precondition: bool,
     /// Consecutive device-time windows that must agree for a point to be steady.
     #[arg(long)]
@@ -79,17 +79,21 @@ pub struct ProbeArgs {
     #[arg(long)]
     pub quick: bool,
     /// Instead of steady-state detection: each point runs this many real milliseconds (with
-    /// --model: device milliseconds).
-    #[arg(long)]
+    /// --model: device milliseconds); not with the steady-state flags.
+    #[arg(
+        long,
+        conflicts_with_all = ["windows", "tolerance_pct", "max_windows", "quick"]
+    )]
     pub duration_ms: Option<u64>,
     /// Skip the fsync measurement.
-    #[arg(long)]
+    #[arg(long, conflicts_with = "fsync_burst")]
     pub no_fsync: bool,
     /// Pages per burst (and writers under load) of the fsync measurement.
     #[arg(long, default_value_t = 32)]
     pub fsync_burst: usize,
-    /// Emulated devices only: run the method on the timing model in virtual time.
-    #[arg(long)]
+    /// Emulated devices only: run the method on the timing model in virtual time (no real
+    /// time, so not with --time-scale).
+    #[arg(long, conflicts_with = "time_scale")]
     pub model: bool,
     /// Emulated devices only: time scale for this probe. `auto` raises the profile's default
     /// so that an I/O at concurrency 1 lasts at least 1 ms of real time (host scheduling
@@ -99,6 +103,9 @@ pub struct ProbeArgs {
     /// Write the report as JSON to this file.
     #[arg(long)]
     pub json: Option<PathBuf>,
+    /// Which flags the command line gave (see [`super::given`]).
+    #[arg(skip)]
+    pub given: super::given::Given,
 }
 
 /// Runs the probe.
@@ -108,6 +115,7 @@ pub struct ProbeArgs {
 pub fn run(args: &ProbeArgs) -> Result<()> {
     let spec = DeviceSpec::parse(&args.device)?;
     let resolved = emulated_profile(&spec)?;
+    check_flags(args, resolved.is_some())?;
     let paper = resolved
         .as_ref()
         .and_then(|p| profile::paper_figures(p.name));
@@ -124,6 +132,12 @@ pub fn run(args: &ProbeArgs) -> Result<()> {
         pages: region_bytes / page_size.max(1) as u64,
         create: true,
     };
+    if options.pages == 0 {
+        return Err(Error::Config(format!(
+            "bad --region-mb {}: the region holds no page of {page_size} bytes",
+            args.region_mb
+        )));
+    }
     options.validate()?;
     let mut config = config_from(args, options.pages)?;
     let report = if args.model {
@@ -198,6 +212,38 @@ pub fn run(args: &ProbeArgs) -> Result<()> {
             .map_err(|err| Error::io(format!("writing {}", path.display()), err))?;
     }
     Ok(())
+}
+
+/// Flags that do not go with the device or with each other (before anything is opened), and
+/// the JSON path (written only at the end of a long probe).
+fn check_flags(args: &ProbeArgs, emulated: bool) -> Result<()> {
+    if let Some(size) = args.page_size
+        && (size == 0 || !size.is_multiple_of(crate::device::IO_ALIGN))
+    {
+        return Err(Error::Config(format!(
+            "bad --page-size {size}: a positive multiple of {}",
+            crate::device::IO_ALIGN
+        )));
+    }
+    let random = !args.no_precondition && args.precondition == "random";
+    if args.given.has("precondition_passes") && !random {
+        return Err(Error::Config(format!(
+            "--precondition-passes sets the passes of random preconditioning, and the \
+             preconditioning is `{}`",
+            if args.no_precondition {
+                "none"
+            } else {
+                args.precondition.as_str()
+            }
+        )));
+    }
+    if args.given.has("time_scale") && !emulated {
+        return Err(Error::Config(format!(
+            "--time-scale {} applies to emulated devices; --device {} runs in real time",
+            args.time_scale, args.device
+        )));
+    }
+    super::preflight::check_outputs(args.json.as_deref(), None)
 }
 
 /// The resolved profile of an emulated device string.

@@ -6,10 +6,15 @@
 //! An experiment that needs something not built is refused with what it needs (exit code 1),
 //! never run with a stand-in. The exit code is also non-zero when a run failed (a point or a
 //! scheme); verdicts, good or bad, are results, not failures.
+//!
+//! Output directories: each experiment's is created before anything runs (so a directory that
+//! cannot be made is found first), and a directory this command created is removed again if
+//! the command fails before writing anything into it. An id given twice is refused (the two
+//! runs would write into one directory).
 
 use std::path::{Path, PathBuf};
 
-use clap::Parser;
+use clap::{CommandFactory, FromArgMatches, Parser};
 
 use super::bench::{self, BenchArgs};
 use super::sweep::{self as sweep_cli, SweepArgs};
@@ -23,7 +28,7 @@ use crate::sweep::{PointStatus, SweepPoint, SweepResults};
 #[derive(Debug, Clone, clap::Args)]
 pub struct ReproduceArgs {
     /// List the experiments: id, paper and figure, runnable or what it needs, description.
-    #[arg(long)]
+    #[arg(long, conflicts_with_all = ["ids", "quick", "out", "set"])]
     pub list: bool,
     /// Experiments to run (ids from `--list`).
     pub ids: Vec<String>,
@@ -55,6 +60,22 @@ struct BenchLine {
     args: BenchArgs,
 }
 
+/// Parses an experiment's sweep line, recording which flags it gives.
+fn parse_sweep_line(line: &[String]) -> std::result::Result<SweepLine, clap::Error> {
+    let matches = SweepLine::command().try_get_matches_from(line)?;
+    let mut parsed = SweepLine::from_arg_matches(&matches)?;
+    parsed.args.bench.given = super::given::Given::from_matches(&matches);
+    Ok(parsed)
+}
+
+/// Parses an experiment's bench line, recording which flags it gives.
+fn parse_bench_line(line: &[String]) -> std::result::Result<BenchLine, clap::Error> {
+    let matches = BenchLine::command().try_get_matches_from(line)?;
+    let mut parsed = BenchLine::from_arg_matches(&matches)?;
+    parsed.args.given = super::given::Given::from_matches(&matches);
+    Ok(parsed)
+}
+
 /// Runs the command.
 ///
 /// # Errors
@@ -68,6 +89,7 @@ pub fn run(args: &ReproduceArgs) -> Result<()> {
         return Ok(());
     }
     // Every id is checked before anything runs.
+    refuse_repeated_ids(&args.ids)?;
     let experiments = args
         .ids
         .iter()
@@ -83,26 +105,106 @@ pub fn run(args: &ReproduceArgs) -> Result<()> {
                 experiment.needs.trim()
             )));
         }
+        // Every run's flags (with --set) are checked before the first one starts.
+        check_line(experiment, args.quick, args.set.as_deref())?;
+    }
+    let dirs: Vec<PathBuf> = experiments
+        .iter()
+        .map(|experiment| out_dir(args.out.as_deref(), experiments.len(), &experiment.id))
+        .collect();
+    let mut created = CreatedDirs::default();
+    for dir in &dirs {
+        if let Err(err) = created.create(dir) {
+            created.remove_empty();
+            return Err(err);
+        }
     }
     let mut failed = Vec::new();
-    for experiment in &experiments {
-        let dir = match (&args.out, experiments.len()) {
-            (Some(dir), 1) => dir.clone(),
-            (Some(dir), _) => dir.join(&experiment.id),
-            (None, _) => PathBuf::from(format!("reproduce-{}", experiment.id)),
-        };
-        let (sweep, _verdicts) = run_experiment(experiment, args.quick, args.set.as_deref(), &dir)?;
-        if sweep.any_failed() {
+    for (experiment, dir) in experiments.iter().zip(&dirs) {
+        if crate::bench::interrupt::interrupted() {
+            eprintln!("reproduce {}: not run (interrupted, Ctrl-C)", experiment.id);
             failed.push(experiment.id.clone());
+            continue;
+        }
+        match run_experiment(experiment, args.quick, args.set.as_deref(), dir) {
+            Ok((sweep, _verdicts)) => {
+                if sweep.any_failed() {
+                    failed.push(experiment.id.clone());
+                }
+            }
+            Err(err) => {
+                // This experiment's directory and those of the ones not run yet, if empty.
+                created.remove_empty();
+                return Err(err);
+            }
         }
     }
     if failed.is_empty() {
         Ok(())
     } else {
-        Err(Error::Config(format!(
+        Err(Error::Failed(format!(
             "runs failed in {} (see their reports)",
             failed.join(", ")
         )))
+    }
+}
+
+/// Where experiment `id` writes: `--out` itself for one experiment, `--out/ID` for several,
+/// `./reproduce-ID` without `--out`.
+fn out_dir(out: Option<&Path>, experiments: usize, id: &str) -> PathBuf {
+    match (out, experiments) {
+        (Some(dir), 1) => dir.to_path_buf(),
+        (Some(dir), _) => dir.join(id),
+        (None, _) => PathBuf::from(format!("reproduce-{id}")),
+    }
+}
+
+/// Refuses an id given more than once: both runs would write into one directory.
+fn refuse_repeated_ids(ids: &[String]) -> Result<()> {
+    for (index, id) in ids.iter().enumerate() {
+        if ids[..index].contains(id) {
+            return Err(Error::Config(format!(
+                "experiment `{id}` is given more than once; give each id once"
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// The directories this command created (ancestors first), so that a failure can remove the
+/// ones it left empty.
+#[derive(Debug, Default)]
+struct CreatedDirs(Vec<PathBuf>);
+
+impl CreatedDirs {
+    /// Creates `dir` and its missing ancestors, remembering each one created.
+    fn create(&mut self, dir: &Path) -> Result<()> {
+        let missing: Vec<&Path> = dir
+            .ancestors()
+            .take_while(|p| !p.as_os_str().is_empty() && !p.exists())
+            .collect();
+        for path in missing.into_iter().rev() {
+            std::fs::create_dir(path).map_err(|err| {
+                Error::Config(format!("--out {}: cannot create it: {err}", dir.display()))
+            })?;
+            self.0.push(path.to_path_buf());
+        }
+        if dir.is_dir() {
+            Ok(())
+        } else {
+            Err(Error::Config(format!(
+                "--out {}: exists and is not a directory",
+                dir.display()
+            )))
+        }
+    }
+
+    /// Removes the created directories that are still empty, deepest first (a directory with
+    /// results in it stays).
+    fn remove_empty(&mut self) {
+        for path in self.0.drain(..).rev() {
+            let _ = std::fs::remove_dir(&path);
+        }
     }
 }
 
@@ -162,23 +264,8 @@ pub fn command_line(experiment: &Experiment, quick: bool, set: Option<&str>) -> 
 /// # Errors
 /// [`Error::Config`] naming the experiment and the problem.
 pub fn check_experiment(experiment: &Experiment, quick: bool) -> Result<()> {
-    let line = command_line(experiment, quick, None);
+    let (schemes, points) = check_line(experiment, quick, None)?;
     let fail = |why: String| Error::Config(format!("experiment {}: {why}", experiment.id));
-    let (schemes, points) = match experiment.ours.command {
-        Command::Sweep => {
-            let parsed =
-                SweepLine::try_parse_from(&line).map_err(|e| fail(e.render().to_string()))?;
-            sweep_cli::check_sweep(&parsed.args).map_err(|e| fail(e.to_string()))?
-        }
-        Command::Bench => {
-            let parsed =
-                BenchLine::try_parse_from(&line).map_err(|e| fail(e.render().to_string()))?;
-            let (config, _) =
-                bench::prepare(&parsed.args, "check").map_err(|e| fail(e.to_string()))?;
-            let schemes = config.schemes.iter().map(|s| s.name.clone()).collect();
-            (schemes, vec!["-".to_string()])
-        }
-    };
     if quick {
         return Ok(());
     }
@@ -208,6 +295,33 @@ pub fn check_experiment(experiment: &Experiment, quick: bool) -> Result<()> {
         }
     }
     Ok(())
+}
+
+/// Checks an experiment's command line (with `set` appended) as its run would see it, without
+/// loading or running anything; returns its schemes and points.
+///
+/// # Errors
+/// [`Error::Config`] naming the experiment and the problem.
+pub fn check_line(
+    experiment: &Experiment,
+    quick: bool,
+    set: Option<&str>,
+) -> Result<(Vec<String>, Vec<String>)> {
+    let line = command_line(experiment, quick, set);
+    let fail = |why: String| Error::Config(format!("experiment {}: {why}", experiment.id));
+    Ok(match experiment.ours.command {
+        Command::Sweep => {
+            let parsed = parse_sweep_line(&line).map_err(|e| fail(e.render().to_string()))?;
+            sweep_cli::check_sweep(&parsed.args).map_err(|e| fail(e.to_string()))?
+        }
+        Command::Bench => {
+            let parsed = parse_bench_line(&line).map_err(|e| fail(e.render().to_string()))?;
+            let (config, _) =
+                bench::prepare(&parsed.args, "check").map_err(|e| fail(e.to_string()))?;
+            let schemes = config.schemes.iter().map(|s| s.name.clone()).collect();
+            (schemes, vec!["-".to_string()])
+        }
+    })
 }
 
 /// Runs one experiment and writes its report into `dir`; returns our results and the verdicts.
@@ -241,11 +355,11 @@ pub fn run_experiment(
     };
     let sweep = match experiment.ours.command {
         Command::Sweep => {
-            let parsed = SweepLine::try_parse_from(&line).map_err(parse_error)?;
+            let parsed = parse_sweep_line(&line).map_err(parse_error)?;
             sweep_cli::run_sweep(&parsed.args, &shown)?
         }
         Command::Bench => {
-            let parsed = BenchLine::try_parse_from(&line).map_err(parse_error)?;
+            let parsed = parse_bench_line(&line).map_err(parse_error)?;
             let results = bench::run_to_results(&parsed.args, &shown)?;
             let schemes = results
                 .runs
@@ -291,4 +405,49 @@ pub fn run_experiment(
         dir.display()
     );
     Ok((sweep, verdicts))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args(ids: &[&str], out: &Path, set: &str) -> ReproduceArgs {
+        ReproduceArgs {
+            list: false,
+            ids: ids.iter().map(|id| (*id).to_string()).collect(),
+            quick: true,
+            out: Some(out.to_path_buf()),
+            set: Some(set.into()),
+        }
+    }
+
+    #[test]
+    fn an_id_given_twice_is_refused_before_anything_is_made() {
+        let tmp = tempfile::tempdir().unwrap();
+        let out = tmp.path().join("twice");
+        let err = run(&args(&["lruc-fig6", "lruc-fig6"], &out, "")).unwrap_err();
+        assert!(err.to_string().contains("more than once"), "{err}");
+        assert!(!out.exists());
+    }
+
+    #[test]
+    fn a_failed_run_leaves_no_empty_directory() {
+        let tmp = tempfile::tempdir().unwrap();
+        let out = tmp.path().join("a").join("b");
+        // A bench flag no run accepts: the experiment fails before it writes anything.
+        let err = run(&args(&["lruc-fig6"], &out, "--threads 0")).unwrap_err();
+        assert!(err.to_string().contains("threads"), "{err}");
+        assert!(!tmp.path().join("a").exists(), "left {}", out.display());
+        let several = run(&args(&["lruc-fig6", "lruc-fig7a"], &out, "--threads 0"));
+        assert!(several.is_err());
+        assert!(!tmp.path().join("a").exists(), "left {}", out.display());
+    }
+
+    #[test]
+    fn an_existing_directory_is_kept() {
+        let tmp = tempfile::tempdir().unwrap();
+        let err = run(&args(&["lruc-fig6"], tmp.path(), "--threads 0"));
+        assert!(err.is_err());
+        assert!(tmp.path().is_dir());
+    }
 }

@@ -95,7 +95,73 @@ fn param_and_values(args: &SweepArgs) -> Result<(&'static params::ParamInfo, Vec
             args.bench.workload
         )));
     }
+    check_not_also_given(info, &args.bench)?;
+    check_some_scheme_uses(info, &args.bench)?;
     Ok((info, values))
+}
+
+/// The bench flag a parameter sets (its argument id and its name), if it sets one.
+fn flag_of(param: Param) -> Option<(&'static str, &'static str)> {
+    match param {
+        Param::Buffer => Some(("buffer", "--buffer")),
+        Param::Threads => Some(("threads", "--threads")),
+        Param::ReadRatio => Some(("read_ratio", "--read-ratio")),
+        Param::RwRatio => Some(("rw_ratio", "--rw-ratio")),
+        Param::Device => Some(("device", "--device")),
+        Param::LogSize => Some(("log_size", "--log-size")),
+        Param::Channels | Param::FlushUs | Param::LruScanDepth | Param::AceNW => None,
+    }
+}
+
+/// A flag the swept parameter overrides at every point may not be given as well.
+fn check_not_also_given(info: &ParamInfo, bench: &BenchArgs) -> Result<()> {
+    if let Some((id, flag)) = flag_of(info.param)
+        && bench.given.has(id)
+    {
+        return Err(Error::Config(format!(
+            "--param {} sets {flag} at every point; drop {flag} (the --values say what it is)",
+            info.name
+        )));
+    }
+    let device_option = match info.param {
+        Param::Channels => Some("channels"),
+        Param::FlushUs => Some("flush_us"),
+        _ => None,
+    };
+    if let Some(option) = device_option
+        && let Ok(crate::device::DeviceSpec::Emulated { options, .. }) =
+            crate::device::DeviceSpec::parse(&bench.device)
+        && options.iter().any(|(key, _)| key == option)
+    {
+        return Err(Error::Config(format!(
+            "--param {} sets the {option}= option at every point, and --device {} sets it \
+             too; remove it from --device",
+            info.name, bench.device
+        )));
+    }
+    Ok(())
+}
+
+/// A pool-config parameter must be one that at least one of the chosen schemes reads.
+fn check_some_scheme_uses(info: &ParamInfo, bench: &BenchArgs) -> Result<()> {
+    let Some(key) = pool_key(info.param) else {
+        return Ok(());
+    };
+    let schemes = crate::engine::Composition::parse_list(&bench.schemes)?;
+    if schemes.iter().any(|scheme| scheme.reads_pool_key(key)) {
+        return Ok(());
+    }
+    let names: Vec<&str> = schemes.iter().map(|s| s.name.as_str()).collect();
+    Err(Error::Config(format!(
+        "--param {}: none of the schemes ({}) reads the pool-config key `{key}`, so every point \
+         would run the same; {}",
+        info.name,
+        names.join(", "),
+        match info.param {
+            Param::AceNW => "it is ACE's (ace-* presets, or +ace)",
+            _ => "it is read by InnoDB's miss path and page cleaner (vanilla, war, rw, lru-c*)",
+        }
+    )))
 }
 
 /// Checks a sweep's flags and every point's configuration without loading or running
@@ -200,13 +266,8 @@ fn prepare_points(
 ) -> Result<Vec<PreparedPoint>> {
     let mut points = Vec::with_capacity(values.len());
     for (index, value) in values.iter().enumerate() {
-        let in_point = |err: Error| {
-            Error::Config(format!(
-                "point {} = {value}: {}",
-                info.name,
-                strip_prefix(&err)
-            ))
-        };
+        let in_point =
+            |err: Error| Error::Config(format!("point {} = {value}: {}", info.name, err.message()));
         let mut point = point_args(info, &args.bench, value).map_err(in_point)?;
         if index == 0 {
             // The sweep's own outputs, checked like bench checks them (before anything runs).
@@ -257,7 +318,7 @@ fn attach_records(points: &mut [PreparedPoint]) -> Result<()> {
         if let Some(spec) = point.record.take() {
             let value = point.value.clone();
             bench::attach_image(&point.args, &mut point.config, spec, Arc::clone(&image))
-                .map_err(|err| Error::Config(format!("point {value}: {}", strip_prefix(&err))))?;
+                .map_err(|err| err.context(format_args!("point {value}")))?;
         }
     }
     Ok(())
@@ -272,12 +333,6 @@ fn scheme_union(points: &[PreparedPoint]) -> Vec<String> {
         }
     }
     schemes
-}
-
-fn strip_prefix(err: &Error) -> String {
-    let text = err.to_string();
-    text.strip_prefix("configuration error: ")
-        .map_or_else(|| text.clone(), str::to_string)
 }
 
 /// The pool-config key a parameter sets, if it is one.
@@ -316,6 +371,11 @@ pub fn point_args(info: &ParamInfo, base: &BenchArgs, value: &str) -> Result<Ben
         }
         Param::Device => args.device = value.to_string(),
         Param::Channels => args.device = with_device_option(&args.device, "channels", value)?,
+        Param::FlushUs => {
+            for (key, option) in crate::sweep::params::flush_price_options(value) {
+                args.device = with_device_option(&args.device, key, &option)?;
+            }
+        }
         Param::LogSize => {
             if args.no_log {
                 return Err(Error::Config(
@@ -385,6 +445,27 @@ mod tests {
             "emu:ssd-a,time_scale=4,channels=8"
         );
         assert!(with_device_option("mem", "channels", "8").is_err());
+    }
+
+    #[test]
+    fn a_flush_price_sets_the_device_options() {
+        use clap::Parser as _;
+        #[derive(clap::Parser)]
+        struct Flags {
+            #[command(flatten)]
+            bench: BenchArgs,
+        }
+        let bench_args = |device: &str| Flags::parse_from(["bench", "--device", device]).bench;
+        let info = crate::sweep::params::lookup("flush_us").unwrap();
+        let base = bench_args("emu:ssd-a,time_scale=4");
+        let fixed = point_args(info, &base, "500").unwrap();
+        assert_eq!(fixed.device, "emu:ssd-a,time_scale=4,flush_us=500");
+        let legacy = point_args(info, &base, "legacy").unwrap();
+        assert_eq!(
+            legacy.device,
+            "emu:ssd-a,time_scale=4,slc=0,gc_defer_blocks=0,flush_commit_us=0,flush_us=model"
+        );
+        assert!(point_args(info, &bench_args("mem"), "500").is_err());
     }
 
     #[test]

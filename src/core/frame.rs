@@ -1,5 +1,5 @@
 //! Frames: the fixed set of page slots, their latches, pins, I/O state and list links
-//! (architecture.md: the core). A frame belongs to one pool instance for its whole life.
+//! (docs/architecture.md: the core). A frame belongs to one pool instance for its whole life.
 //!
 //! Invariants (checked by `pool::invariants` in tests):
 //! - `page` is `NO_PAGE` exactly when the frame is on the free list or being prepared.

@@ -1,6 +1,6 @@
 //! An intrusive doubly-linked list over frames, with InnoDB's midpoint insertion as an option
-//! (algorithms.md section 1): the old sublist targets `old_pct` % of the list within a tolerance
-//! of 20 pages, and exists only when the list has at least 512 pages.
+//! (docs/algorithms.md section 1): the old sublist targets `old_pct` % of the list within a
+//! tolerance of 20 pages, and exists only when the list has at least 512 pages.
 //!
 //! The list owns no memory: links live in the frames (`lru_prev`/`lru_next`) and are touched only
 //! by the holder of the mutex that guards this list. Head = most recently used.

@@ -1,4 +1,4 @@
-//! The buffer pool core (architecture.md): frames, the page table, page latches and pins, pool
+//! The buffer pool core (docs/architecture.md): frames, the page table, page latches and pins, pool
 //! instances with their lists, the hit and miss flow, the write mechanism and the counters.
 //!
 //! The core calls each design-space decision through a small interface and knows none of the

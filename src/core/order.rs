@@ -1,5 +1,5 @@
-//! The replacement-order interface (architecture.md's first design decision): where a page goes
-//! when it is read in, what a hit does, and in which order pages are offered for eviction.
+//! The replacement-order interface (docs/architecture.md's first design decision): where a page
+//! goes when it is read in, what a hit does, and in which order pages are offered for eviction.
 //!
 //! The core holds one [`OrderState`] per pool instance under the instance's list mutex (LRU-M)
 //! and one shared [`ReplacementOrder`] that makes the lock-free part of each decision. The

@@ -1,5 +1,5 @@
-//! The interfaces of the design-space decisions the core calls (architecture.md's table), other
-//! than the replacement order (`order.rs`) and the write path (`write_path.rs`):
+//! The interfaces of the design-space decisions the core calls (docs/architecture.md's table),
+//! other than the replacement order (`order.rs`) and the write path (`write_path.rs`):
 //!
 //! - [`MissPath`]: how a miss gets a frame (RAW, the LRU-C pointer, WAR's TWB, the fused RW
 //!   command, PostgreSQL's backend write, ACE's concurrent write-back). Implementations in
@@ -35,6 +35,38 @@ pub enum Acquired {
     Retry,
 }
 
+impl Acquired {
+    /// This outcome of an acquisition that began a read stall at device time `stall_began_us`
+    /// (`None`: it did not stall).
+    #[must_use]
+    pub fn after_stall(self, stall_began_us: Option<u64>) -> Acquisition {
+        Acquisition {
+            acquired: self,
+            stall_began_us,
+        }
+    }
+}
+
+/// What [`MissPath::acquire`] returns: the outcome and, if the path had to wait for a write
+/// before it had a frame (a read stall), when that wait began. The core counts the stall (and
+/// records its wait) together with the miss, and only when the miss goes on to read the page:
+/// a stall whose page another thread mapped meanwhile ([`Acquired::Retry`], or a failed
+/// mapping) is not counted, because that request is then served as a hit. So read stalls never
+/// outnumber misses.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Acquisition {
+    /// What the miss path got.
+    pub acquired: Acquired,
+    /// Device time (`Core::now_us`) the read stall began, if there was one.
+    pub stall_began_us: Option<u64>,
+}
+
+impl From<Acquired> for Acquisition {
+    fn from(acquired: Acquired) -> Self {
+        acquired.after_stall(None)
+    }
+}
+
 /// A dirty copy of a page held outside the frames (WAR's TWB) that served a miss.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct HeldCopy {
@@ -46,7 +78,7 @@ pub struct HeldCopy {
     pub newest: Lsn,
 }
 
-/// How a foreground miss gets a frame (architecture.md's second decision).
+/// How a foreground miss gets a frame (docs/architecture.md's second decision).
 pub trait MissPath: Send + Sync + Debug {
     /// The part's name in compositions (`raw`, `lru-c`, `war`, `rw`, `pg`, `ace`).
     fn name(&self) -> &'static str;
@@ -63,7 +95,7 @@ pub trait MissPath: Send + Sync + Debug {
         instance: &Instance,
         page: PageId,
         read: bool,
-    ) -> Result<Acquired>;
+    ) -> Result<Acquisition>;
 
     /// Up to `max` free frames for prefetched pages, without ever waiting for a write (a
     /// prefetch must not stall a miss). The default takes free frames and evicts clean pages
@@ -146,7 +178,7 @@ pub trait MissPath: Send + Sync + Debug {
     }
 }
 
-/// What the background cleaner does (architecture.md's third and fourth decisions: write-back
+/// What the background cleaner does (docs/architecture.md's third and fourth decisions: write-back
 /// and flush-rate control).
 pub trait Writeback: Send + Sync + Debug {
     /// The part's name in compositions.
@@ -165,7 +197,7 @@ pub trait Writeback: Send + Sync + Debug {
     }
 }
 
-/// Read-ahead (architecture.md's fifth decision): pages worth reading with a miss.
+/// Read-ahead (docs/architecture.md's fifth decision): pages worth reading with a miss.
 pub trait Prefetcher: Send + Sync + Debug {
     /// The part's name in compositions (`seq`, `history`).
     fn name(&self) -> &'static str;

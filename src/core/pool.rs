@@ -1,8 +1,9 @@
-//! The buffer pool core: frames over a [`Device`](crate::device::Device), a sharded page table, per-frame latches and
-//! pins, pool instances with their lists, the hit and miss flow, and the primitives every policy
-//! builds on (eviction, flushing, the free lists). Which frame a miss gets, what the cleaner
-//! writes, in which order pages leave and what is read ahead are decided by the composition's
-//! parts (`core::order`, `core::parts`, `core::write_path`); the core knows none of them.
+//! The buffer pool core: frames over a [`Device`](crate::device::Device), a sharded page table,
+//! per-frame latches and pins, pool instances with their lists, the hit and miss flow, and the
+//! primitives every policy builds on (eviction, flushing, the free lists). Which frame a miss gets,
+//! what the cleaner writes, in which order pages leave and what is read ahead are decided by the
+//! composition's parts (`core::order`, `core::parts`, `core::write_path`); the core knows none of
+//! them.
 //!
 //! ```
 //! use std::sync::Arc;
@@ -630,14 +631,14 @@ impl Core {
     /// frames, fill them. `Ok(None)` means "look again" (someone else mapped the page first).
     fn miss(&self, page: PageId, mode: LatchMode, read_from_disk: bool) -> Result<Option<FrameId>> {
         let instance = self.instance_of_page(page);
-        let id = match self
+        let acquisition = self
             .parts
             .miss
-            .acquire(self, instance, page, read_from_disk)?
-        {
+            .acquire(self, instance, page, read_from_disk)?;
+        let id = match acquisition.acquired {
             Acquired::Free(id) => id,
             Acquired::Ready(id) => {
-                self.counters.misses.fetch_add(1, Ordering::Relaxed);
+                self.count_miss(acquisition.stall_began_us);
                 if mode == LatchMode::Shared {
                     // SAFETY: a Ready frame is latched exclusive by this thread.
                     unsafe { self.frame(id).downgrade() };
@@ -649,7 +650,7 @@ impl Core {
         if !self.map_new(instance, page, id) {
             return Ok(None);
         }
-        self.counters.misses.fetch_add(1, Ordering::Relaxed);
+        self.count_miss(acquisition.stall_began_us);
         let prefetched = if read_from_disk {
             self.map_prefetch(instance, page)
         } else {
@@ -1025,10 +1026,17 @@ impl Core {
         result
     }
 
-    /// Records the wait of a read stall that began at `began_us` (device time, `now_us`).
-    pub fn record_read_stall(&self, began_us: u64) {
-        self.read_stall_wait
-            .record(self.now_us().saturating_sub(began_us));
+    /// Counts a miss that goes on to read its page and, if its acquisition stalled (since
+    /// device time `stall_began_us`, `now_us`), the read stall and its wait: a stall is counted
+    /// only with its miss, so read stalls never outnumber misses (see
+    /// [`crate::core::parts::Acquisition`]).
+    fn count_miss(&self, stall_began_us: Option<u64>) {
+        self.counters.misses.fetch_add(1, Ordering::Relaxed);
+        if let Some(began) = stall_began_us {
+            self.counters.read_stalls.fetch_add(1, Ordering::Relaxed);
+            self.read_stall_wait
+                .record(self.now_us().saturating_sub(began));
+        }
     }
 
     // ----- dirtiness and the checkpoint -----
@@ -1351,7 +1359,7 @@ impl BufferPool {
     }
 
     /// Writes, in the calling thread, every dirty page whose oldest modification is below
-    /// `lsn_limit`: a synchronous recoverability write (algorithms.md section 1), counted as
+    /// `lsn_limit`: a synchronous recoverability write (docs/algorithms.md section 1), counted as
     /// such. Returns the pages written.
     ///
     /// # Errors

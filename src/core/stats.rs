@@ -1,4 +1,4 @@
-//! Counters every buffer pool reports (algorithms.md section 8).
+//! Counters every buffer pool reports (docs/algorithms.md section 8).
 //!
 //! `PoolCounters` is the live, lock-free set the pool increments; [`PoolStats`] is a plain,
 //! serializable snapshot of it. `PoolStats::since` gives the counters of a measured phase.
@@ -276,6 +276,8 @@ pub struct PoolStats {
     /// Page requests that had to read the page.
     pub misses: u64,
     /// Misses that had to wait for a write before their read (single-page flush): read stalls.
+    /// Counted with the miss, so never more than `misses`: a request that stalled but found
+    /// its page mapped by another thread meanwhile is a hit, and its stall is not counted.
     pub read_stalls: u64,
     /// Misses served by the fused read-write command (RW scheme).
     pub fused_reads: u64,
@@ -325,7 +327,7 @@ impl PoolStats {
         }
     }
 
-    /// Read stalls / misses (algorithms.md section 1); 0 when there were no misses.
+    /// Read stalls / misses (docs/algorithms.md section 1); 0 when there were no misses.
     #[must_use]
     pub fn read_stall_ratio(&self) -> f64 {
         if self.misses == 0 {
@@ -347,7 +349,8 @@ impl PoolStats {
         }
     }
 
-    /// Counters accumulated since `earlier` (gauges such as `free_frames` keep their current value).
+    /// Counters accumulated since `earlier` (gauges such as `free_frames` keep their current
+    /// value).
     #[must_use]
     pub fn since(&self, earlier: &PoolStats) -> PoolStats {
         let mutexes = self

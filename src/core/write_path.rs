@@ -1,22 +1,29 @@
 //! How page writes reach the data device: the host engine's torn-page protection and fsync rules
-//! (architecture.md: "two more choices sit beside the table"), behind the [`WritePath`] trait.
+//! (docs/architecture.md: "two more choices sit beside the table"), behind the [`WritePath`] trait.
 //!
 //! The core hands every write it makes (background batches, single-page flushes of read stalls,
 //! the TWB, checkpoint flushing) to the pool's write path, already stamped (page LSN, checksum)
 //! and with the WAL rule satisfied. [`DirectWrites`] writes in place; InnoDB's doublewrite buffer
 //! (`engine::innodb::doublewrite`) writes a copy to the doublewrite area first. Both fsync the
 //! data device after writes when the host engine's `flush_method` says so (InnoDB's `O_DIRECT`;
-//! `O_DIRECT_NO_FSYNC` skips them), through one [`SyncGate`] per device.
+//! `O_DIRECT_NO_FSYNC` skips them), through one [`SyncGate`] per file: the data file's, and the
+//! doublewrite area's own.
 //!
-//! **[`SyncGate`]** is InnoDB's `fil_flush` discipline: syncs of one device never run
-//! concurrently, and a caller whose writes completed before a sync *started* is covered by it
+//! **[`SyncGate`]** is InnoDB's `fil_flush` discipline: syncs of one file never run
+//! concurrently (syncs of different files may), and a caller whose writes completed before a
+//! sync *started* is covered by it
 //! and does not sync again: it waits for that sync if it is running (InnoDB compares the file's
 //! modification counter with the counter the pending flush started from). The gate counts the
 //! writes that complete through it ([`SyncGate::write_completed`]) for this. A failed sync is sticky (PostgreSQL after
 //! "fsyncgate"): the writes it covered may be lost, so every later sync reports the failure and
-//! the pool poisons itself; nothing is retried.
+//! the pool poisons itself; nothing is retried. The gates of the files of one device
+//! ([`SyncGate::sibling`]) share that failure: a failed sync may drop any file's unsynced writes,
+//! so a sync of another file that starts later fails too, and one that succeeded while the
+//! failed one was in flight is confirmed only once every sync that started before it ended has
+//! ended (then it reports the failure).
 //!
-//! Lock order: the gate's mutex is a leaf; it is never held across the device's `sync`.
+//! Lock order: the gate's mutex, then the device-sync register its siblings share (a leaf);
+//! neither is held across the device's `sync`.
 
 use std::fmt::Debug;
 use std::time::Instant;
@@ -158,10 +165,10 @@ struct GateState {
     running: Option<u64>,
     /// Writes covered by the newest successful sync.
     covered: u64,
-    failed: Option<DeviceError>,
 }
 
-/// Serializes and shares the syncs of one device (see the module docs).
+/// Serializes and shares the syncs of one file (see the module docs); the file is the region of
+/// the device its writes go to, and its sync is the device's.
 #[derive(Debug)]
 pub struct SyncGate {
     device: SharedDevice,
@@ -173,10 +180,78 @@ pub struct SyncGate {
     shared: AtomicU64,
     /// Device-time nanoseconds spent in syncs.
     sync_ns: AtomicU64,
+    /// The device's syncs, shared by the gates of all its files.
+    device_syncs: std::sync::Arc<DeviceSyncs>,
+}
+
+/// The syncs of one device across the gates of its files: which are in flight (by ticket, in
+/// the order they started) and the first failure.
+#[derive(Debug, Default)]
+struct DeviceSyncs {
+    state: Mutex<DeviceSyncState>,
+    ended: Condvar,
+}
+
+#[derive(Debug, Default)]
+struct DeviceSyncState {
+    next_ticket: u64,
+    in_flight: std::collections::BTreeSet<u64>,
+    failure: Option<DeviceError>,
+}
+
+impl DeviceSyncs {
+    fn failure(&self) -> Option<DeviceError> {
+        self.state.lock().failure.clone()
+    }
+
+    /// A sync is about to start on the device; its ticket, or the sticky failure.
+    fn begin(&self) -> Result<u64, DeviceError> {
+        let mut state = self.state.lock();
+        if let Some(cause) = &state.failure {
+            return Err(cause.clone());
+        }
+        let ticket = state.next_ticket;
+        state.next_ticket += 1;
+        state.in_flight.insert(ticket);
+        Ok(ticket)
+    }
+
+    /// The sync `ticket` returned `result`. A success stands only once every sync that started
+    /// before it ended has ended too without failing: a failed sync may have dropped the writes
+    /// this one covered (the device drops what it had not made durable).
+    fn end(&self, ticket: u64, result: Result<(), DeviceError>) -> Result<(), DeviceError> {
+        let mut state = self.state.lock();
+        state.in_flight.remove(&ticket);
+        if let Err(cause) = &result {
+            state.failure.get_or_insert_with(|| cause.clone());
+        }
+        self.ended.notify_all();
+        result?;
+        let horizon = state.next_ticket;
+        for _ in 0..MAX_GATE_WAITS {
+            if state
+                .in_flight
+                .first()
+                .is_none_or(|&oldest| oldest >= horizon)
+            {
+                return state.failure.clone().map_or(Ok(()), Err);
+            }
+            let _ = self
+                .ended
+                .wait_for(&mut state, std::time::Duration::from_millis(50));
+        }
+        Err(DeviceError::Io {
+            page: None,
+            kind: std::io::ErrorKind::TimedOut,
+            message: format!(
+                "sync gate: gave up waiting for overlapping syncs after {MAX_GATE_WAITS} waits"
+            ),
+        })
+    }
 }
 
 impl SyncGate {
-    /// A gate for `device`.
+    /// A gate for the file `device` (a region of the database's device, or a whole device).
     #[must_use]
     pub fn new(device: SharedDevice) -> Self {
         SyncGate {
@@ -187,6 +262,19 @@ impl SyncGate {
             syncs: AtomicU64::new(0),
             shared: AtomicU64::new(0),
             sync_ns: AtomicU64::new(0),
+            device_syncs: std::sync::Arc::default(),
+        }
+    }
+
+    /// A gate for another file, `device`, on this gate's device. Its syncs are serialized apart
+    /// from this gate's, but a failure is sticky for both: a failed sync may have dropped the
+    /// unsynced writes of every file on the device (Linux after "fsyncgate"), and InnoDB stops
+    /// on any failed fsync.
+    #[must_use]
+    pub fn sibling(&self, device: SharedDevice) -> Self {
+        SyncGate {
+            device_syncs: std::sync::Arc::clone(&self.device_syncs),
+            ..SyncGate::new(device)
         }
     }
 
@@ -211,8 +299,8 @@ impl SyncGate {
         let needed = self.writes.load(Ordering::Acquire);
         let mut state = self.state.lock();
         for _ in 0..MAX_GATE_WAITS {
-            if let Some(cause) = &state.failed {
-                return Err(cause.clone());
+            if let Some(cause) = self.failure() {
+                return Err(cause);
             }
             if state.covered >= needed && needed > 0 {
                 self.shared.fetch_add(1, Ordering::Relaxed);
@@ -220,17 +308,18 @@ impl SyncGate {
             }
             if state.running.is_some() {
                 // Either that sync covers our writes (and we share it), or it does not and ours
-                // starts once it is done: one sync of a device at a time.
+                // starts once it is done: one sync of a file at a time.
                 let _ = self
                     .finished
                     .wait_for(&mut state, std::time::Duration::from_millis(50));
                 continue;
             }
             let covers = self.writes.load(Ordering::Acquire);
+            let ticket = self.device_syncs.begin()?;
             state.running = Some(covers);
             drop(state);
             let began = Instant::now();
-            let result = self.device.sync();
+            let result = self.device_syncs.end(ticket, self.device.sync());
             let scale = self.device.info().time_scale.max(f64::MIN_POSITIVE);
             self.sync_ns.fetch_add(
                 (began.elapsed().as_nanos() as f64 / scale) as u64,
@@ -239,11 +328,8 @@ impl SyncGate {
             self.syncs.fetch_add(1, Ordering::Relaxed);
             let mut state = self.state.lock();
             state.running = None;
-            match &result {
-                Ok(()) => state.covered = state.covered.max(covers),
-                Err(cause) => {
-                    state.failed.get_or_insert_with(|| cause.clone());
-                }
+            if result.is_ok() {
+                state.covered = state.covered.max(covers);
             }
             drop(state);
             self.finished.notify_all();
@@ -256,16 +342,16 @@ impl SyncGate {
         })
     }
 
-    /// The sticky failure, if a sync failed.
+    /// The sticky failure, if a sync of this gate or of a sibling failed.
     pub fn failure(&self) -> Option<DeviceError> {
-        self.state.lock().failed.clone()
+        self.device_syncs.failure()
     }
 
-    /// Fills the sync counters of `stats`.
+    /// Adds this gate's sync counters to `stats` (a write path with several files adds each).
     pub fn fill_stats(&self, stats: &mut WritePathStats) {
-        stats.fsyncs = self.syncs.load(Ordering::Relaxed);
-        stats.fsyncs_shared = self.shared.load(Ordering::Relaxed);
-        stats.fsync_ms_total = self.sync_ns.load(Ordering::Relaxed) as f64 / 1e6;
+        stats.fsyncs += self.syncs.load(Ordering::Relaxed);
+        stats.fsyncs_shared += self.shared.load(Ordering::Relaxed);
+        stats.fsync_ms_total += self.sync_ns.load(Ordering::Relaxed) as f64 / 1e6;
     }
 }
 

@@ -29,6 +29,38 @@
 //! it, by the same argument as above, and is an error when none comes. Key-value transactions
 //! (`Undo`, `TxnCommit`, `TxnAbort`) without an outcome are reported as losers with their undo
 //! bodies, for the caller to roll back.
+//!
+//! **Idempotence (issue 18).** Recovery can itself crash at any device operation, any number of
+//! times; the next run starts again from the same redo point (no checkpoint moves it before
+//! recovery's pages are written and synced) and must find a database it can recover. Two
+//! invariants make it so:
+//! 1. *Recovery never writes a page back older than the device held.* A batch is replayed on a
+//!    page only when the page's LSN is below the batch's end; the LSN known for a page
+//!    (`PageStates::lsn`, the `page_lsn` map of the mini-transactions) only grows: a batch
+//!    skipped because the page is newer leaves it unchanged (issue 18's bug set it to the
+//!    skipped batch's end, so the next, older batches were replayed over the newer page, which
+//!    was then evicted with an older LSN), and an image restores a page only when the page is
+//!    torn (or unreadable) or older than the image's batch. So a page recovery writes holds
+//!    exactly the committed changes up to the last batch it replayed, stamped with that batch's
+//!    end, at or past the device's LSN. A page the device already has current is never
+//!    dirtied, so never written, so never torn by recovery.
+//! 2. *A page recovery writes can be repaired if that write tears.* Under `doublewrite`,
+//!    recovery's writes take the pool's doublewrite path like any other (the copy is synced
+//!    before the in-place write), the next run restores torn pages from the area before
+//!    replaying, and the restoration is synced before any slot is reused. Under `page-images`,
+//!    recovery writes a page P only after replaying a batch B on it, so the device's P was older
+//!    than B; the dirty period of P that contains B began with a change that logged P's image
+//!    (or a defining operation), and that change lies at or after the redo point (no
+//!    checkpoint passes a dirty page, and a write of P that carries B and was synced before the
+//!    checkpoint would make the device's P current). So an image of P lies between the redo
+//!    point and B, and the next run repairs a torn P from it exactly as it repairs a page torn
+//!    by the run before the crash. A skipped batch gives no such guarantee (its page's image may
+//!    precede the redo point), which is why invariant 1 must hold.
+//!
+//! Recovery does not change the log before its end (it rewrites the page holding the end with
+//! the same bytes, then appends: the losers' rollback, the checkpoint), so the records and
+//! images the next run relies on stay. `tests/recovery_crash_sweep.rs` crashes recovery at
+//! every operation of the data and the log device and recovers again.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 
@@ -150,11 +182,38 @@ fn committed_images(records: &[RecoveredRecord]) -> HashMap<PageId, Vec<Lsn>> {
 /// Per-page state of the replay.
 #[derive(Default)]
 struct PageStates {
-    /// The LSN each touched page is known to carry (its header LSN when read, 0 when restored
-    /// from an image, the commit's end LSN after a replay).
+    /// The LSN each touched page is known to carry: its header LSN when read, 0 when restored
+    /// from an image, then the end LSN of each batch replayed on it. It only grows, except
+    /// when an image restores the page (which happens only when the page is older than the
+    /// image's batch, or torn).
     lsn: HashMap<PageId, Lsn>,
     /// Torn pages: skip their records until the image at this LSN.
     torn_until: HashMap<PageId, Lsn>,
+}
+
+impl PageStates {
+    /// The LSN `page` carries: known, or read from the device (`None`: it does not read,
+    /// torn or unreadable).
+    fn known_lsn(&mut self, pool: &BufferPool, page: PageId) -> Option<Lsn> {
+        if let Some(&lsn) = self.lsn.get(&page) {
+            return Some(lsn);
+        }
+        let lsn = crate::page::page_lsn(pool.read(page).ok()?.data());
+        self.lsn.insert(page, lsn);
+        Some(lsn)
+    }
+
+    /// After a committed batch's records: the page carries the batch, whether the batch was
+    /// replayed on it or skipped because the page was newer (then its LSN stays: lowering it
+    /// would replay older batches over a newer page, issue 18). A torn page waiting for its
+    /// image carries nothing yet.
+    fn note_batch(&mut self, page: PageId, end: Lsn) {
+        if self.torn_until.contains_key(&page) {
+            return;
+        }
+        let known = self.lsn.entry(page).or_insert(end);
+        *known = (*known).max(end);
+    }
 }
 
 /// Replays committed transactions (see the module docs).
@@ -212,11 +271,10 @@ pub(crate) fn replay(
                     )?;
                 }
                 for record in &records {
-                    if let LogRecord::PageRedo { page, .. } | LogRecord::FullPageImage { page, .. } =
-                        record.record
-                        && !states.torn_until.contains_key(&page)
+                    if let LogRecord::PageRedo { page, .. }
+                    | LogRecord::FullPageImage { page, .. } = record.record
                     {
-                        states.lsn.insert(page, batch.end);
+                        states.note_batch(page, batch.end);
                     }
                 }
                 report.committed += 1;
@@ -266,7 +324,17 @@ fn apply(
 ) -> Result<()> {
     match &record.record {
         LogRecord::FullPageImage { page, image, .. } => {
-            let torn = states.torn_until.remove(page).is_some() || pool.read(*page).is_err();
+            let torn = states.torn_until.remove(page).is_some()
+                || match states.known_lsn(pool, *page) {
+                    // The page already carries the batch (it was written after it): restoring
+                    // the older image would take it back in time (issue 18).
+                    Some(known) if known >= batch.end => {
+                        report.redo_skipped += 1;
+                        return Ok(());
+                    }
+                    Some(_) => false,
+                    None => true,
+                };
             let mut guard = pool.create(*page)?;
             if image.len() != guard.data().len() {
                 return Err(Error::CorruptLog {

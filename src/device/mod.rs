@@ -4,8 +4,8 @@
 //! [`Device`]. I/O is submitted in batches ([`Device::submit`]) and each request completes
 //! asynchronously through its [`IoTicket`]; the buffer pool keeps many I/Os in flight this way.
 //! [`Device::sync`] makes every completed write durable. The fused read-write command of the
-//! RW paper (algorithms.md section 4) is [`IoOp::FusedReadWrite`]; devices that cannot do it say
-//! so in [`DeviceInfo::supports_fused_rw`] and fail such requests with
+//! RW paper (docs/algorithms.md section 4) is [`IoOp::FusedReadWrite`]; devices that cannot do it
+//! say so in [`DeviceInfo::supports_fused_rw`] and fail such requests with
 //! [`DeviceError::Unsupported`].
 //!
 //! Time: emulated devices run `time_scale` times slower than real time so that a 2-core host can

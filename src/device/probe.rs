@@ -1,4 +1,4 @@
-//! The device probe (algorithms.md section 7; the method of the ACE authors' Parametric I/O
+//! The device probe (docs/algorithms.md section 7; the method of the ACE authors' Parametric I/O
 //! model, PIO): random page writes and reads at rising concurrency, each point measured until
 //! steady, then the device parameters the schemes need and the cost of `sync`.
 //!

@@ -1,4 +1,4 @@
-//! Device strings (the `--device` contract of architecture.md) and opening devices from them.
+//! Device strings (the `--device` contract of docs/architecture.md) and opening devices from them.
 //!
 //! Forms: `mem`, `file:PATH`, `emu:NAME[,key=value...]` where NAME is one of
 //! [`crate::device::emulated::PROFILE_NAMES`].
@@ -53,12 +53,25 @@ impl DeviceSpec {
             if profile.is_empty() {
                 return Err(bad_spec(text, "emu: needs a profile name"));
             }
-            let mut options = Vec::new();
+            let mut options: Vec<(String, String)> = Vec::new();
             for part in parts {
                 let Some((key, value)) = part.split_once('=') else {
                     return Err(bad_spec(text, &format!("option `{part}` is not key=value")));
                 };
-                options.push((key.trim().to_string(), value.trim().to_string()));
+                let (key, value) = (key.trim(), value.trim());
+                if key.is_empty() || value.is_empty() {
+                    return Err(bad_spec(
+                        text,
+                        &format!("option `{part}` needs both a key and a value"),
+                    ));
+                }
+                if options.iter().any(|(seen, _)| seen == key) {
+                    return Err(bad_spec(
+                        text,
+                        &format!("option `{key}` is given twice; give it once"),
+                    ));
+                }
+                options.push((key.to_string(), value.to_string()));
             }
             return Ok(DeviceSpec::Emulated { profile, options });
         }
@@ -186,12 +199,26 @@ mod tests {
 
     #[test]
     fn bad_strings_list_the_valid_forms() {
-        for bad in ["", "disk:/x", "file:", "emu:", "emu:ssd-a,channels"] {
+        for bad in [
+            "",
+            "disk:/x",
+            "file:",
+            "emu:",
+            "emu:ssd-a,channels",
+            "emu:ssd-a,channels=4,channels=8",
+            "emu:ssd-a,=4",
+            "emu:ssd-a,channels=",
+        ] {
             let err = DeviceSpec::parse(bad)
                 .err()
                 .map(|e| e.to_string())
                 .unwrap_or_default();
             assert!(err.contains("valid forms"), "{bad}: {err}");
         }
+        let twice = DeviceSpec::parse("emu:ssd-a,channels=4,channels=8").err();
+        assert!(
+            twice.is_some_and(|e| e.to_string().contains("`channels` is given twice")),
+            "a repeated option must be named"
+        );
     }
 }

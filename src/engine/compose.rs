@@ -1,4 +1,4 @@
-//! Schemes as compositions of the design space (architecture.md's table), and the presets that
+//! Schemes as compositions of the design space (docs/architecture.md's table), and the presets that
 //! keep the papers' names.
 //!
 //! **Grammar** (what `--schemes` and `scheme` accept; `flashbuf schemes` lists it):
@@ -29,7 +29,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
 
-/// The replacement order (architecture.md's first decision).
+/// The replacement order (docs/architecture.md's first decision).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum OrderKind {
     /// InnoDB's LRU with midpoint insertion.
@@ -370,6 +370,26 @@ pub struct Composition {
     pub engine: HostEngine,
 }
 
+/// The error for scheme `name` given twice in `list`: by `earlier` and again by `item` (a
+/// group such as `all` names several schemes).
+fn duplicate_message(list: &str, name: &str, earlier: &str, item: &str) -> String {
+    let via = |given: &str| {
+        if given == name {
+            format!("`{given}`")
+        } else {
+            format!("`{given}` (which includes it or makes the same decisions)")
+        }
+    };
+    if earlier == item {
+        return format!("`{list}`: scheme `{name}` is given twice; each scheme runs once");
+    }
+    format!(
+        "`{list}`: scheme `{name}` is given twice, by {} and by {}; each scheme runs once",
+        via(earlier),
+        via(item)
+    )
+}
+
 /// Every part name accepted after `+`, with the decision it replaces.
 pub const PARTS: &[(&str, &str)] = &[
     (
@@ -545,21 +565,73 @@ impl Composition {
     /// # Errors
     /// As [`Composition::parse`]; an empty list.
     pub fn parse_list(list: &str) -> Result<Vec<Composition>> {
-        let mut out = Vec::new();
-        for item in list.split(',').map(str::trim).filter(|s| !s.is_empty()) {
-            match item {
-                "all" => out.extend(Scheme::ALL.iter().map(|s| s.composition())),
-                "postgres" => out.extend(Scheme::POSTGRES.iter().map(|s| s.composition())),
-                _ => out.push(Composition::parse(item)?),
-            }
-        }
-        if out.is_empty() {
+        let mut out: Vec<(Composition, &str)> = Vec::new();
+        let items: Vec<&str> = list.split(',').map(str::trim).collect();
+        if items.iter().all(|item| item.is_empty()) {
             return Err(Error::Config(format!(
                 "no scheme given; valid presets: {}",
                 Scheme::names().join(", ")
             )));
         }
-        Ok(out)
+        for (index, item) in items.iter().copied().enumerate() {
+            if item.is_empty() {
+                return Err(Error::Config(format!(
+                    "`{list}`: scheme {} of the list is empty (two commas in a row, or one at \
+                     an end); name each scheme once",
+                    index + 1
+                )));
+            }
+            let expanded: Vec<Composition> = match item {
+                "all" => Scheme::ALL.iter().map(|s| s.composition()).collect(),
+                "postgres" => Scheme::POSTGRES.iter().map(|s| s.composition()).collect(),
+                _ => vec![Composition::parse(item)?],
+            };
+            for composition in expanded {
+                if let Some((_, earlier)) = out
+                    .iter()
+                    .find(|(seen, _)| seen.same_decisions(&composition))
+                {
+                    return Err(Error::Config(duplicate_message(
+                        list,
+                        &composition.name,
+                        earlier,
+                        item,
+                    )));
+                }
+                out.push((composition, item));
+            }
+        }
+        Ok(out
+            .into_iter()
+            .map(|(composition, _)| composition)
+            .collect())
+    }
+
+    /// Whether this scheme reads the pool-config key `key` (`lru_scan_depth` or `ace_n_w`;
+    /// every other key: true). `lru_scan_depth` sizes InnoDB's miss-path scan (RAW, WAR, RW)
+    /// and the page cleaner's `P_scan`, except in the InnoDB-emulated CF-LRU, whose scan is
+    /// its window; `ace_n_w` is ACE's.
+    #[must_use]
+    pub fn reads_pool_key(&self, key: &str) -> bool {
+        match key {
+            "lru_scan_depth" => {
+                !self.deep_scan
+                    && (matches!(self.miss, MissKind::Raw | MissKind::War | MissKind::Rw)
+                        || self.writeback != WritebackKind::Postgres)
+            }
+            "ace_n_w" => self.miss == MissKind::Ace,
+            _ => true,
+        }
+    }
+
+    /// Whether `other` makes every decision as this one does (whatever their names).
+    #[must_use]
+    pub fn same_decisions(&self, other: &Composition) -> bool {
+        let unnamed = |c: &Composition| Composition {
+            name: String::new(),
+            ..c.clone()
+        };
+        unnamed(self) == unnamed(other)
     }
 
     /// Checks that the parts can work together.
@@ -762,6 +834,16 @@ mod tests {
         assert_eq!(war.writeback, WritebackKind::InnodbTail);
         assert!(!war.split_mutex);
         assert_eq!(Composition::parse_list("all,postgres").unwrap().len(), 16);
+        for (list, named) in [
+            ("vanilla,vanilla", "`vanilla` is given twice"),
+            ("all,lru-c", "`all` (which includes it"),
+            ("ace-clock,pg-clock+ace", "makes the same decisions"),
+            ("vanilla,,war", "scheme 2 of the list is empty"),
+            ("vanilla,", "scheme 2 of the list is empty"),
+        ] {
+            let err = Composition::parse_list(list).unwrap_err().to_string();
+            assert!(err.contains(named), "{list}: {err}");
+        }
     }
 
     #[test]

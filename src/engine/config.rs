@@ -13,7 +13,7 @@ use crate::error::{Error, Result};
 pub use crate::engine::compose::Scheme;
 pub use crate::policy::miss::raw::EmptyFreeList;
 
-/// Torn-page protection (architecture.md: a host-engine choice).
+/// Torn-page protection (docs/architecture.md: a host-engine choice).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum TornPageProtection {
@@ -59,10 +59,12 @@ pub struct PoolConfig {
     pub frames: usize,
     /// The scheme: a preset name or a composition (`flashbuf schemes`).
     pub scheme: Composition,
-    /// `innodb_buffer_pool_instances`: 0 = as InnoDB sizes it (8 when the pool is at least
-    /// 1 GiB, else 1).
+    /// `innodb_buffer_pool_instances`: 0 = the LRU-C paper's 8 ([`PAPER_INSTANCES`]), fewer
+    /// when an instance would hold under [`MIN_AUTO_INSTANCE_FRAMES`] frames.
     pub instances: usize,
-    /// `innodb_page_cleaners`: threads that serve the instances (capped at `instances`).
+    /// Page-cleaner threads that serve the instances (capped at `instances`). MySQL 5.6.26, the
+    /// host of the papers' prototypes, has one page-cleaner thread for every instance (5.7's
+    /// `innodb_page_cleaners` made it configurable): 1.
     pub page_cleaners: usize,
     /// `innodb_lru_scan_depth` per instance: pages scanned from the LRU tail per miss (step 2)
     /// and per cleaner round; the fixed batch of basic LRU-C; 0 = scaled to the instance.
@@ -96,8 +98,14 @@ pub struct PoolConfig {
     pub doublewrite_batches: bool,
     /// ACE: dirty pages written concurrently (`n_w`; 0 = the device's write concurrency `k_w`).
     pub ace_n_w: usize,
-    /// Cleaner period in device-time milliseconds (InnoDB: 1000).
+    /// Cleaner period in device-time milliseconds (InnoDB: 1000), before
+    /// `time_constant_scale`.
     pub cleaner_period_ms: u64,
+    /// Factor on the InnoDB family's background time constants (the page cleaner's and LRU-C
+    /// flusher's period, with the per-round page budgets of `io_capacity`, and
+    /// `old_blocks_time_ms`): 0 = automatic, the instance's frames over the LRU-C paper's
+    /// 81,920 (at most 1; [`auto_time_constant_scale`]); 1 = InnoDB's own constants.
+    pub time_constant_scale: f64,
     /// PostgreSQL: `bgwriter_delay` in device-time milliseconds.
     pub bgwriter_delay_ms: u64,
     /// PostgreSQL: `bgwriter_lru_maxpages`.
@@ -135,15 +143,41 @@ impl Default for PoolConfig {
     }
 }
 
+/// Frames of one buffer-pool instance in the LRU-C paper's TPC-C setup: a 10 GB pool (10% of
+/// 100 GB, 16 KiB pages: 655,360 frames) in 8 instances (LRU-C §5.1 and §5.2.5). The reference
+/// of every scaled default below (`docs/regime.md`).
+pub const PAPER_INSTANCE_FRAMES: usize = 81_920;
+
+/// Instances of the LRU-C paper's pool (LRU-C §5.2.5: "the number of concurrent threads is
+/// identical to that of buffer pool instances", eight).
+pub const PAPER_INSTANCES: usize = 8;
+
+/// Fewest frames an automatically sized instance holds.
+pub const MIN_AUTO_INSTANCE_FRAMES: usize = 1024;
+
+/// Shortest background period the automatic time-constant scale gives, device-time ms.
+pub const MIN_SCALED_PERIOD_MS: u64 = 5;
+
 /// InnoDB's `innodb_lru_scan_depth` default (1024) scaled to the instance: it is both the
-/// free-list target of the LRU flush and the per-miss scan, and the papers' instances are
-/// 1.25 GB (81,920 frames), where 1024 is 1.25%. Small instances (as in benchmarks on a
-/// laptop-sized database) keep about that share instead of letting the cleaner hold a third of
-/// the pool free: `frames / 64`, between 16 and 1024 (so 1024 for any instance of 64 Ki frames
-/// or more).
+/// free-list target of the LRU flush and the per-miss scan, and the paper's instances hold
+/// 81,920 frames ([`PAPER_INSTANCE_FRAMES`]), where 1024 is 1.25%. A smaller instance keeps that
+/// share: `frames * 1024 / 81,920` (frames / 80), between 16 and 1024.
 pub fn default_scan_depth(frames: usize) -> usize {
-    (frames / 64).clamp(16, 1024)
+    (frames * 1024 / PAPER_INSTANCE_FRAMES).clamp(16, 1024)
 }
+
+/// The automatic background time-constant scale of an instance of `instance_frames` frames:
+/// its size over the paper's instance, at most 1. A pool k times smaller than the paper's, on
+/// the same device, turns over k times faster (the miss rate is set by the device, not the pool),
+/// so its cleaner must run k times as often with a k-times-smaller scan for the cleaner's period
+/// to keep its ratio to the pool's turnover time (`docs/regime.md`).
+#[must_use]
+pub fn auto_time_constant_scale(instance_frames: usize) -> f64 {
+    (instance_frames as f64 / PAPER_INSTANCE_FRAMES as f64).min(1.0)
+}
+
+/// The fewest frames a pool takes (and each of its instances).
+pub const MIN_FRAMES: usize = 16;
 
 /// One pool-config key as `flashbuf config --default` lists it: its TOML name, meaning and valid
 /// range (the default comes from the scheme's preset, [`PoolConfig::for_scheme`]).
@@ -172,17 +206,17 @@ impl PoolConfig {
     pub const KEYS: &'static [ConfigKey] = &[
         key(
             "instances",
-            "innodb_buffer_pool_instances; 0 = as InnoDB sizes it (8 from 1 GiB, else 1)",
+            "innodb_buffer_pool_instances; 0 = the LRU-C paper's 8, fewer so each holds 1,024 frames or more",
             "0..=64",
         ),
         key(
             "page_cleaners",
-            "innodb_page_cleaners: cleaner threads serving the instances",
+            "page-cleaner threads serving the instances (MySQL 5.6, the papers' host: 1; 5.7: innodb_page_cleaners)",
             "1..=64",
         ),
         key(
             "lru_scan_depth",
-            "innodb_lru_scan_depth per instance: pages scanned per miss and cleaner round; 0 = frames/64 in 16..=1024",
+            "innodb_lru_scan_depth per instance: pages scanned per miss and cleaner round; 0 = instance frames/80 in 16..=1024 (1,024 on the paper's 81,920-frame instance)",
             ">= 0",
         ),
         key(
@@ -257,8 +291,13 @@ impl PoolConfig {
         ),
         key(
             "cleaner_period_ms",
-            "InnoDB page cleaner period, ms of device time",
+            "InnoDB page cleaner period, ms of device time (before time_constant_scale)",
             ">= 1",
+        ),
+        key(
+            "time_constant_scale",
+            "factor on cleaner_period_ms, io_capacity per round and old_blocks_time_ms; 0 = instance frames / 81,920 (the LRU-C paper's instance), at most 1",
+            "0..=1",
         ),
         key(
             "bgwriter_delay_ms",
@@ -380,7 +419,7 @@ impl PoolConfig {
             frames,
             scheme,
             instances: 0,
-            page_cleaners: 4,
+            page_cleaners: 1,
             lru_scan_depth: 0,
             old_blocks_pct: 37,
             old_blocks_time_ms: 1000,
@@ -397,6 +436,7 @@ impl PoolConfig {
             doublewrite_batches: true,
             ace_n_w: 0,
             cleaner_period_ms: 1000,
+            time_constant_scale: 0.0,
             bgwriter_delay_ms: 200,
             bgwriter_lru_maxpages: 100,
             bgwriter_lru_multiplier: 2.0,
@@ -422,13 +462,8 @@ impl PoolConfig {
         let table: toml::Table = text
             .parse()
             .map_err(|err| Error::Config(format!("pool config: {err}")))?;
-        for key in ["scheme", "frames"] {
-            if table.contains_key(key) {
-                return Err(Error::Config(format!(
-                    "pool config: key `{key}` is set by the command line (--schemes, --buffer), \
-                     not by the config file; remove it"
-                )));
-            }
+        for key in table.keys() {
+            check_key(key)?;
         }
         let mut base = toml::Table::try_from(PoolConfig::for_scheme(scheme, frames))
             .map_err(|err| Error::Config(format!("pool config: {err}")))?;
@@ -442,16 +477,66 @@ impl PoolConfig {
         Ok(config)
     }
 
-    /// Instances as configured, or as InnoDB sizes them (8 at 1 GiB and more, else 1), capped so
+    /// The keys a config file may set, comma-separated (what an unknown key's error lists).
+    #[must_use]
+    pub fn key_names() -> String {
+        PoolConfig::KEYS
+            .iter()
+            .map(|key| key.name)
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+
+    /// Instances as configured ([`PoolConfig::validate`] refuses more than the frames allow),
+    /// or the LRU-C paper's 8 with at least [`MIN_AUTO_INSTANCE_FRAMES`] frames each; capped so
     /// each has at least 16 frames.
-    pub fn effective_instances(&self, page_size: usize) -> usize {
+    pub fn effective_instances(&self, _page_size: usize) -> usize {
         let wanted = if self.instances == 0 {
-            let bytes = self.frames as u64 * page_size as u64;
-            if bytes >= 1 << 30 { 8 } else { 1 }
+            (self.frames / MIN_AUTO_INSTANCE_FRAMES).clamp(1, PAPER_INSTANCES)
         } else {
             self.instances
         };
         wanted.min(self.frames / 16).max(1)
+    }
+
+    /// The factor on background time constants for instances of `instance_frames` frames: as
+    /// configured, or [`auto_time_constant_scale`].
+    #[must_use]
+    pub fn effective_time_constant_scale(&self, instance_frames: usize) -> f64 {
+        if self.time_constant_scale > 0.0 {
+            self.time_constant_scale
+        } else {
+            auto_time_constant_scale(instance_frames)
+        }
+    }
+
+    /// The page cleaner's (and LRU-C flusher's) period in device-time ms for instances of
+    /// `instance_frames` frames: `cleaner_period_ms` times the time-constant scale, at least
+    /// [`MIN_SCALED_PERIOD_MS`] when scaled automatically (and at least 1).
+    #[must_use]
+    pub fn effective_cleaner_period_ms(&self, instance_frames: usize) -> u64 {
+        let scale = self.effective_time_constant_scale(instance_frames);
+        let scaled = (self.cleaner_period_ms as f64 * scale).round() as u64;
+        if self.time_constant_scale > 0.0 {
+            scaled.max(1)
+        } else {
+            scaled.max(MIN_SCALED_PERIOD_MS.min(self.cleaner_period_ms))
+        }
+    }
+
+    /// `old_blocks_time_ms` times the time-constant scale.
+    #[must_use]
+    pub fn effective_old_blocks_time_ms(&self, instance_frames: usize) -> u64 {
+        let scale = self.effective_time_constant_scale(instance_frames);
+        (self.old_blocks_time_ms as f64 * scale).round() as u64
+    }
+
+    /// A per-second page rate (`io_capacity`, `io_capacity_max`) as pages per cleaner round:
+    /// InnoDB's round is a second, so the budget scales with the period.
+    #[must_use]
+    pub fn per_round(&self, pages_per_second: u64, instance_frames: usize) -> u64 {
+        let period = self.effective_cleaner_period_ms(instance_frames);
+        (pages_per_second * period).div_ceil(1000).max(1)
     }
 
     /// `lru_scan_depth` per instance of `instance_frames` frames: as configured, or scaled to
@@ -499,9 +584,9 @@ impl PoolConfig {
     /// [`Error::Config`] naming the bad knob.
     pub fn validate(&self) -> Result<()> {
         let bad = |what: String| Err(Error::Config(what));
-        if self.frames < 16 {
+        if self.frames < MIN_FRAMES {
             return bad(format!(
-                "frames = {}: the pool needs at least 16 frames",
+                "frames = {}: the pool needs at least {MIN_FRAMES} frames",
                 self.frames
             ));
         }
@@ -510,6 +595,15 @@ impl PoolConfig {
         }
         if self.instances > 64 {
             return bad(format!("instances = {} is outside 0..=64", self.instances));
+        }
+        if self.instances > 1 && self.frames / self.instances < MIN_FRAMES {
+            return bad(format!(
+                "instances = {}: each instance needs at least {MIN_FRAMES} frames, and the pool \
+                 has {} (at most {} instances); lower instances or give a larger buffer",
+                self.instances,
+                self.frames,
+                (self.frames / MIN_FRAMES).max(1)
+            ));
         }
         if self.page_cleaners == 0 || self.page_cleaners > 64 {
             return bad(format!(
@@ -547,6 +641,12 @@ impl PoolConfig {
         if self.cleaner_period_ms == 0 || self.bgwriter_delay_ms == 0 {
             return bad("cleaner_period_ms and bgwriter_delay_ms must be positive".into());
         }
+        if !(0.0..=1.0).contains(&self.time_constant_scale) {
+            return bad(format!(
+                "time_constant_scale = {} is outside 0..=1 (0 = automatic)",
+                self.time_constant_scale
+            ));
+        }
         let multiplier_ok =
             self.bgwriter_lru_multiplier.is_finite() && self.bgwriter_lru_multiplier >= 0.0;
         if !((0.0..=1.0).contains(&self.checkpoint_completion_target) && multiplier_ok) {
@@ -575,6 +675,49 @@ impl PoolConfig {
     }
 }
 
+/// Refuses a key a pool config file may not set: `scheme` and `frames` (the command line sets
+/// them), and anything not in [`PoolConfig::KEYS`], listing the valid keys (and the nearest one
+/// when the key looks like a typo of it).
+fn check_key(key: &str) -> Result<()> {
+    if key == "scheme" || key == "frames" {
+        return Err(Error::Config(format!(
+            "pool config: key `{key}` is set by the command line (--schemes, --buffer), not by \
+             the config file; remove it"
+        )));
+    }
+    if PoolConfig::key(key).is_some() {
+        return Ok(());
+    }
+    let nearest = PoolConfig::KEYS
+        .iter()
+        .map(|known| (edit_distance(key, known.name), known.name))
+        .filter(|&(distance, _)| distance <= 2)
+        .min();
+    let hint = nearest.map_or_else(String::new, |(_, name)| {
+        format!(" (did you mean `{name}`?)")
+    });
+    Err(Error::Config(format!(
+        "pool config: unknown key `{key}`{hint}; valid keys: {} (`flashbuf config --default` \
+         prints each with its meaning and range)",
+        PoolConfig::key_names()
+    )))
+}
+
+/// Levenshtein distance of two short ASCII-ish strings (by chars).
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut previous: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut current = vec![i + 1; b.len() + 1];
+        for (j, &cb) in b.iter().enumerate() {
+            let substitution = previous[j] + usize::from(ca != cb);
+            current[j + 1] = substitution.min(previous[j + 1] + 1).min(current[j] + 1);
+        }
+        previous = current;
+    }
+    previous[b.len()]
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -593,16 +736,74 @@ mod tests {
             "{relabel:?}"
         );
         assert!(PoolConfig::from_toml(Scheme::Vanilla, 4096, "frames = 16").is_err());
+        let err = PoolConfig::from_toml(Scheme::Vanilla, 200, "instances = 64")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("instances = 64") && err.contains("at most 12"),
+            "{err}"
+        );
+        assert!(PoolConfig::from_toml(Scheme::Vanilla, 256, "instances = 16").is_ok());
     }
 
     #[test]
-    fn instances_as_innodb_sizes_them() {
+    fn an_unknown_key_lists_only_keys_a_file_may_set() {
+        let err = PoolConfig::from_toml(Scheme::Vanilla, 4096, "frams = 10")
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("unknown key `frams`"), "{err}");
+        let valid = err.split("valid keys: ").nth(1).unwrap_or_default();
+        assert!(valid.contains("lru_scan_depth"), "{err}");
+        for refused in ["`frames`", "`scheme`", " frames,", " scheme,"] {
+            assert!(!valid.contains(refused), "lists {refused}: {err}");
+        }
+        let typo = PoolConfig::from_toml(Scheme::Vanilla, 4096, "lru_scan_dept = 10")
+            .unwrap_err()
+            .to_string();
+        assert!(typo.contains("did you mean `lru_scan_depth`?"), "{typo}");
+        assert_eq!(edit_distance("frams", "frames"), 1);
+        assert_eq!(edit_distance("", "abc"), 3);
+    }
+
+    #[test]
+    fn instances_as_the_papers_pool_has_them() {
         let mut config = PoolConfig::for_scheme(Scheme::Vanilla, 65_536);
         config.instances = 0;
         assert_eq!(config.effective_instances(16 * 1024), 8);
-        assert_eq!(config.effective_instances(4096), 1);
+        config.frames = 2_400;
+        assert_eq!(
+            config.effective_instances(16 * 1024),
+            2,
+            "1,024 frames or more each"
+        );
+        config.frames = 1_000;
+        assert_eq!(config.effective_instances(16 * 1024), 1);
         config.instances = 8;
         config.frames = 40;
         assert_eq!(config.effective_instances(4096), 2);
+    }
+
+    #[test]
+    fn time_constants_scale_with_the_instance() {
+        let mut config = PoolConfig::for_scheme(Scheme::Vanilla, 8 * 2_925);
+        let instance = 2_925;
+        // 2,925 / 81,920 of the paper's instance: a 36 ms period, depth 36, 357 pages of
+        // io_capacity (10,000 a second) per round.
+        assert_eq!(config.effective_cleaner_period_ms(instance), 36);
+        assert_eq!(config.scan_depth(instance), 36);
+        assert_eq!(config.per_round(config.io_capacity, instance), 360);
+        assert_eq!(config.effective_old_blocks_time_ms(instance), 36);
+        // The paper's instance and larger: InnoDB's own constants.
+        assert_eq!(config.effective_cleaner_period_ms(81_920), 1000);
+        assert_eq!(config.effective_cleaner_period_ms(200_000), 1000);
+        assert_eq!(config.scan_depth(81_920), 1024);
+        // Tiny instances keep a floor of 5 ms.
+        assert_eq!(config.effective_cleaner_period_ms(64), MIN_SCALED_PERIOD_MS);
+        // An explicit scale of 1 keeps InnoDB's constants at any size.
+        config.time_constant_scale = 1.0;
+        assert_eq!(config.effective_cleaner_period_ms(instance), 1000);
+        assert_eq!(config.per_round(config.io_capacity, instance), 10_000);
+        config.time_constant_scale = 1.5;
+        assert!(config.validate().is_err());
     }
 }

@@ -1,4 +1,4 @@
-//! The host engines (architecture.md): schemes as compositions of the policies (`compose.rs`),
+//! The host engines (docs/architecture.md): schemes as compositions of the policies (`compose.rs`),
 //! the pool configuration (`config.rs`), and building a pool from them. InnoDB's write path
 //! (the doublewrite buffer) is in [`innodb`].
 //!
@@ -73,6 +73,8 @@ pub struct WriteTarget {
 /// The doublewrite was asked for without an area to put it in.
 pub fn build_write_path(config: &PoolConfig, target: &WriteTarget) -> Result<Arc<dyn WritePath>> {
     let fsync = config.flush_method == FlushMethod::ODirect;
+    // One sync gate per file, as InnoDB's `fil_flush`: this one is the data file's; the
+    // doublewrite area, a file of its own (the system tablespace), gets its own gate.
     let gate = Arc::new(SyncGate::new(Arc::clone(&target.data)));
     let protection = config
         .torn_page_protection
@@ -95,11 +97,11 @@ pub fn build_write_path(config: &PoolConfig, target: &WriteTarget) -> Result<Arc
     })
 }
 
-fn build_order(config: &PoolConfig) -> Arc<dyn ReplacementOrder> {
+fn build_order(config: &PoolConfig, instance_frames: usize) -> Arc<dyn ReplacementOrder> {
     match config.scheme.order {
         OrderKind::LruMidpoint => Arc::new(MidpointLru {
             old_blocks_pct: config.old_blocks_pct,
-            old_blocks_time_ms: config.old_blocks_time_ms,
+            old_blocks_time_ms: config.effective_old_blocks_time_ms(instance_frames),
         }),
         OrderKind::Lru => Arc::new(Lru),
         OrderKind::Clock => Arc::new(ClockSweep),
@@ -149,14 +151,15 @@ fn build_miss(
 fn build_writeback(config: &PoolConfig, instance_frames: usize) -> Arc<dyn Writeback> {
     let scan_depth = config.scan_depth(instance_frames);
     let rate = || -> Box<dyn crate::policy::flushrate::FlushRate> {
+        // Adaptive flushing budgets pages per round; InnoDB's round is a second.
         let adaptive = AdaptiveConfig {
-            io_capacity: config.io_capacity,
-            io_capacity_max: config.io_capacity_max,
+            io_capacity: config.per_round(config.io_capacity, instance_frames),
+            io_capacity_max: config.per_round(config.io_capacity_max, instance_frames),
             max_dirty_pages_pct: config.max_dirty_pages_pct,
             max_dirty_pages_pct_lwm: config.max_dirty_pages_pct_lwm,
             adaptive_flushing_lwm: config.adaptive_flushing_lwm,
         };
-        let period = config.cleaner_period_ms;
+        let period = config.effective_cleaner_period_ms(instance_frames);
         match config.scheme.rate {
             RateKind::Fixed => Box::new(MysqlFixed::new(scan_depth, adaptive, period)),
             RateKind::Percona => Box::new(Percona::new(scan_depth, adaptive, period)),
@@ -229,7 +232,7 @@ pub fn open_pool(
     let instances = config.effective_instances(info.page_size);
     let instance_frames = config.frames / instances;
     let parts = Parts {
-        order: build_order(config),
+        order: build_order(config, instance_frames),
         miss: build_miss(config, instances, instance_frames, &info),
         writeback: build_writeback(config, instance_frames),
         prefetch: build_prefetch(config, &info),

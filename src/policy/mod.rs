@@ -1,5 +1,5 @@
-//! The design-space decisions of architecture.md's table, one folder each; every part implements
-//! an interface of `crate::core` and depends on the core only (never the reverse).
+//! The design-space decisions of docs/architecture.md's table, one folder each; every part
+//! implements an interface of `crate::core` and depends on the core only (never the reverse).
 //!
 //! | decision | folder | parts |
 //! |---|---|---|

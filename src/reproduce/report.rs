@@ -11,13 +11,17 @@ use std::path::Path;
 
 use serde::Serialize;
 
-use super::experiment::Experiment;
+use super::experiment::{Experiment, PaperValue};
 use super::verdict::{Measured, Outcome, Verdict};
-use crate::bench::plot::{escape, html_head, strip_xml_declaration, write_files};
+use crate::bench::plot::{comparison_html, escape, html_head, strip_xml_declaration, write_files};
+use crate::bench::report::comparison;
+use crate::bench::table::SORT_SCRIPT;
 use crate::error::{Error, Result};
 use crate::sweep::SweepResults;
 use crate::sweep::metrics;
-use crate::sweep::plot::{Line, line_chart, sweep_plots};
+use crate::sweep::plot::{
+    BarSeries, Line, XAxis, bar_chart, line_chart, sweep_plots, x_axis as sweep_x_axis,
+};
 
 /// verdicts.json.
 #[derive(Debug, Clone, Serialize)]
@@ -41,7 +45,13 @@ struct Row {
     metric: &'static str,
     paper: f64,
     unit: String,
+    source: String,
     ours: Option<f64>,
+    /// The scheme the ratios are to (the experiment's baseline, or the one the paper's value
+    /// is a ratio to).
+    base: Option<String>,
+    /// The paper gives this value as a ratio (`x SCHEME`, `x base`), not in a unit of ours.
+    given_as_ratio: bool,
     paper_ratio: Option<f64>,
     ours_ratio: Option<f64>,
 }
@@ -54,28 +64,52 @@ fn fmt(value: f64) -> String {
     }
 }
 
+/// The scheme a paper value is a ratio to when its unit says it is one: `x SCHEME`, or
+/// `x base` (the baseline of a claim about the scheme on this metric; for a value of 1, the
+/// base itself). `None`: a value in a unit (IOPS, tpmC, ...).
+fn given_ratio_base(experiment: &Experiment, value: &PaperValue) -> Option<String> {
+    let named = value.unit.trim().strip_prefix("x ")?.trim();
+    if named != "base" {
+        return Some(named.to_string());
+    }
+    experiment
+        .claims
+        .iter()
+        .filter(|claim| claim.scheme == value.scheme && claim.metric == value.metric)
+        .find_map(|claim| claim.baseline.clone())
+        .or_else(|| ((value.value - 1.0).abs() < 1e-9).then(|| value.scheme.clone()))
+}
+
 fn rows(experiment: &Experiment, measured: &Measured) -> Vec<Row> {
-    let paper_base = |point: &str, metric: &str| {
-        let base = experiment.baseline.as_deref()?;
+    let paper_base = |base: &str, point: &str, metric: &str| {
         experiment
             .paper_values
             .iter()
             .find(|v| v.scheme == base && v.point == point && v.metric == metric)
             .map(|v| v.value)
     };
+    let ratio = |v: Option<f64>, b: Option<f64>| match (v, b) {
+        (Some(v), Some(b)) if b != 0.0 => Some(v / b),
+        _ => None,
+    };
     let mut rows = Vec::new();
     for value in &experiment.paper_values {
         let Ok(metric) = metrics::metric(&value.metric) else {
             continue;
         };
+        let given = given_ratio_base(experiment, value);
+        let base = given.clone().or_else(|| experiment.baseline.clone());
         let ours = measured.get(&value.point, &value.scheme, metric.id);
-        let ours_base = experiment
-            .baseline
+        let ours_base = base
             .as_deref()
             .and_then(|base| measured.get(&value.point, base, metric.id));
-        let ratio = |v: Option<f64>, b: Option<f64>| match (v, b) {
-            (Some(v), Some(b)) if b != 0.0 => Some(v / b),
-            _ => None,
+        let paper_ratio = if given.is_some() {
+            Some(value.value)
+        } else {
+            let paper_base = base
+                .as_deref()
+                .and_then(|base| paper_base(base, &value.point, metric.id));
+            ratio(Some(value.value), paper_base)
         };
         rows.push(Row {
             scheme: value.scheme.clone(),
@@ -83,103 +117,197 @@ fn rows(experiment: &Experiment, measured: &Measured) -> Vec<Row> {
             metric: metric.id,
             paper: value.value,
             unit: value.unit.clone(),
+            source: value.source.clone(),
             ours,
-            paper_ratio: ratio(Some(value.value), paper_base(&value.point, metric.id)),
+            base,
+            given_as_ratio: given.is_some(),
+            paper_ratio,
             ours_ratio: ratio(ours, ours_base),
         });
     }
     rows
 }
 
-/// Per metric the paper gives, a plot of the paper's values and ours.
+/// One paper-vs-ours plot: the metric's id, the SVG, and a caption giving the paper's unit.
+struct ComparisonPlot {
+    id: String,
+    svg: String,
+    caption: String,
+}
+
+/// The table rows of one metric, and whether they are plotted as ratios to the baseline.
+struct MetricRows<'a> {
+    rows: Vec<&'a Row>,
+    as_ratio: bool,
+}
+
+impl MetricRows<'_> {
+    /// The paper's (`paper`) or our value of `scheme` at `point` (`None`: any point).
+    fn value(&self, scheme: &str, point: Option<&str>, paper: bool) -> Option<f64> {
+        let row = self
+            .rows
+            .iter()
+            .find(|r| r.scheme == scheme && point.is_none_or(|p| r.point == p))?;
+        match (self.as_ratio, paper) {
+            (true, true) => row.paper_ratio,
+            (true, false) => row.ours_ratio,
+            (false, true) => Some(row.paper),
+            (false, false) => row.ours,
+        }
+    }
+
+    /// The schemes, in the paper's order.
+    fn schemes(&self) -> Vec<String> {
+        dedup(self.rows.iter().map(|r| r.scheme.clone()))
+    }
+}
+
+/// Per metric the paper gives, a plot of the paper's values and ours: bars per scheme for a
+/// single-point (bench) experiment, lines over the points for a sweep (markers alone when the
+/// swept parameter is categorical, e.g. devices). A scheme keeps the colour it has in our
+/// run's plots (its position in `schemes`); a scheme we did not run (a quick run skips some)
+/// gets a colour after theirs.
 fn comparison_plots(
     experiment: &Experiment,
     measured: &Measured,
     param: &str,
-) -> Result<Vec<(String, String)>> {
+    schemes: &[String],
+) -> Result<Vec<ComparisonPlot>> {
     let table = rows(experiment, measured);
-    let mut metric_ids: Vec<&'static str> = Vec::new();
-    for row in &table {
-        if !metric_ids.contains(&row.metric) {
-            metric_ids.push(row.metric);
-        }
-    }
-    let bench_like = measured.points.len() <= 1;
+    let metric_ids = dedup(table.iter().map(|row| row.metric.to_string()));
+    let not_run = dedup(
+        table
+            .iter()
+            .filter(|row| !schemes.contains(&row.scheme))
+            .map(|row| row.scheme.clone()),
+    );
+    let colour_of = |scheme: &str| {
+        schemes
+            .iter()
+            .chain(&not_run)
+            .position(|s| s == scheme)
+            .unwrap_or(0)
+    };
     let mut plots = Vec::new();
     for id in metric_ids {
-        let Ok(metric) = metrics::metric(id) else {
+        let Ok(metric) = metrics::metric(&id) else {
             continue;
         };
-        let as_ratio = experiment.ratio_metrics.iter().any(|m| m == id);
-        let pick = |row: &Row, paper: bool| -> Option<f64> {
-            match (as_ratio, paper) {
-                (true, true) => row.paper_ratio,
-                (true, false) => row.ours_ratio,
-                (false, true) => Some(row.paper),
-                (false, false) => row.ours,
+        let rows: Vec<&Row> = table.iter().filter(|r| r.metric == id).collect();
+        // The paper's ratios are plotted against ours (a ratio beside ops/s would be a flat
+        // line at the bottom of the plot).
+        let as_ratio =
+            experiment.ratio_metrics.contains(&id) || rows.iter().all(|r| r.given_as_ratio);
+        let of_metric = MetricRows { rows, as_ratio };
+        let (y_label, caption) = if of_metric.as_ratio {
+            let bases = dedup(of_metric.rows.iter().filter_map(|r| r.base.clone()));
+            match bases.as_slice() {
+                [base] => (
+                    format!("x {base}"),
+                    format!("Both as a ratio to {base} at the same point."),
+                ),
+                _ => (
+                    "x its base".to_string(),
+                    format!(
+                        "Both as a ratio to each scheme's base at the same point ({}: the \
+                         table's base column).",
+                        bases.join(", ")
+                    ),
+                ),
             }
-        };
-        let of_metric: Vec<&Row> = table.iter().filter(|r| r.metric == id).collect();
-        let y_label = if as_ratio {
-            format!(
-                "x {} (paper's and ours)",
-                experiment.baseline.as_deref().unwrap_or("baseline")
-            )
         } else {
-            format!("{} (paper: {})", metric.y_label, of_metric[0].unit)
+            (
+                metric.y_label.to_string(),
+                format!(
+                    "The paper's values in {}; ours: {}.",
+                    of_metric.rows[0].unit, metric.y_label
+                ),
+            )
         };
-        let (labels, lines, x_label) = if bench_like {
-            let labels: Vec<String> = dedup(of_metric.iter().map(|r| r.scheme.clone()));
-            let line = |paper: bool| Line {
-                name: if paper { "paper".into() } else { "ours".into() },
-                colour: usize::from(!paper),
+        let svg = if measured.points.len() <= 1 {
+            scheme_bars(metric.title, &y_label, &of_metric, colour_of)?
+        } else {
+            point_lines(
+                metric.title,
+                &y_label,
+                &of_metric,
+                measured,
+                param,
+                colour_of,
+            )?
+        };
+        plots.push(ComparisonPlot { id, svg, caption });
+    }
+    Ok(plots)
+}
+
+/// A single-point experiment: per scheme (a category), the paper's bar (hatched) and ours.
+fn scheme_bars(
+    title: &str,
+    y_label: &str,
+    of_metric: &MetricRows<'_>,
+    colour_of: impl Fn(&str) -> usize,
+) -> Result<String> {
+    let labels = of_metric.schemes();
+    let colours: Vec<usize> = labels.iter().map(|s| colour_of(s)).collect();
+    let series = |paper: bool| BarSeries {
+        name: if paper { "paper" } else { "ours" }.to_string(),
+        hatched: paper,
+        values: labels
+            .iter()
+            .map(|s| of_metric.value(s, None, paper))
+            .collect(),
+    };
+    bar_chart(
+        &format!("{title}: paper (hatched) vs ours (solid)"),
+        "scheme",
+        y_label,
+        &labels,
+        &colours,
+        &[series(true), series(false)],
+    )
+}
+
+/// A sweep: per scheme, the paper's values and ours over the points (dashed and solid lines,
+/// or hollow and filled markers over categorical points).
+fn point_lines(
+    title: &str,
+    y_label: &str,
+    of_metric: &MetricRows<'_>,
+    measured: &Measured,
+    param: &str,
+    colour_of: impl Fn(&str) -> usize,
+) -> Result<String> {
+    let paper_points = dedup(of_metric.rows.iter().map(|r| r.point.clone()));
+    let labels = merge_points(&paper_points, &measured.points);
+    let mut lines = Vec::new();
+    for scheme in &of_metric.schemes() {
+        for paper in [true, false] {
+            lines.push(Line {
+                name: format!("{}: {scheme}", if paper { "paper" } else { "ours" }),
+                colour: colour_of(scheme),
                 dashed: paper,
                 join_gaps: true,
                 values: labels
                     .iter()
-                    .map(|s| {
-                        of_metric
-                            .iter()
-                            .find(|r| &r.scheme == s)
-                            .and_then(|r| pick(r, paper))
-                    })
+                    .map(|p| of_metric.value(scheme, Some(p), paper))
                     .collect(),
-            };
-            let lines = vec![line(true), line(false)];
-            (labels, lines, "scheme".to_string())
-        } else {
-            let paper_points = dedup(of_metric.iter().map(|r| r.point.clone()));
-            let labels = merge_points(&paper_points, &measured.points);
-            let schemes = dedup(of_metric.iter().map(|r| r.scheme.clone()));
-            let mut lines = Vec::new();
-            for (k, scheme) in schemes.iter().enumerate() {
-                for paper in [true, false] {
-                    lines.push(Line {
-                        name: format!("{}: {scheme}", if paper { "paper" } else { "ours" }),
-                        colour: k,
-                        dashed: paper,
-                        join_gaps: true,
-                        values: labels
-                            .iter()
-                            .map(|p| {
-                                of_metric
-                                    .iter()
-                                    .find(|r| &r.scheme == scheme && &r.point == p)
-                                    .and_then(|r| pick(r, paper))
-                            })
-                            .collect(),
-                    });
-                }
-            }
-            (labels, lines, param.to_string())
-        };
-        let title = format!("{}: paper (dashed) vs ours (solid)", metric.title);
-        plots.push((
-            id.to_string(),
-            line_chart(&title, &x_label, &y_label, &labels, &lines)?,
-        ));
+            });
+        }
     }
-    Ok(plots)
+    let x_axis = sweep_x_axis(param);
+    let styles = match x_axis {
+        XAxis::Ordered => "paper (dashed) vs ours (solid)",
+        XAxis::Categorical => "paper (hollow) vs ours (filled)",
+    };
+    line_chart(
+        &format!("{title}: {styles}"),
+        param,
+        y_label,
+        &labels,
+        &lines,
+        x_axis,
+    )
 }
 
 /// The x axis of a paper-vs-ours plot: the paper's order when it covers every point we ran (a
@@ -228,7 +356,7 @@ pub fn report_html(
         &format!("flashbuf reproduce {}", experiment.id),
         "table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:3px 8px;\
          text-align:left;vertical-align:top}.grid{display:flex;flex-wrap:wrap;gap:8px}\
-         figure{margin:0}",
+         figure{margin:0}figcaption{font-size:13px;color:#444;max-width:640px}",
     );
     let _ = writeln!(
         out,
@@ -273,20 +401,24 @@ pub fn report_html(
     let _ = writeln!(out, "</table>");
     side_by_side_table(&mut out, experiment, &measured);
     let _ = writeln!(out, "<h2>Paper vs ours</h2>\n<div class=\"grid\">");
-    for (id, svg) in comparison_plots(experiment, &measured, &sweep.param)? {
+    for plot in comparison_plots(experiment, &measured, &sweep.param, &sweep.schemes)? {
         let _ = writeln!(
             out,
-            "<figure class=\"plot\" data-plot=\"compare-{id}\">{}</figure>",
-            strip_xml_declaration(&svg)
+            "<figure class=\"plot\" data-plot=\"compare-{}\">{}<figcaption>{}</figcaption>\
+             </figure>",
+            plot.id,
+            strip_xml_declaration(&plot.svg),
+            escape(&plot.caption)
         );
     }
     let _ = writeln!(out, "</div>");
     our_run_html(&mut out, experiment, sweep)?;
     let _ = writeln!(
         out,
-        "<p>Raw figures: results.json (every run) and verdicts.json next to this file.</p>\
-         </body></html>"
+        "<p>Raw figures: results.json (every run) and verdicts.json next to this file.</p>"
     );
+    out.push_str(SORT_SCRIPT);
+    out.push_str("</body></html>\n");
     Ok(out)
 }
 
@@ -294,14 +426,18 @@ pub fn report_html(
 fn our_run_html(out: &mut String, experiment: &Experiment, sweep: &SweepResults) -> Result<()> {
     // A bench experiment (one point): the bench's own table, with read stalls, IOPS and the
     // rest; a sweep: the sweep's table (every point's full table is in results.json).
-    let table = match (
+    let _ = writeln!(out, "<h2>Our run</h2>");
+    match (
         sweep.points.len(),
         sweep.points.first().and_then(|p| p.results.as_ref()),
     ) {
-        (1, Some(results)) => crate::bench::report::format_table(results),
-        _ => sweep.format_table(),
-    };
-    let _ = writeln!(out, "<h2>Our run</h2>\n<pre>{}</pre>", escape(&table));
+        (1, Some(results)) => {
+            out.push_str(&comparison_html(&comparison(results)));
+        }
+        _ => {
+            let _ = writeln!(out, "<pre>{}</pre>", escape(&sweep.format_table()));
+        }
+    }
     for point in &sweep.points {
         if let Some(error) = &point.error {
             let _ = writeln!(
@@ -352,28 +488,27 @@ fn side_by_side_table(out: &mut String, experiment: &Experiment, measured: &Meas
         );
         return;
     }
-    let base = experiment.baseline.as_deref().unwrap_or("-");
     let _ = writeln!(
         out,
         "<table><tr><th>scheme</th><th>point</th><th>metric</th><th>paper</th><th>ours</th>\
-         <th>paper / {b}</th><th>ours / {b}</th><th>source</th></tr>",
-        b = escape(base)
+         <th>base</th><th>paper / base</th><th>ours / base</th><th>source</th></tr>"
     );
-    for (row, value) in table.iter().zip(&experiment.paper_values) {
+    for row in &table {
         let opt = |v: Option<f64>| v.map_or_else(|| "-".to_string(), fmt);
         let _ = writeln!(
             out,
             "<tr><td>{}</td><td>{}</td><td>{}</td><td>{} {}</td><td>{}</td><td>{}</td>\
-             <td>{}</td><td>{}</td></tr>",
+             <td>{}</td><td>{}</td><td>{}</td></tr>",
             escape(&row.scheme),
             escape(&row.point),
             row.metric,
             fmt(row.paper),
             escape(&row.unit),
             opt(row.ours),
+            escape(row.base.as_deref().unwrap_or("-")),
             opt(row.paper_ratio),
             opt(row.ours_ratio),
-            escape(&value.source)
+            escape(&row.source)
         );
     }
     let _ = writeln!(out, "</table>");
@@ -415,7 +550,8 @@ pub fn write_report_dir(
 
 #[cfg(test)]
 mod tests {
-    use super::merge_points;
+    use super::{Measured, given_ratio_base, merge_points, rows};
+    use crate::reproduce::experiment::find;
 
     fn strings(items: &[&str]) -> Vec<String> {
         items.iter().map(|s| (*s).to_string()).collect()
@@ -428,5 +564,51 @@ mod tests {
         assert_eq!(merge_points(&paper, &quick), paper);
         let ours = strings(&["1:1", "2:1", "3:1", "4:1"]);
         assert_eq!(merge_points(&strings(&["4:1"]), &ours), ours);
+    }
+
+    /// ace-fig10f gives ACE-CFLRU's throughput as `x pg-cflru` and has no experiment-wide
+    /// baseline: the paper's 1.29 is a ratio, and ours is compared as one (ours / pg-cflru at
+    /// the same point), not as 1.29 beside ops/s.
+    #[test]
+    fn values_the_paper_gives_as_ratios_are_compared_as_ratios() {
+        let experiment = find("ace-fig10f").unwrap();
+        let value = &experiment.paper_values[0];
+        assert_eq!(
+            given_ratio_base(&experiment, value).as_deref(),
+            Some("pg-cflru")
+        );
+        let measured = Measured {
+            points: vec!["2%".into(), "10%".into()],
+            values: vec![
+                (0, "pg-cflru".into(), "throughput", 50_000.0),
+                (0, "ace-cflru".into(), "throughput", 60_000.0),
+            ],
+        };
+        let table = rows(&experiment, &measured);
+        let at_2 = table.iter().find(|r| r.point == "2%").unwrap();
+        assert!(at_2.given_as_ratio);
+        assert_eq!(at_2.base.as_deref(), Some("pg-cflru"));
+        assert!((at_2.paper_ratio.unwrap() - 1.29).abs() < 1e-9);
+        assert!((at_2.ours_ratio.unwrap() - 1.2).abs() < 1e-9);
+        // `x base` takes the base from the claim about the scheme (ACE vs its base policy).
+        let fig8a = find("ace-fig8a").unwrap();
+        let ace_clock = fig8a
+            .paper_values
+            .iter()
+            .find(|v| v.scheme == "ace-clock")
+            .unwrap();
+        assert_eq!(
+            given_ratio_base(&fig8a, ace_clock).as_deref(),
+            Some("pg-clock")
+        );
+        let pg_clock = fig8a
+            .paper_values
+            .iter()
+            .find(|v| v.scheme == "pg-clock")
+            .unwrap();
+        assert_eq!(
+            given_ratio_base(&fig8a, pg_clock).as_deref(),
+            Some("pg-clock")
+        );
     }
 }

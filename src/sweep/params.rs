@@ -7,6 +7,7 @@
 //! bench flags, and the bench's own parsers and preflight check each point's full configuration
 //! before anything runs.
 
+use crate::device::emulated::profile::FLUSH_MODEL;
 use crate::error::{Error, Result};
 
 /// A sweepable parameter.
@@ -25,12 +26,30 @@ pub enum Param {
     Device,
     /// The `channels=` option of an `emu:` device.
     Channels,
+    /// The sync price of an `emu:` device: its `flush_us=` option (see [`FLUSH_LEGACY`]).
+    FlushUs,
     /// The pool-config key `lru_scan_depth`.
     LruScanDepth,
     /// The pool-config key `ace_n_w`.
     AceNW,
     /// `--log-size`.
     LogSize,
+}
+
+impl Param {
+    /// Whether the values are categories with no order between them (devices): a plot over
+    /// them draws markers, not lines joining one value to the next.
+    #[must_use]
+    pub fn is_categorical(self) -> bool {
+        matches!(self, Param::Device)
+    }
+}
+
+/// Whether the sweep parameter named `name` is categorical ([`Param::is_categorical`]); an
+/// unknown name counts as categorical (no line is drawn that could mislead).
+#[must_use]
+pub fn is_categorical(name: &str) -> bool {
+    lookup(name).map_or(true, |info| info.param.is_categorical())
 }
 
 /// Which workloads a parameter applies to.
@@ -129,6 +148,15 @@ pub const PARAMS: &[ParamInfo] = &[
         applies: Applies::All,
     },
     ParamInfo {
+        param: Param::FlushUs,
+        name: "flush_us",
+        sets: "the sync price of the emu: --device (plp=off flash): its `flush_us=` option",
+        forms: "microseconds >= 0 (a fixed flush latency), `model` (the profile's SLC-cache \
+                model), or `legacy` (the model before issue 19: slc=0, gc_defer_blocks=0, \
+                flush_commit_us=0: dirty data drains at TLC program time behind foreground GC)",
+        applies: Applies::All,
+    },
+    ParamInfo {
         param: Param::LruScanDepth,
         name: "lru_scan_depth",
         sets: "pool-config key lru_scan_depth (innodb_lru_scan_depth per instance)",
@@ -150,6 +178,24 @@ pub const PARAMS: &[ParamInfo] = &[
         applies: Applies::All,
     },
 ];
+
+/// The `flush_us` sweep value for the device model before issue 19.
+pub const FLUSH_LEGACY: &str = "legacy";
+
+/// The `emu:` options a `flush_us` sweep value sets, in order.
+#[must_use]
+pub fn flush_price_options(value: &str) -> Vec<(&'static str, String)> {
+    if value == FLUSH_LEGACY {
+        vec![
+            ("slc", "0".into()),
+            ("gc_defer_blocks", "0".into()),
+            ("flush_commit_us", "0".into()),
+            ("flush_us", FLUSH_MODEL.into()),
+        ]
+    } else {
+        vec![("flush_us", value.to_string())]
+    }
+}
 
 /// Upper bound on the points of one sweep (every loop is bounded).
 pub const MAX_POINTS: usize = 64;
@@ -243,6 +289,20 @@ fn check_form(info: &ParamInfo, value: &str) -> Result<()> {
     match info.param {
         Param::Threads => whole(1, crate::bench::MAX_THREADS as u64),
         Param::Channels => whole(1, 1 << 16),
+        Param::FlushUs => {
+            let microseconds = value
+                .parse::<f64>()
+                .is_ok_and(|us| us.is_finite() && us >= 0.0);
+            if microseconds || value == FLUSH_MODEL || value == FLUSH_LEGACY {
+                Ok(())
+            } else {
+                Err(value_error(
+                    info,
+                    value,
+                    "not microseconds, `model` or `legacy`",
+                ))
+            }
+        }
         Param::LruScanDepth | Param::AceNW => whole(0, 1 << 30),
         Param::Device => {
             if value == "mem" || value.starts_with("emu:") || value.starts_with("file:") {
@@ -312,6 +372,23 @@ mod tests {
         let values = split_values(info, "emu:ssd-a,channels=4,emu:ssd-b,mem").unwrap();
         assert_eq!(values, ["emu:ssd-a,channels=4", "emu:ssd-b", "mem"]);
         assert!(split_values(info, "ssd-a").is_err());
+    }
+
+    #[test]
+    fn flush_prices_are_microseconds_model_or_legacy() {
+        let info = lookup("flush-us").unwrap();
+        assert_eq!(
+            split_values(info, "50,500,1000,3000,10000,model,legacy").unwrap(),
+            ["50", "500", "1000", "3000", "10000", "model", "legacy"]
+        );
+        assert!(split_values(info, "fast").is_err());
+        assert!(split_values(info, "-1").is_err());
+        let legacy = flush_price_options(FLUSH_LEGACY);
+        assert!(legacy.contains(&("slc", "0".to_string())), "{legacy:?}");
+        assert_eq!(
+            flush_price_options("500"),
+            [("flush_us", "500".to_string())]
+        );
     }
 
     #[test]

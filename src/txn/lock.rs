@@ -95,6 +95,21 @@ pub struct LockStats {
     pub deadlocks: u64,
     /// Wait timeouts.
     pub timeouts: u64,
+    /// Real nanoseconds requests spent waiting (granted, victims and timeouts alike).
+    pub wait_ns: u64,
+}
+
+impl LockStats {
+    /// The counters accumulated since `earlier`.
+    #[must_use]
+    pub fn since(&self, earlier: &LockStats) -> LockStats {
+        LockStats {
+            waits: self.waits.saturating_sub(earlier.waits),
+            deadlocks: self.deadlocks.saturating_sub(earlier.deadlocks),
+            timeouts: self.timeouts.saturating_sub(earlier.timeouts),
+            wait_ns: self.wait_ns.saturating_sub(earlier.wait_ns),
+        }
+    }
 }
 
 /// The lock table.
@@ -171,6 +186,7 @@ impl LockManager {
         let deadline = Instant::now() + self.timeout;
         let mut table = shard.table.lock();
         let mut waited = false;
+        let mut wait_began = None;
         // Bound: the deadline (each round sleeps at most WAIT_SLICE or until woken).
         loop {
             let entry = table.entry(lock_key.clone()).or_default();
@@ -181,6 +197,7 @@ impl LockManager {
                 if waited {
                     self.waits_for.lock().remove(&txn);
                 }
+                self.count_wait(wait_began);
                 return Ok(());
             }
             if mode == Mode::Exclusive && !entry.exclusive_waiters.contains(&txn) {
@@ -189,9 +206,11 @@ impl LockManager {
             if !waited {
                 self.stats.lock().waits += 1;
                 waited = true;
+                wait_began = Some(Instant::now());
             }
             if self.closes_cycle(txn, blockers) {
                 self.stats.lock().deadlocks += 1;
+                self.count_wait(wait_began);
                 self.give_up(&mut table, &lock_key, txn);
                 return Err(Error::Conflict(format!(
                     "deadlock: transaction {txn} chosen as the victim"
@@ -200,6 +219,7 @@ impl LockManager {
             let now = Instant::now();
             if now >= deadline {
                 self.stats.lock().timeouts += 1;
+                self.count_wait(wait_began);
                 self.give_up(&mut table, &lock_key, txn);
                 return Err(Error::Conflict(format!(
                     "lock wait timeout after {:?} (transaction {txn})",
@@ -215,6 +235,15 @@ impl LockManager {
             if let Some(entry) = table.get_mut(&lock_key) {
                 entry.waiting -= 1;
             }
+        }
+    }
+
+    /// Adds the time since `began` (a request's first wait) to the wait total.
+    fn count_wait(&self, began: Option<Instant>) {
+        if let Some(began) = began {
+            let waited = u64::try_from(began.elapsed().as_nanos()).unwrap_or(u64::MAX);
+            let mut stats = self.stats.lock();
+            stats.wait_ns = stats.wait_ns.saturating_add(waited);
         }
     }
 

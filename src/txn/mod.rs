@@ -16,6 +16,12 @@
 //! every later call on it returns the same kind of error: the client retries the whole
 //! transaction from the start (see [`crate::kv::with_retries`]).
 //!
+//! **Errors end the transaction.** The same holds for every other error of a statement (`get`,
+//! `put`, `delete`, `scan`): a key or value over the size limits, an unknown tree, an I/O error.
+//! The transaction is rolled back before the error is returned, so a later `commit` cannot
+//! commit the statements before the failed one: it fails, naming the first error (see
+//! [`KvStore`]).
+//!
 //! **Changes.** Each row change is one mini-transaction on its leaf that logs the redo and,
 //! in the same batch, the undo entry (the before-value). Commit appends a `TxnCommit` record,
 //! releases the locks, then waits for durability ([`make_durable`]). Abort undoes the entries
@@ -109,6 +115,32 @@ pub fn log_path_for(data: &Path) -> PathBuf {
 }
 
 /// A transactional key-value store of named B+-trees.
+///
+/// # Errors inside a transaction: abort on error
+///
+/// A statement (`get`, `put`, `delete`, `scan`) that returns an error has rolled its whole
+/// transaction back: no change of the transaction remains, its locks are released, and every
+/// later call on it, `commit` included, returns an error that names the first one
+/// ([`Error::Conflict`] when that was a conflict, so the transaction is retried; otherwise
+/// [`Error::InvalidArgument`]). Ignoring a failed `put` therefore cannot lead to a commit of
+/// the transaction's other writes. To handle an error and go on, begin a new transaction.
+/// `abort` (or dropping the transaction) after such an error is a no-op.
+///
+/// **Size limits**, set by the page size the store was created with (the B+-tree takes pages of
+/// 4 KiB to 32 KiB):
+///
+/// | page size | largest key | largest value |
+/// |---|---|---|
+/// | 4 KiB | 256 bytes | 744 bytes |
+/// | 8 KiB | 512 bytes | 1,512 bytes |
+/// | 16 KiB | 1,024 bytes | 3,048 bytes |
+/// | 32 KiB | 1,024 bytes | 7,144 bytes |
+///
+/// Keys are at most `page_size / 16` bytes and 1,024; a value at most a quarter of a node less
+/// its cell's overhead and the largest key ([`crate::btree::node::Limits::for_page`];
+/// `store.trees().limits()` gives them for an open store). A `put` or `delete` with a longer
+/// key or value fails with [`Error::InvalidArgument`] naming the size and the limit, before it
+/// changes anything. Tree names are at most 64 bytes.
 #[derive(Debug)]
 pub struct KvStore {
     store: TreeStore,
@@ -233,6 +265,7 @@ impl KvStore {
             undo: Vec::new(),
             registered: None,
             state: State::Active,
+            failure: None,
         })
     }
 
@@ -286,9 +319,18 @@ impl KvStore {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum State {
     Active,
-    /// Rolled back after a conflict; every call fails.
+    /// Rolled back after a failed statement (see `Transaction::failure`); every call fails.
     RolledBack,
     Done,
+}
+
+/// Why a transaction was rolled back before its end.
+#[derive(Debug, Clone)]
+struct Failure {
+    /// The statement failed with [`Error::Conflict`] (later calls are retryable conflicts too).
+    conflict: bool,
+    /// The statement's error, as text.
+    cause: String,
 }
 
 /// A transaction of a [`KvStore`]. Dropping it without commit aborts it.
@@ -301,6 +343,8 @@ pub struct Transaction<'k> {
     /// The in-flight bound registered at the first change.
     registered: Option<Lsn>,
     state: State,
+    /// Set with [`State::RolledBack`].
+    failure: Option<Failure>,
 }
 
 impl Transaction<'_> {
@@ -310,17 +354,48 @@ impl Transaction<'_> {
     }
 
     fn check_active(&self) -> Result<()> {
-        match self.state {
-            State::Active => Ok(()),
-            State::RolledBack => Err(Error::Conflict(format!(
+        match (self.state, &self.failure) {
+            (State::Active, _) => Ok(()),
+            (State::RolledBack, Some(failure)) if !failure.conflict => {
+                Err(Error::InvalidArgument(format!(
+                    "transaction {} was rolled back when a statement failed ({}); nothing of it \
+                     is committed: begin a new transaction",
+                    self.id, failure.cause
+                )))
+            }
+            (State::RolledBack, _) => Err(Error::Conflict(format!(
                 "transaction {} was rolled back after a conflict; run it again",
                 self.id
             ))),
-            State::Done => Err(Error::InvalidArgument(format!(
+            (State::Done, _) => Err(Error::InvalidArgument(format!(
                 "transaction {} has ended",
                 self.id
             ))),
         }
+    }
+
+    /// Runs one statement; an error rolls the whole transaction back (see [`KvStore`]'s
+    /// "Errors" contract) and is returned.
+    fn statement<T>(&mut self, op: impl FnOnce(&mut Self) -> Result<T>) -> Result<T> {
+        self.check_active()?;
+        let result = op(self);
+        if let Err(err) = &result
+            && self.state == State::Active
+        {
+            self.roll_back_after(err);
+        }
+        result
+    }
+
+    /// Rolls back after `err` and remembers why; a rollback that fails poisons the store
+    /// ([`KvStore::transaction`] then refuses new transactions).
+    fn roll_back_after(&mut self, err: &Error) {
+        let _ = self.finish_rollback();
+        self.state = State::RolledBack;
+        self.failure = Some(Failure {
+            conflict: err.is_retryable(),
+            cause: err.to_string(),
+        });
     }
 
     /// Takes a key lock (waiting); a conflict rolls the transaction back.
@@ -330,8 +405,7 @@ impl Transaction<'_> {
             return Ok(());
         }
         if let Err(err) = self.kv.locks.lock(self.id, tree, key, mode) {
-            self.finish_rollback()?;
-            self.state = State::RolledBack;
+            self.roll_back_after(&err);
             // Back off briefly (locks already released) so that an immediate retry does not
             // meet the same holders again: with more threads than cores, a holder may be
             // descheduled for milliseconds while retries cycle through deadlocks.
@@ -387,7 +461,6 @@ impl Transaction<'_> {
     }
 
     fn write(&mut self, tree: TreeId, key: &[u8], value: Option<&[u8]>) -> Result<Option<Vec<u8>>> {
-        self.check_active()?;
         self.kv.store.limits().check(key, value)?;
         self.kv.store.tree(tree)?;
         self.lock(tree, key, Mode::Exclusive)?;
@@ -470,53 +543,9 @@ impl Transaction<'_> {
         let paused = self.kv.store.scan(tree, start, direction, &mut visit)?;
         Ok((batch, paused, full))
     }
-}
 
-/// Whether `key` is inside the far end `end` of a scan going in `direction`.
-fn within(key: &[u8], end: Bound<&[u8]>, direction: Direction) -> bool {
-    match (direction, end) {
-        (_, Bound::Unbounded) => true,
-        (Direction::Forward, Bound::Included(high)) => key <= high,
-        (Direction::Forward, Bound::Excluded(high)) => key < high,
-        (Direction::Backward, Bound::Included(low)) => key >= low,
-        (Direction::Backward, Bound::Excluded(low)) => key > low,
-    }
-}
-
-fn empty_range(range: KeyRange<'_>) -> bool {
-    let key = |bound: Bound<&[u8]>| match bound {
-        Bound::Included(key) | Bound::Excluded(key) => Some(key.to_vec()),
-        Bound::Unbounded => None,
-    };
-    match (key(range.0), key(range.1)) {
-        (Some(low), Some(high)) => {
-            low > high
-                || (low == high
-                    && (matches!(range.0, Bound::Excluded(_))
-                        || matches!(range.1, Bound::Excluded(_))))
-        }
-        _ => false,
-    }
-}
-
-impl KvTxn for Transaction<'_> {
-    fn get(&mut self, tree: TreeId, key: &[u8]) -> Result<Option<Vec<u8>>> {
-        self.check_active()?;
-        self.kv.store.limits().check(key, None)?;
-        self.kv.store.tree(tree)?;
-        self.lock(tree, key, Mode::Shared)?;
-        self.kv.store.get(tree, key)
-    }
-
-    fn put(&mut self, tree: TreeId, key: &[u8], value: &[u8]) -> Result<()> {
-        self.write(tree, key, Some(value)).map(|_| ())
-    }
-
-    fn delete(&mut self, tree: TreeId, key: &[u8]) -> Result<bool> {
-        self.write(tree, key, None).map(|before| before.is_some())
-    }
-
-    fn scan(
+    /// A scan's statement body ([`KvTxn::scan`] runs it through `statement`).
+    fn scan_statement(
         &mut self,
         tree: TreeId,
         range: KeyRange<'_>,
@@ -524,7 +553,6 @@ impl KvTxn for Transaction<'_> {
         limit: usize,
         visit: &mut dyn FnMut(&[u8], &[u8]) -> bool,
     ) -> Result<()> {
-        self.check_active()?;
         self.kv.store.tree(tree)?;
         if limit == 0 || empty_range(range) {
             return Ok(());
@@ -561,6 +589,72 @@ impl KvTxn for Transaction<'_> {
             }
         }
         Ok(())
+    }
+}
+
+/// Whether `key` is inside the far end `end` of a scan going in `direction`.
+fn within(key: &[u8], end: Bound<&[u8]>, direction: Direction) -> bool {
+    match (direction, end) {
+        (_, Bound::Unbounded) => true,
+        (Direction::Forward, Bound::Included(high)) => key <= high,
+        (Direction::Forward, Bound::Excluded(high)) => key < high,
+        (Direction::Backward, Bound::Included(low)) => key >= low,
+        (Direction::Backward, Bound::Excluded(low)) => key > low,
+    }
+}
+
+fn empty_range(range: KeyRange<'_>) -> bool {
+    let key = |bound: Bound<&[u8]>| match bound {
+        Bound::Included(key) | Bound::Excluded(key) => Some(key.to_vec()),
+        Bound::Unbounded => None,
+    };
+    match (key(range.0), key(range.1)) {
+        (Some(low), Some(high)) => {
+            low > high
+                || (low == high
+                    && (matches!(range.0, Bound::Excluded(_))
+                        || matches!(range.1, Bound::Excluded(_))))
+        }
+        _ => false,
+    }
+}
+
+impl KvTxn for Transaction<'_> {
+    fn get(&mut self, tree: TreeId, key: &[u8]) -> Result<Option<Vec<u8>>> {
+        self.statement(|txn| {
+            txn.kv.store.limits().check(key, None)?;
+            txn.kv.store.tree(tree)?;
+            txn.lock(tree, key, Mode::Shared)?;
+            txn.kv.store.get(tree, key)
+        })
+    }
+
+    fn get_for_update(&mut self, tree: TreeId, key: &[u8]) -> Result<Option<Vec<u8>>> {
+        self.statement(|txn| {
+            txn.kv.store.limits().check(key, None)?;
+            txn.kv.store.tree(tree)?;
+            txn.lock(tree, key, Mode::Exclusive)?;
+            txn.kv.store.get(tree, key)
+        })
+    }
+
+    fn put(&mut self, tree: TreeId, key: &[u8], value: &[u8]) -> Result<()> {
+        self.statement(|txn| txn.write(tree, key, Some(value)).map(|_| ()))
+    }
+
+    fn delete(&mut self, tree: TreeId, key: &[u8]) -> Result<bool> {
+        self.statement(|txn| txn.write(tree, key, None).map(|before| before.is_some()))
+    }
+
+    fn scan(
+        &mut self,
+        tree: TreeId,
+        range: KeyRange<'_>,
+        direction: Direction,
+        limit: usize,
+        visit: &mut dyn FnMut(&[u8], &[u8]) -> bool,
+    ) -> Result<()> {
+        self.statement(|txn| txn.scan_statement(tree, range, direction, limit, visit))
     }
 
     fn commit(mut self: Box<Self>) -> Result<()> {

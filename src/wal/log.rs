@@ -1,6 +1,6 @@
 //! The redo log writer: concurrent append into a bounded in-memory buffer, group commit
 //! (`flush_to`), checkpoints into two alternating slots, and opening with recovery (issue 5;
-//! the margins are algorithms.md section 1; the format is `docs/wal-format.md`).
+//! the margins are docs/algorithms.md section 1; the format is `docs/wal-format.md`).
 //!
 //! **Append.** A caller encodes its records outside the lock, then under `inner` reserves the
 //! LSN range, stamps LSN and CRC into the frames and copies them into the page buffer (memcpy
@@ -788,7 +788,7 @@ impl Wal {
         self.max_record_len
     }
 
-    /// The InnoDB margins of this log (algorithms.md section 1).
+    /// The InnoDB margins of this log (docs/algorithms.md section 1).
     pub fn margins(&self) -> LogMargins {
         self.margins
     }

@@ -1,4 +1,4 @@
-//! InnoDB's redo log margins (algorithms.md section 1, "Redo log margins"; section 6 uses
+//! InnoDB's redo log margins (docs/algorithms.md section 1, "Redo log margins"; section 6 uses
 //! `max_modified_age_sync` for Percona's furious flushing and the self-tuning `NP_sync_rec`).
 //!
 //! From the log's hard capacity `C` (ring bytes the checkpoint may span, see

@@ -4,7 +4,9 @@
 //! - [`layout`]: configuration, LSN arithmetic, log page headers, checkpoint slots.
 //! - [`log`]: the writer: concurrent append, group commit, checkpoints, poisoning, open.
 //! - [`reader`]: recovery scan from the newest checkpoint to the end of the valid log.
-//! - [`margins`]: InnoDB's log margins (algorithms.md section 1) for the buffer pool.
+//! - [`probe`]: a log's own settings and whether it holds changes to recover, read without
+//!   writing (what `flashbuf check` needs whatever settings the log was made with).
+//! - [`margins`]: InnoDB's log margins (docs/algorithms.md section 1) for the buffer pool.
 //!
 //! LSNs are byte positions in the infinite log stream, log page headers included; the LSN of
 //! an append is the position just past its last record. The byte-level format is drawn in
@@ -14,6 +16,7 @@
 pub mod layout;
 pub mod log;
 pub mod margins;
+pub mod probe;
 pub mod reader;
 pub mod record;
 

@@ -1,5 +1,5 @@
 //! The timing model of a provisioned-IOPS cloud block volume (`emu:cloud`; ACE's "Virtual SSD",
-//! an AWS volume with 60,000 provisioned IOPS, algorithms.md section 7).
+//! an AWS volume with 60,000 provisioned IOPS, docs/algorithms.md section 7).
 //!
 //! Parts, each physics or a documented service rule, none fitted to a benchmark figure:
 //! - **Rate limiter**: the provider meters backend operations at `iops_limit` per second (a

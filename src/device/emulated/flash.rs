@@ -1,4 +1,4 @@
-//! The timing model of the emulated flash SSD (algorithms.md section 7; NVMeVirt/FEMU style):
+//! The timing model of the emulated flash SSD (docs/algorithms.md section 7; NVMeVirt/FEMU style):
 //! every resource has a busy-until time in device nanoseconds, and a request's completion time
 //! is computed when it is submitted. Pure and single-threaded: the device wraps it in a mutex,
 //! and tests drive it with scripted times, without sleeping.
@@ -16,7 +16,15 @@
 //! - Write: firmware; a write-buffer slot (the earliest to free when the buffer is full); host
 //!   transfer; acknowledged. The program is scheduled at once: the FTL places the page on the
 //!   next die round-robin (garbage-collecting there first when short of free blocks, the copies
-//!   and erase charged on the die), channel transfer, tPROG; the slot frees when it completes.
+//!   and erase charged on the die), channel transfer, then the program: in SLC mode
+//!   (`t_slc_prog_us`) while the die's share of the SLC cache has room, else in TLC (tPROG);
+//!   the slot frees when it completes.
+//! - SLC cache (`slc` > 0, client TLC drives): each page written in SLC mode owes a fold (an
+//!   array read and a TLC program) that its die performs in idle time only: a host program
+//!   waits for the fold program in flight, a read suspends it (`t_suspend`) or, with
+//!   `suspend=off`, waits it out. Pages count against the cache until folded, so under
+//!   sustained writes that leave a die no idle time the cache fills and writes go to TLC at
+//!   tPROG: the sustained rate (LRU-C Table 1's 30-minute figure) is the TLC rate.
 //! - Without a write buffer (`buffer=0`: 3D XPoint, which writes in place) a write is
 //!   acknowledged when its program completes; reads then use the read buffer's slots.
 //! - Command queue: with `queue_depth=N` (SATA NCQ: 32) at most N commands are in the device;
@@ -24,15 +32,21 @@
 //! - Fused RW: the write half as above; the read half starts in parallel and its data goes to
 //!   the host once the write data has left the host buffer, so it costs about one read.
 //! - Sync: flush cache. With `plp=off` (client drives: a volatile DRAM buffer) it completes when
-//!   every write acknowledged before the flush has been programmed to flash, plus firmware time;
-//!   writes still in flight (not yet acknowledged) are not waited for, as NVMe FLUSH covers only
-//!   completed writes. With `plp=on` (enterprise drives: capacitors flush the buffer on power
-//!   loss, so it counts as durable) a sync costs only firmware time.
+//!   every write acknowledged before the flush and not yet programmed (the dirty data) has been
+//!   programmed to flash, SLC or TLC as placed, then the flush commit (`flush_commit_us`: the
+//!   mapping and file-system journal commits), plus firmware time; with nothing dirty, firmware
+//!   time only. Writes still in flight (not yet acknowledged) are not waited for, as NVMe FLUSH
+//!   covers only completed writes. `flush_us` replaces all of that by a fixed latency. With
+//!   `plp=on` (enterprise drives: capacitors flush the buffer on power loss, so it counts as
+//!   durable) a sync costs only firmware time. Concurrent flushes overlap: each waits for its
+//!   own dirty data.
 //!
 //! Approximations (documented, deliberate): completion times handed out are never revised, so
 //! a read that suspends a program pushes back later programs but not ones already promised;
 //! program data crosses the channel when its die is ready (no cache-program pipelining); the
-//! buffer is a pool of slots without an LRU order (a read takes the earliest-free slot).
+//! buffer is a pool of slots without an LRU order (a read takes the earliest-free slot); SLC
+//! pages are read at TLC's tR; the flush commit adds latency but no die time; the SLC cache is
+//! split evenly over the dies.
 
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap, VecDeque};
@@ -65,6 +79,14 @@ pub struct SsdTimes {
     pub channel: u64,
     /// One page over the host link.
     pub host: u64,
+    /// SLC-mode program of one page (scaled like `prog`).
+    pub slc_prog: u64,
+    /// Folding one page from SLC into TLC: an array read and a TLC program, in idle die time.
+    pub fold: u64,
+    /// What a `plp=off` flush that found dirty data adds once that data is on flash.
+    pub flush_commit: u64,
+    /// A fixed `plp=off` flush price replacing the model (`flush_us`), if set.
+    pub flush_fixed: Option<u64>,
 }
 
 fn us_to_ns(us: f64) -> u64 {
@@ -95,9 +117,10 @@ impl SsdTimes {
         } else {
             page_ratio.max(1.0)
         };
+        let prog = us_to_ns(profile.t_prog_us * prog_ratio);
         SsdTimes {
             read: us_to_ns(profile.t_read_us),
-            prog: us_to_ns(profile.t_prog_us * prog_ratio),
+            prog,
             rmw_read: if unpacked_small {
                 us_to_ns(profile.t_read_us)
             } else {
@@ -109,6 +132,10 @@ impl SsdTimes {
             firmware_write: us_to_ns(profile.fw_write_us),
             channel: transfer_ns(page_size, profile.channel_mb_s),
             host: transfer_ns(page_size, profile.link_mb_s),
+            slc_prog: us_to_ns(profile.t_slc_prog_us * prog_ratio),
+            fold: us_to_ns(profile.t_read_us) + prog,
+            flush_commit: us_to_ns(profile.flush_commit_us),
+            flush_fixed: profile.flush_us.map(us_to_ns),
         }
     }
 
@@ -134,6 +161,8 @@ pub struct FlashStats {
     pub erases: u64,
     /// Reads served from the write buffer.
     pub buffer_hits: u64,
+    /// Host pages programmed in SLC mode (the SLC cache had room).
+    pub slc_writes: u64,
 }
 
 /// A pool of buffer slots, each with the device time it becomes free.
@@ -188,8 +217,40 @@ pub struct SsdModel {
     buffered_bound: usize,
     ftl: Ftl,
     next_die: u32,
+    /// SLC cache pages per die (0: no SLC cache).
+    slc_per_die: u64,
+    /// Garbage-collection work a die may defer to its idle time, ns (0: GC runs in the
+    /// foreground, before the host program that triggered it).
+    gc_defer_max: u64,
+    /// Per die: the background work it does in idle time.
+    background: Vec<Background>,
     unflushed: Unflushed,
     stats: FlashStats,
+}
+
+/// The background work of one die, done whenever it has no host program or read to run: SLC
+/// pages to fold into TLC, and deferred garbage collection.
+#[derive(Debug, Clone, Copy, Default)]
+struct Background {
+    /// Folding still to do, device-time nanoseconds.
+    fold_ns: u64,
+    /// Deferred garbage collection still to do, device-time nanoseconds.
+    gc_ns: u64,
+    /// The device time up to which the die's idle time has been spent on this work.
+    clock: DeviceNs,
+}
+
+impl Background {
+    fn total(&self) -> u64 {
+        self.fold_ns + self.gc_ns
+    }
+
+    /// Does `ns` of the work: folding first (it frees the SLC cache), then GC.
+    fn work(&mut self, ns: u64) {
+        let fold = ns.min(self.fold_ns);
+        self.fold_ns -= fold;
+        self.gc_ns -= (ns - fold).min(self.gc_ns);
+    }
 }
 
 /// Writes whose program may not have completed: (acknowledged at, programmed at) pairs, what a
@@ -236,15 +297,15 @@ impl Unflushed {
         );
     }
 
-    /// When a flush issued at `now` completes its wait: the latest program among writes
-    /// acknowledged by `now` (or `now` when there is none).
-    fn flushed_at(&mut self, now: DeviceNs) -> DeviceNs {
+    /// What a flush issued at `now` waits for: the latest program among writes acknowledged
+    /// by `now` and not yet programmed (the dirty data), or `None` when nothing is dirty.
+    fn dirty_until(&mut self, now: DeviceNs) -> Option<DeviceNs> {
         self.entries.retain(|&(_, done)| done > now);
         self.entries
             .iter()
             .filter(|&&(ack, _)| ack <= now)
             .map(|&(_, done)| done)
-            .fold(now, DeviceNs::max)
+            .max()
     }
 }
 
@@ -261,8 +322,21 @@ impl SsdModel {
         let buffer = profile.buffer_pages.max(1);
         let erase_fraction =
             f64::from(ftl.pages_per_block()) / f64::from(profile.pages_per_block.max(1));
+        #[allow(
+            clippy::cast_possible_truncation,
+            clippy::cast_sign_loss,
+            clippy::cast_precision_loss
+        )]
+        let slc_pages = (profile.slc * pages as f64).round() as u64;
+        let slc_per_die = if profile.slc > 0.0 {
+            (slc_pages / u64::from(dies)).max(1)
+        } else {
+            0
+        };
+        let times = SsdTimes::new(profile, page_size);
+        let ftl_pages_per_block = ftl.pages_per_block();
         let mut model = SsdModel {
-            times: SsdTimes::new(profile, page_size),
+            times,
             channels: profile.channels,
             dies,
             erase_fraction,
@@ -283,6 +357,11 @@ impl SsdModel {
             buffered_bound: 4 * buffer as usize,
             ftl,
             next_die: 0,
+            slc_per_die,
+            gc_defer_max: u64::from(profile.gc_defer_blocks)
+                * u64::from(ftl_pages_per_block)
+                * (times.read + times.prog + 2 * times.channel),
+            background: vec![Background::default(); dies as usize],
             unflushed: Unflushed::new(4 * buffer as usize),
             stats: FlashStats::default(),
         };
@@ -370,13 +449,45 @@ impl SsdModel {
         booked.max(ready + self.times.host)
     }
 
+    /// Spends the idle time of die `d` before `until` on its background work. Returns the rest
+    /// of the background operation in flight at `until` (0: none in flight; the work is
+    /// counted in units of one fold, about one GC copy).
+    fn background_until(&mut self, d: usize, until: DeviceNs) -> u64 {
+        let work = &mut self.background[d];
+        let idle_from = work
+            .clock
+            .max(self.die_prog_free[d])
+            .max(self.die_read_free[d]);
+        if until > idle_from {
+            work.work(until - idle_from);
+        }
+        work.clock = work.clock.max(until);
+        work.total() % self.times.fold.max(1)
+    }
+
+    /// Whether die `d`'s share of the SLC cache has room for one more page.
+    fn slc_has_room(&self, d: usize) -> bool {
+        let in_slc = self.background[d].fold_ns.div_ceil(self.times.fold.max(1));
+        in_slc < self.slc_per_die
+    }
+
     /// The array read on `die` starting no earlier than `at`; returns when tR ends.
     fn die_read(&mut self, die: u32, at: DeviceNs) -> DeviceNs {
         let d = die as usize;
         let start = at.max(self.die_read_free[d]);
         let prog_free = self.die_prog_free[d];
         let array_start = if prog_free <= start {
-            start
+            // No host program in flight; the die may be doing background work, which a read
+            // suspends (or, with `suspend=off`, waits out the operation in flight).
+            let rest = self.background_until(d, start);
+            if self.background[d].total() == 0 {
+                start
+            } else if self.suspend {
+                start + self.times.suspend
+            } else {
+                self.background[d].work(rest);
+                start + rest
+            }
         } else if self.suspend {
             start + self.times.suspend
         } else {
@@ -481,22 +592,49 @@ impl SsdModel {
         let ack = data_in;
         let (die, work) = self.place(lpn);
         let d = die as usize;
+        let rest = self.background_until(d, ack);
+        if self.die_prog_free[d] <= ack && rest > 0 {
+            // Host programs go before background work, but the operation in flight finishes.
+            self.background[d].work(rest);
+            self.die_prog_free[d] = ack + rest;
+        }
         if work != GcWork::default() {
             self.stats.gc_writes += work.copies;
             self.stats.flash_programs += work.copies;
             self.stats.erases += work.erases;
-            self.die_prog_free[d] =
-                self.die_prog_free[d].max(ack) + self.times.gc_cost(work, self.erase_fraction);
+            self.collect_garbage(d, ack, self.times.gc_cost(work, self.erase_fraction));
         }
         // The program's channel transfer does not queue behind other dies' programs: their
         // bookings lie at each die's own (possibly far) future, and one scalar per channel
         // would serialise dies that are in fact independent. Program traffic keeps a channel
         // under about 10% busy in every profile, so only reads queue on channels.
         let moved = ack.max(self.die_prog_free[d]) + self.times.rmw_read + self.times.channel;
-        let programmed = moved + self.times.prog;
+        // Into the SLC cache while it has room (folded into TLC later, in idle die time);
+        // straight into TLC once it is full.
+        let program_time = if self.slc_has_room(d) {
+            self.background[d].fold_ns += self.times.fold;
+            self.stats.slc_writes += 1;
+            self.times.slc_prog
+        } else {
+            self.times.prog
+        };
+        let programmed = moved + program_time;
         self.die_prog_free[d] = programmed;
         self.stats.flash_programs += 1;
         programmed
+    }
+
+    /// Garbage collection of `cost` ns on die `d` for a write whose data is in at `ack`: deferred
+    /// to the die's idle time up to `gc_defer_max`; the excess runs now, before the write's
+    /// program (free blocks have run short).
+    fn collect_garbage(&mut self, d: usize, ack: DeviceNs, cost: u64) {
+        let work = &mut self.background[d];
+        work.gc_ns += cost;
+        let excess = work.gc_ns.saturating_sub(self.gc_defer_max);
+        if excess > 0 {
+            work.gc_ns -= excess;
+            self.die_prog_free[d] = self.die_prog_free[d].max(ack) + excess;
+        }
     }
 
     fn remember_buffered(&mut self, lpn: u64, until: DeviceNs, now: DeviceNs) {
@@ -555,14 +693,22 @@ impl SsdModel {
         self.leave_queue(done)
     }
 
-    /// A flush submitted at `now`; returns when every write acknowledged by `now` is durable:
-    /// programmed to flash (`plp=off`), or at once since the buffer is protected (`plp=on`);
-    /// plus the firmware time of the command.
+    /// A flush submitted at `now`; returns when every write acknowledged by `now` is durable,
+    /// plus the firmware time of the command:
+    /// - `plp=on`: at once, the buffer is protected;
+    /// - `plp=off` with `flush_us` set: that fixed latency, whatever is dirty;
+    /// - `plp=off`, the model: when the dirty data (acknowledged, not yet programmed) is
+    ///   programmed (into SLC while the cache had room, else TLC), plus the flush commit; at
+    ///   once when nothing is dirty.
     pub fn sync(&mut self, now: DeviceNs) -> DeviceNs {
         let durable = if self.plp {
             now
+        } else if let Some(fixed) = self.times.flush_fixed {
+            now + fixed
         } else {
-            self.unflushed.flushed_at(now)
+            self.unflushed
+                .dirty_until(now)
+                .map_or(now, |programmed| programmed + self.times.flush_commit)
         };
         durable + self.times.firmware
     }
@@ -573,12 +719,23 @@ impl SsdModel {
         self.plp
     }
 
-    /// When every piece of work scheduled so far (programs, GC, reads) has finished: the device
-    /// is idle from then on unless new requests arrive.
+    /// When every piece of work scheduled so far (programs, GC, reads, folding of the SLC cache)
+    /// has finished: the device is idle from then on unless new requests arrive.
     #[must_use]
     pub fn quiescent_at(&self) -> DeviceNs {
         let busy = |times: &[DeviceNs]| times.iter().copied().max().unwrap_or(0);
+        let background = (0..self.background.len())
+            .map(|d| {
+                let work = &self.background[d];
+                work.clock
+                    .max(self.die_prog_free[d])
+                    .max(self.die_read_free[d])
+                    + work.total()
+            })
+            .max()
+            .unwrap_or(0);
         busy(&self.die_prog_free)
+            .max(background)
             .max(busy(&self.die_read_free))
             .max(busy(&self.channel_free))
             .max(busy(&self.cores_free))

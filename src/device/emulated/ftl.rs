@@ -1,4 +1,4 @@
-//! The flash translation layer of the emulated SSD (algorithms.md section 7): a page-level
+//! The flash translation layer of the emulated SSD (docs/algorithms.md section 7): a page-level
 //! logical-to-physical map, per-die append points and greedy garbage collection.
 //!
 //! Layout: die `d` owns blocks `d * blocks_per_die .. (d + 1) * blocks_per_die`; physical page

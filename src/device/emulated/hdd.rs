@@ -1,4 +1,4 @@
-//! The timing model of the emulated hard disk (algorithms.md section 7): one actuator, seek
+//! The timing model of the emulated hard disk (docs/algorithms.md section 7): one actuator, seek
 //! 0.8 ms + 15.2 ms x sqrt(distance / max), rotational delay uniform in one revolution (seeded
 //! RNG), media transfer, and a small command-queue reordering window.
 //!
@@ -13,7 +13,8 @@
 //! Writes: no volatile write cache (the drive acknowledges when on the medium), so `sync` costs
 //! only command overhead; a write seek settles `write_settle_ms` longer than a read. The fused
 //! RW command is not supported. Distances are fractions of the full stroke: the opened device
-//! spans `stroke` of it (0.5 by default: the papers measured half-full disks). Pure and single-threaded like `flash.rs`.
+//! spans `stroke` of it (0.5 by default: the papers measured half-full disks). Pure and
+//! single-threaded like `flash.rs`.
 
 use std::collections::VecDeque;
 

@@ -1,4 +1,4 @@
-//! The emulated flash SSD, HDD and cloud volume, `emu:NAME[,key=value...]` (algorithms.md
+//! The emulated flash SSD, HDD and cloud volume, `emu:NAME[,key=value...]` (docs/algorithms.md
 //! section 7; profiles, physics and calibration in `docs/devices.md`).
 //!
 //! Files: `profile.rs` (profiles, option overrides, the paper figures each profile is
@@ -25,9 +25,12 @@
 //! `sync` (cache flush) depends on power-loss protection ([`Device::write_cache`]):
 //! - `plp=off` (the papers' client and consumer drives: ssd-a Intel P4101, ssd-b Samsung 970
 //!   Pro, ssd-c Crucial MX500, ssd-d WD SN570, openssd): the DRAM write buffer is volatile, so a
-//!   sync waits until every write acknowledged before it has been programmed to flash (writes
-//!   still in flight are not covered, as with NVMe FLUSH): one program when idle, the whole
-//!   buffer's backlog under load;
+//!   sync waits until the dirty data (writes acknowledged before it, not yet programmed; writes
+//!   still in flight are not covered, as with NVMe FLUSH) is on flash, in SLC mode while the
+//!   drive's SLC cache has room, then the flush commit (`flush_commit_us`, fitted); `flush_us`
+//!   replaces that by a fixed latency. Garbage collection is deferred to idle die time on the
+//!   client profiles (`gc_defer_blocks`), so a flush at moderate load does not wait behind it.
+//!   `docs/devices.md` ("The sync price") gives the sources, the fit and the figures;
 //! - `plp=on` (the enterprise drives: pcie Intel P4510, sata Intel S4610, optane P4800X; and
 //!   the cloud volume, whose writes are durable when acknowledged): firmware time only (a
 //!   network round trip for the cloud volume);
@@ -45,8 +48,8 @@
 //! |---|---|---|---|---|---|
 //! | ssd-a | 16 KiB | 195,225 | 190,622 | 34,787 | 33,866 |
 //! | ssd-b | 16 KiB | 165,900 | 169,681 | 34,046 | 33,811 |
-//! | ssd-c | 16 KiB | 34,156 | 39,860 | 3,944 | 3,830 |
-//! | ssd-d | 16 KiB | 80,700 | 80,433 | 12,534 | 12,536 |
+//! | ssd-c | 16 KiB | 34,156 | 39,860 | 3,870 | 3,830 |
+//! | ssd-d | 16 KiB | 79,225 | 80,433 | 12,687 | 12,536 |
 //! | hdd | 16 KiB | 238 | 280 | 191 | 216 |
 //! | openssd | 4 KiB | 147,800 | 142,032 (RW paper) | 16,726 | 16,355 |
 //!
@@ -60,14 +63,15 @@
 //! (ACE Table I at 4 KiB, the I/O size ACE measured at.) SSD-C's Table 1 read figure
 //! (39,860 x 16 KiB = 653 MB/s) exceeds what a SATA 6 Gb/s link carries (about 560 MB/s after
 //! protocol overhead); the model keeps the link honest (-14%). The HDD reads 15% under Table 1
-//! (algorithms.md's seek formula; command reordering approximated, see `hdd.rs`). k_w of the
+//! (docs/algorithms.md's seek formula; command reordering approximated, see `hdd.rs`). k_w of the
 //! two enterprise flash drives is where Little's law puts a write buffer that acknowledges in
 //! 17-37 us (their datasheet latencies): about 3; Table I's 8 and 9 would need writes 2.5-4x
 //! slower at concurrency 1 (see `docs/devices.md`). The parameters are physics (dies, tR,
 //! tPROG, link, buffer, firmware, network; see `profile.rs`), not the benchmark: the figures
 //! above emerge from them. Preconditioning at open costs about 0.45 s per million pages.
 //!
-//! Simplified: no wear levelling or bad blocks; host and GC data share one append point; the
+//! Simplified: no wear levelling or bad blocks; host and GC data share one append point; SLC
+//! and TLC data share the FTL's blocks (the SLC cache is a budget of unfolded pages); the
 //! buffer is a slot pool, not an LRU cache (a rewrite of a buffered page takes a new slot);
 //! completion times handed out are never revised (a read that suspends a program delays
 //! later programs only); program transfers do not queue on channels; a flush of a partly

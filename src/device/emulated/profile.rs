@@ -1,4 +1,4 @@
-//! Device profiles of the emulated flash SSD, HDD and cloud volume (algorithms.md section 7)
+//! Device profiles of the emulated flash SSD, HDD and cloud volume (docs/algorithms.md section 7)
 //! and the `key=value` overrides of the `emu:NAME[,key=value...]` device string.
 //!
 //! Every profile is physics, not a benchmark figure: geometry (channels x ways = dies), flash
@@ -11,8 +11,11 @@
 //! are in the module docs of `mod.rs` and in `docs/devices.md`).
 //!
 //! Power-loss protection: off for the papers' client and consumer drives (ssd-a..d, openssd),
-//! on for the enterprise drives (pcie, sata, optane) and the cloud volume; see `mod.rs` for
-//! what `sync` costs either way.
+//! on for the enterprise drives (pcie, sata, optane) and the cloud volume; [`plp_record`] says
+//! for each whether the real drive has it and on what source (or assumption). See `mod.rs` for
+//! what `sync` costs either way; the client TLC profiles have an SLC cache (`slc`), defer
+//! garbage collection to idle time (`gc_defer_blocks`) and pay a fitted flush commit
+//! (`flush_commit_us`): `docs/devices.md`, "The sync price".
 //!
 //! "Half-full" devices: the papers measure drives that are half full, so the FTL of a real
 //! drive has the unwritten half plus its hardware spare (about 7%) as room for garbage
@@ -27,7 +30,8 @@
 use crate::device::WriteCache;
 use crate::error::{Error, Result};
 
-/// Spare area of a half-full drive with 7% hardware over-provisioning, relative to the written half.
+/// Spare area of a half-full drive with 7% hardware over-provisioning, relative to the written
+/// half.
 pub const HALF_FULL_OP: f64 = 2.0 * 1.07 - 1.0;
 
 /// Bytes of the page size the profiles' latencies are quoted for.
@@ -43,6 +47,18 @@ pub enum Kind {
     /// Provisioned-IOPS cloud volume: rate limiter, network, replicated storage servers whose
     /// drives are flash SSDs with this profile's geometry (`cloud.rs`).
     Cloud,
+}
+
+impl Kind {
+    /// What `flashbuf devices` prints for the model: `SSD`, `HDD`, `cloud`.
+    #[must_use]
+    pub fn label(self) -> &'static str {
+        match self {
+            Kind::Ssd => "SSD",
+            Kind::Hdd => "HDD",
+            Kind::Cloud => "cloud",
+        }
+    }
 }
 
 /// All parameters of one emulated device. Times are in device microseconds.
@@ -91,12 +107,27 @@ pub struct Profile {
     pub pack: bool,
     /// Whether the write buffer is power-loss protected (`sync` does not wait for programs).
     pub plp: bool,
+    /// SLC cache: the share of the device's logical pages that can sit in SLC-mode flash
+    /// before being folded into TLC in idle die time (0: no SLC cache, every write is
+    /// programmed at `t_prog_us`).
+    pub slc: f64,
+    /// SLC-mode program time of one 16 KiB page (scaled with the page size like `t_prog_us`).
+    pub t_slc_prog_us: f64,
+    /// What a `plp=off` flush that found unprogrammed data adds once that data is on flash:
+    /// the drive's mapping-journal commit and the file system's journal commit of an fsync.
+    pub flush_commit_us: f64,
+    /// A fixed price for a `plp=off` flush, microseconds, replacing the model (`None`: the
+    /// model: dirty data drains at SLC or TLC program time, then the commit).
+    pub flush_us: Option<f64>,
     /// Over-provisioning: physical pages = logical pages x (1 + op).
     pub op: f64,
     /// Fraction of logical pages mapped (written) before the first request.
     pub fill: f64,
     /// Pages per erase block (lowered automatically on small devices, see `ftl.rs`).
     pub pages_per_block: u32,
+    /// Garbage collection a die may defer to its idle time, in blocks' worth of copies (0: GC
+    /// runs in the foreground, before the write that triggered it).
+    pub gc_defer_blocks: u32,
     /// Device time runs this many times slower than real time.
     pub time_scale: f64,
     /// RNG seed (HDD rotation, preconditioning).
@@ -235,10 +266,15 @@ pub const OPTION_NAMES: &[&str] = &[
     "rbuf",
     "rbuf_pages",
     "plp",
+    "slc",
+    "t_slc_prog_us",
+    "flush_commit_us",
+    "flush_us",
     "pack",
     "op",
     "fill",
     "pages_per_block",
+    "gc_defer_blocks",
     "time_scale",
     "seed",
     "ncq",
@@ -313,6 +349,29 @@ pub const OPTIONS: &[OptionInfo] = &[
         "on | off",
     ),
     opt(
+        "slc",
+        "SLC cache as a share of the device's pages; writes land in SLC while it has room, \
+         folded to TLC in idle die time; 0 = none",
+        "0..=1",
+    ),
+    opt(
+        "t_slc_prog_us",
+        "SLC-mode program time of one 16 KiB page, us",
+        ">= 0",
+    ),
+    opt(
+        "flush_commit_us",
+        "plp=off: what a flush adds once the dirty data is on flash (mapping and file-system \
+         journal commits), us",
+        ">= 0",
+    ),
+    opt(
+        "flush_us",
+        "plp=off: a fixed flush latency in us instead of the model (model = drain the dirty \
+         data at SLC or TLC program time, then the commit)",
+        "model | >= 0",
+    ),
+    opt(
         "pack",
         "pack small pages into one flash page (off: read-modify-write)",
         "on | off",
@@ -328,6 +387,12 @@ pub const OPTIONS: &[OptionInfo] = &[
         "0..=1",
     ),
     opt("pages_per_block", "pages per erase block", "1..=1048576"),
+    opt(
+        "gc_defer_blocks",
+        "SSD: garbage collection a die may defer to its idle time, in blocks' worth of copies; \
+         0 = always in the foreground",
+        "0..=4096",
+    ),
     opt(
         "time_scale",
         "device time runs this many times slower than real time",
@@ -374,8 +439,74 @@ pub fn profile_description(name: &str) -> Option<&'static str> {
         "pcie" => "Intel P4510 1 TB enterprise PCIe SSD, PLP (ACE Table I)",
         "sata" => "Intel S4610 240 GB enterprise SATA SSD, PLP (ACE Table I)",
         "optane" => "Intel Optane P4800X 375 GB, in-place writes, PLP (ACE Table I)",
-        "cloud" => "cloud volume, 60,000 provisioned IOPS, 2 replicas (ACE's Virtual SSD)",
+        "cloud" => "provisioned-IOPS volume, 60,000 IOPS, 2 replicas (ACE's Virtual SSD)",
         "openssd" => "Cosmos+ OpenSSD, 8 x 2 MLC dies, 16 KiB mapping (RW paper)",
+        _ => return None,
+    })
+}
+
+/// Whether the real drive behind a profile has power-loss protection, and why the profile's
+/// `plp` default is what it is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PlpRecord {
+    /// The real drive: `Some(true)` protected, `Some(false)` not, `None` no source found.
+    pub real_drive: Option<bool>,
+    /// The source, or the assumption and its reason (URLs are in `docs/devices.md`).
+    pub source: &'static str,
+}
+
+/// The power-loss-protection record of profile `name`; `None` for unknown names.
+#[must_use]
+pub fn plp_record(name: &str) -> Option<PlpRecord> {
+    let record = |real_drive, source| PlpRecord { real_drive, source };
+    Some(match name {
+        "ssd-a" => record(
+            None,
+            "no specification of the P4101 found; assumed off: with free syncs a \
+             read stall costs under 1 ms, far from the 4.86 ms the LRU-C paper measured on it",
+        ),
+        "ssd-b" => record(
+            Some(false),
+            "client drive: only enterprise drives carry power-loss capacitors (AnandTech forums)",
+        ),
+        "ssd-c" => record(
+            Some(false),
+            "the MX500's 'power loss immunity' protects data at rest, not data in flight \
+             (AnandTech forums; TechPowerUp's review: no large capacitors)",
+        ),
+        "ssd-d" => record(
+            Some(false),
+            "DRAM-less client drive: only enterprise drives carry power-loss capacitors \
+             (AnandTech forums)",
+        ),
+        "hdd" => record(
+            Some(false),
+            "desktop disk with a volatile cache; modelled write-through (writes charged their \
+             positioning), so a sync costs command time",
+        ),
+        "pcie" => record(
+            None,
+            "no specification of the P4510 itself found; assumed on: Intel's data-center NVMe specifications \
+             (DC P3500, P3600, P3608) list enhanced power-loss data protection",
+        ),
+        "sata" => record(
+            Some(true),
+            "the S4500/S4600 specification, the S4610's predecessor, lists enhanced \
+             power-loss data protection",
+        ),
+        "optane" => record(
+            None,
+            "no specification found; moot in the model: 3D XPoint writes in place, \
+             no write buffer to drain",
+        ),
+        "cloud" => record(
+            Some(true),
+            "a replicated volume acknowledges durable writes (ACE's Virtual SSD)",
+        ),
+        "openssd" => record(
+            Some(false),
+            "research board with a DRAM buffer and no capacitors (Cosmos+ OpenSSD)",
+        ),
         _ => return None,
     })
 }
@@ -402,10 +533,17 @@ pub fn option_value(p: &Profile, key: &str) -> Option<String> {
         "rbuf" => flag(p.rbuf),
         "rbuf_pages" => p.rbuf_pages.to_string(),
         "plp" => flag(p.plp),
+        "slc" => p.slc.to_string(),
+        "t_slc_prog_us" => p.t_slc_prog_us.to_string(),
+        "flush_commit_us" => p.flush_commit_us.to_string(),
+        "flush_us" => p
+            .flush_us
+            .map_or_else(|| FLUSH_MODEL.to_string(), |us| us.to_string()),
         "pack" => flag(p.pack),
         "op" => format!("{:.2}", p.op),
         "fill" => p.fill.to_string(),
         "pages_per_block" => p.pages_per_block.to_string(),
+        "gc_defer_blocks" => p.gc_defer_blocks.to_string(),
         "time_scale" => p.time_scale.to_string(),
         "seed" => p.seed.to_string(),
         "ncq" => p.ncq.to_string(),
@@ -417,6 +555,33 @@ pub fn option_value(p: &Profile, key: &str) -> Option<String> {
         _ => return None,
     })
 }
+
+/// The `flush_us` value that selects the modelled flush price.
+pub const FLUSH_MODEL: &str = "model";
+
+/// SLC cache of the client TLC profiles, as a share of the opened device (the written half of
+/// a half-full drive): the WD SN570 500 GB has a 12 GB SLC cache (TechPowerUp's SN580 review),
+/// 12 / 250 = 0.048; Intel's 600p 1 TB, the closest Intel client TLC NVMe drive with a published
+/// size, 32 GB (AnandTech), 32 / 500 = 0.064. See `docs/devices.md`.
+pub const CLIENT_SLC_SHARE: f64 = 0.05;
+
+/// SLC-mode over TLC program time: 1/4. Published program times are 200-300 us for SLC and
+/// 900-1350 us for TLC (AnandTech, Samsung SSD 840 review), and client TLC drives write 3.5-4x
+/// faster into their SLC cache than past it (TechPowerUp, Samsung 970 EVO 500 GB).
+const SLC_OVER_TLC: f64 = 0.25;
+
+/// The flush commit of the `plp=off` profiles, us: fitted (`docs/devices.md`, "The sync price")
+/// so that a 16 KiB write + fsync on an idle drive costs what published measurements of client
+/// NVMe drives without power-loss protection give (about 0.9 ms), and checked against the
+/// LRU-C paper's mean read-stall wait on vanilla.
+pub const FLUSH_COMMIT_US: f64 = 1300.0;
+
+/// Garbage collection the commercial SSD profiles defer to idle die time, in blocks' worth of
+/// copies: their firmware collects in the background while free blocks last and in the
+/// foreground once they run short (sustained writes), so the sustained rate keeps paying for
+/// GC while a moderate load does not wait for it. One block's worth is several GC rounds; more
+/// lengthens the transient before sustained writes settle at their rate.
+pub const GC_DEFER_BLOCKS: u32 = 1;
 
 /// A PCIe 3.0 x4 link: 3.94 GB/s raw, about 3.2 GB/s after TLP/DLLP overhead.
 const PCIE3_X4_MB_S: f64 = 3200.0;
@@ -445,9 +610,14 @@ fn ssd_base(name: &'static str) -> Profile {
         rbuf_pages: 128,
         pack: true,
         plp: false,
+        slc: 0.0,
+        t_slc_prog_us: 800.0 * SLC_OVER_TLC,
+        flush_commit_us: FLUSH_COMMIT_US,
+        flush_us: None,
         op: HALF_FULL_OP,
         fill: 1.0,
         pages_per_block: 256,
+        gc_defer_blocks: GC_DEFER_BLOCKS,
         time_scale: 10.0,
         seed: 42,
         seek_min_ms: 0.0,
@@ -476,14 +646,18 @@ pub fn profile(name: &str) -> Result<Profile> {
         "ssd-a" => Profile {
             t_read_us: 66.0,
             t_prog_us: 740.0,
+            slc: CLIENT_SLC_SHARE,
+            t_slc_prog_us: 740.0 * SLC_OVER_TLC,
             channel_mb_s: 1200.0,
             ..base("ssd-a")
         },
-        // Samsung 970 Pro 512 GB: 8 channels, 2-bit MLC, 16 dies; fast MLC tR/tPROG.
+        // Samsung 970 Pro 512 GB: 8 channels, 2-bit MLC, 16 dies; fast MLC tR/tPROG. No SLC
+        // cache (MLC needs none; ssdwiki.com's 970 Pro page), so `slc` stays 0.
         "ssd-b" => Profile {
             ways: 2,
             t_read_us: 66.0,
             t_prog_us: 345.0,
+            t_slc_prog_us: 345.0 * SLC_OVER_TLC,
             t_erase_us: 3000.0,
             fw_us: 6.0,
             ..base("ssd-b")
@@ -494,6 +668,8 @@ pub fn profile(name: &str) -> Result<Profile> {
             ways: 2,
             t_read_us: 75.0,
             t_prog_us: 1650.0,
+            slc: CLIENT_SLC_SHARE,
+            t_slc_prog_us: 1650.0 * SLC_OVER_TLC,
             fw_us: 10.0,
             channel_mb_s: 533.0,
             link_mb_s: SATA3_MB_S,
@@ -510,6 +686,8 @@ pub fn profile(name: &str) -> Result<Profile> {
             ways: 2,
             t_read_us: 84.0,
             t_prog_us: 480.0,
+            slc: CLIENT_SLC_SHARE,
+            t_slc_prog_us: 480.0 * SLC_OVER_TLC,
             fw_us: 12.0,
             channel_mb_s: 1200.0,
             buffer_pages: 256,
@@ -552,6 +730,9 @@ pub fn profile(name: &str) -> Result<Profile> {
             fw_write_us: 8.0,
             buffer_pages: 512,
             plp: true,
+            // Enterprise firmware paces garbage collection to the write rate (consistent
+            // steady-state performance, as ACE measured it), so none is deferred.
+            gc_defer_blocks: 0,
             ..base("pcie")
         },
         // ACE's SATA SSD (Intel S4610 240 GB), enterprise, power-loss protected. SATA 6 Gb/s,
@@ -570,6 +751,9 @@ pub fn profile(name: &str) -> Result<Profile> {
             buffer_pages: 512,
             queue_depth: 32,
             plp: true,
+            // Enterprise firmware paces garbage collection to the write rate (consistent
+            // steady-state performance, as ACE measured it), so none is deferred.
+            gc_defer_blocks: 0,
             time_scale: 2.0,
             ..base("sata")
         },
@@ -626,6 +810,9 @@ pub fn profile(name: &str) -> Result<Profile> {
             ways: 2,
             t_read_us: 50.0,
             t_prog_us: 720.0,
+            t_slc_prog_us: 720.0 * SLC_OVER_TLC,
+            // The reference FTL collects garbage on demand, in the foreground.
+            gc_defer_blocks: 0,
             fw_us: 13.5,
             fw_cores: 2,
             pack: false,
@@ -678,6 +865,32 @@ fn positive(key: &str, value: f64, allow_zero: bool) -> Result<f64> {
     }
 }
 
+/// A share in 0..=1.
+fn parse_share(key: &str, value: &str) -> Result<f64> {
+    let share: f64 = parse_num(key, value)?;
+    if (0.0..=1.0).contains(&share) {
+        Ok(share)
+    } else {
+        Err(Error::Config(format!(
+            "emulated device option `{key}` must be in 0..=1 (got {share})"
+        )))
+    }
+}
+
+/// `flush_us`: `model` (`None`) or a latency in microseconds.
+fn parse_flush_us(value: &str) -> Result<Option<f64>> {
+    if value == FLUSH_MODEL {
+        return Ok(None);
+    }
+    let us: f64 = value.parse().map_err(|_| {
+        Error::Config(format!(
+            "emulated device option `flush_us={value}`: expected `{FLUSH_MODEL}` or a latency \
+             in microseconds"
+        ))
+    })?;
+    positive("flush_us", us, true).map(Some)
+}
+
 /// Applies one `key=value` override.
 ///
 /// # Errors
@@ -715,6 +928,10 @@ pub fn apply_override(p: &mut Profile, key: &str, value: &str) -> Result<()> {
         "rbuf" => p.rbuf = parse_flag(key, value)?,
         "rbuf_pages" => p.rbuf_pages = buffer(value)?,
         "plp" => p.plp = parse_flag(key, value)?,
+        "slc" => p.slc = parse_share(key, value)?,
+        "t_slc_prog_us" => p.t_slc_prog_us = time(value)?,
+        "flush_commit_us" => p.flush_commit_us = time(value)?,
+        "flush_us" => p.flush_us = parse_flush_us(value)?,
         "pack" => p.pack = parse_flag(key, value)?,
         "op" => {
             let op: f64 = parse_num(key, value)?;
@@ -735,6 +952,9 @@ pub fn apply_override(p: &mut Profile, key: &str, value: &str) -> Result<()> {
             p.fill = fill;
         }
         "pages_per_block" => p.pages_per_block = buffer(value)?,
+        "gc_defer_blocks" => {
+            p.gc_defer_blocks = if value == "0" { 0 } else { count(value)? };
+        }
         "time_scale" => {
             let scale: f64 = parse_num(key, value)?;
             if !(scale.is_finite() && (0.001..=1.0e9).contains(&scale)) {
@@ -777,6 +997,17 @@ pub fn resolve(name: &str, overrides: &[(String, String)]) -> Result<Profile> {
     let mut p = profile(name)?;
     for (key, value) in overrides {
         apply_override(&mut p, key, value)?;
+    }
+    if p.flush_us.is_some() && (p.kind != Kind::Ssd || p.plp) {
+        return Err(Error::Config(format!(
+            "emulated device option `flush_us` prices the flush of a volatile write cache: it \
+             needs a flash profile with plp=off (emu:{name} is {})",
+            if p.kind == Kind::Ssd {
+                "plp=on"
+            } else {
+                "not a flash SSD"
+            }
+        )));
     }
     if p.dies() > 4096 {
         return Err(Error::Config(format!(

@@ -1,6 +1,6 @@
 //! `file:PATH`: a real file (or block device) opened with O_DIRECT, page-granular positioned I/O.
 //!
-//! Two engines move the data (architecture.md, "device/": file, io_uring + fallback):
+//! Two engines move the data (docs/architecture.md, "device/": file, io_uring + fallback):
 //! - [`uring`]: one io_uring per device. Submitters push SQEs under a short mutex; one reaper
 //!   thread waits for CQEs and completes each request's [`Completion`]. In-flight requests are
 //!   bounded by the ring size ([`uring::RING_ENTRIES`]); a submitter waits when the ring is full.
@@ -25,19 +25,23 @@
 //! rejected before anything is written. Growing an existing file needs
 //! [`FileOptions::extend`], which a caller sets only after validating the file's contents. A new
 //! file's directory is fsynced after the file is created and filled, so the file's name is
-//! durable too. Every open takes an exclusive `flock` (`LOCK_EX | LOCK_NB`) on the file, so a
-//! second open of the same file, in this process or another, fails with [`Error::Locked`]
-//! naming it; the lock is released when the device is dropped.
+//! durable too.
+//!
+//! **One holder.** Every open takes the locks of [`lock`]: a second open of the same file, in
+//! this process or another, fails with [`Error::Locked`] naming the file and the holder's pid
+//! while the holder lives; the lock is released when the device is dropped or its process dies.
+//! An open right after the holder was killed waits (briefly) until the kernel has finished the
+//! dead process's in-flight io_uring requests, instead of failing.
 //!
 //! Lock order: `uring` slot counter, then `uring` submission mutex (never both at once); no lock
 //! is held across a system call.
 
+pub mod lock;
 pub mod threads;
 pub mod uring;
 
 use std::fs::File;
 use std::io::{Seek, SeekFrom};
-use std::os::fd::AsRawFd;
 use std::os::unix::fs::{FileExt, FileTypeExt, OpenOptionsExt};
 use std::path::Path;
 use std::sync::Arc;
@@ -220,12 +224,14 @@ enum Engine {
     Threads(threads::ThreadEngine),
 }
 
-/// A file device. Dropping it drains in-flight I/O and stops its threads.
+/// A file device. Dropping it drains in-flight I/O and stops its threads, then releases its
+/// holder lock (fields drop in declaration order: `_holder` must stay last).
 #[derive(Debug)]
 pub struct FileDevice {
     info: DeviceInfo,
     shared: Arc<FileShared>,
     engine: Engine,
+    _holder: lock::HolderLock,
 }
 
 impl FileDevice {
@@ -236,7 +242,9 @@ impl FileDevice {
     /// least `options.pages` pages.
     ///
     /// # Errors
-    /// [`Error::Locked`] when another open holds the file; [`Error::Config`] for bad options,
+    /// [`Error::Locked`] when another open (a live process) holds the file; [`Error::Io`] when
+    /// a killed holder's file is not released by the kernel within [`lock::DRAIN_TIMEOUT`];
+    /// [`Error::Config`] for bad options,
     /// a file that is not a whole number of pages or is too short, a refused O_DIRECT or an
     /// unavailable forced backend; [`Error::Io`] for other OS errors.
     pub fn open(
@@ -265,7 +273,7 @@ impl FileDevice {
         options.validate()?;
         let backend = file_options.backend.resolve_env()?;
         let (mut file, created) = open_direct(path, options.create)?;
-        lock_exclusive(&file, path)?;
+        let holder = lock::acquire(&file, path)?;
         let wrote = prepare_size(&mut file, path, options, file_options.extend, progress)?;
         if created || wrote {
             sync_parent_dir(path)?;
@@ -289,6 +297,7 @@ impl FileDevice {
             info,
             shared,
             engine,
+            _holder: holder,
         })
     }
 
@@ -409,23 +418,6 @@ fn open_direct(path: &Path, create: bool) -> Result<(File, bool)> {
             Error::io(format!("opening {} with O_DIRECT", path.display()), err)
         }
     })
-}
-
-/// Takes the exclusive, non-blocking `flock` that keeps a second open away.
-fn lock_exclusive(file: &File, path: &Path) -> Result<()> {
-    // SAFETY: flock on a file descriptor we own; no memory is passed.
-    let rc = unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) };
-    if rc == 0 {
-        return Ok(());
-    }
-    let err = std::io::Error::last_os_error();
-    if err.raw_os_error() == Some(libc::EWOULDBLOCK) {
-        Err(Error::Locked {
-            path: path.to_path_buf(),
-        })
-    } else {
-        Err(Error::io(format!("locking {}", path.display()), err))
-    }
 }
 
 /// Fsyncs the directory holding `path`, so a newly created file's name is durable.

@@ -1,4 +1,4 @@
-//! InnoDB's doublewrite buffer (MySQL 5.7 `buf0dblwr.cc`; algorithms.md section 1b), the
+//! InnoDB's doublewrite buffer (MySQL 5.7 `buf0dblwr.cc`; docs/algorithms.md section 1b), the
 //! `doublewrite` torn-page protection: a page is written to the doublewrite area and synced
 //! before it is written in place, so after a crash a torn in-place write is restored from its
 //! copy, and a torn copy leaves the in-place page untouched.
@@ -9,14 +9,20 @@
 //!
 //! - **Batch** (page cleaner, LRU-C flusher, TWB, checkpoint flushing): one batch at a time (the
 //!   next waits for the previous: `batch_running`); up to 120 pages are written to the batch
-//!   slots as one sequential submission, the device is synced (InnoDB fsyncs the system
+//!   slots as one sequential submission, the area is synced (InnoDB fsyncs the system
 //!   tablespace), the pages are written in place concurrently, each reported as it completes,
-//!   and when the last completes the data device is synced (`buf_dblwr_sync_datafiles`). Only
+//!   and when the last completes the data file is synced (`buf_dblwr_sync_datafiles`). Only
 //!   then may the next batch reuse the slots.
 //! - **Single page** (a read stall's `buf_flush_single_page_from_LRU`, the RW victim): take one
 //!   of the 8 single-page slots, waiting while all are taken; write the page to it
-//!   synchronously, sync, write it in place synchronously, sync; the slot is released after
-//!   the in-place write and its sync.
+//!   synchronously, sync the area, write it in place synchronously, sync the data file; the
+//!   slot is released after the in-place write and its sync.
+//!
+//! Syncs go through one [`SyncGate`] per file, as InnoDB's `fil_flush` serializes flushes per
+//! file: the area's gate (the system tablespace) and the data file's gate. A sync of the area
+//! and a sync of the data file may run at once on the device; two syncs of one file never do,
+//! and a sync that started after a caller's writes completed covers them. A failed sync of
+//! either is sticky for both (siblings: the device may have dropped both files' writes).
 //!
 //! With `O_DIRECT_NO_FSYNC` every sync is skipped, as InnoDB skips them (`fil_buffering_disabled`
 //! covers the system tablespace too); the copies then protect nothing across a power loss on a
@@ -26,7 +32,8 @@
 //! area (checksum and page id verify) is compared with its in-place page; a page that does not
 //! verify is restored from the newest valid copy (highest page LSN).
 //!
-//! Lock order: `batch_running` → the gate; `single` is a leaf. No list mutex is ever held here.
+//! Lock order: `batch_running` → either gate (the gates are leaves, never held together);
+//! `single` is a leaf. No list mutex is ever held here.
 
 use std::sync::Arc;
 use std::time::Instant;
@@ -47,7 +54,7 @@ pub const AREA_PAGES: usize = SINGLE_SLOTS + BATCH_SLOTS;
 /// Bound on the waits for a single-page slot (each at most 50 ms real time).
 const MAX_SLOT_WAITS: usize = 1 << 20;
 
-/// Where the doublewrite area lives.
+/// Where the doublewrite area lives (InnoDB: in the system tablespace, a file of its own).
 #[derive(Debug, Clone)]
 pub struct DoublewriteArea {
     /// The device holding the area (the database's whole data device).
@@ -72,7 +79,10 @@ impl DoublewriteArea {
 #[derive(Debug)]
 pub struct Doublewrite {
     area: DoublewriteArea,
-    gate: Arc<SyncGate>,
+    /// Syncs of the area's file (its writes are counted here).
+    area_gate: Arc<SyncGate>,
+    /// Syncs of the data file (in-place writes are counted here).
+    data_gate: Arc<SyncGate>,
     fsync: bool,
     /// Batches go through the area too (InnoDB); off: in place, then a sync.
     batches_through_area: bool,
@@ -88,13 +98,15 @@ pub struct Doublewrite {
 }
 
 impl Doublewrite {
-    /// The doublewrite over `area`, writing data pages to the gate's device and syncing through
-    /// `gate` when `fsync` (InnoDB's `O_DIRECT`).
+    /// The doublewrite over `area`, writing data pages in place to `data_gate`'s device; when
+    /// `fsync` (InnoDB's `O_DIRECT`) the area is synced through a gate of its own and the data
+    /// file through `data_gate` (one gate per file, as `fil_flush`).
     #[must_use]
-    pub fn new(area: DoublewriteArea, gate: Arc<SyncGate>, fsync: bool) -> Self {
+    pub fn new(area: DoublewriteArea, data_gate: Arc<SyncGate>, fsync: bool) -> Self {
         Doublewrite {
+            area_gate: Arc::new(data_gate.sibling(Arc::clone(&area.device))),
             area,
-            gate,
+            data_gate,
             fsync,
             batches_through_area: true,
             max_batch: BATCH_SLOTS,
@@ -122,9 +134,10 @@ impl Doublewrite {
         self
     }
 
-    fn sync_if_asked(&self) -> std::result::Result<(), DeviceError> {
+    /// Syncs the file behind `gate` when the flush method asks for syncs.
+    fn sync_if_asked(&self, gate: &SyncGate) -> std::result::Result<(), DeviceError> {
         if self.fsync {
-            self.gate.sync()?;
+            gate.sync()?;
         }
         Ok(())
     }
@@ -174,7 +187,7 @@ impl Doublewrite {
         // SAFETY: the caller keeps `buf` latched (or owned) until the copy completes; we wait.
         let tickets = unsafe { self.area.device.submit(vec![request]) };
         crate::device::ticket::wait_all(tickets)?;
-        self.gate.write_completed();
+        self.area_gate.write_completed();
         Ok(())
     }
 
@@ -197,15 +210,15 @@ impl Doublewrite {
         let tickets = unsafe { self.area.device.submit(copies) };
         crate::device::ticket::wait_all(tickets)?;
         for _ in pages {
-            self.gate.write_completed();
+            self.area_gate.write_completed();
         }
         self.pages.fetch_add(pages.len() as u64, Ordering::Relaxed);
         self.batches.fetch_add(1, Ordering::Relaxed);
-        self.sync_if_asked()?;
+        self.sync_if_asked(&self.area_gate)?;
         // SAFETY: as above.
-        unsafe { write_in_place(&self.gate, pages, done) };
+        unsafe { write_in_place(&self.data_gate, pages, done) };
         // The slots may be reused only once the in-place writes are durable.
-        self.sync_if_asked()
+        self.sync_if_asked(&self.data_gate)
     }
 
     fn write_single(
@@ -215,8 +228,8 @@ impl Doublewrite {
     ) -> std::result::Result<(), DeviceError> {
         let slot = self.before_single(write.page, write.buf)?;
         // SAFETY: the page stays latched until its completion is reported.
-        unsafe { write_in_place(&self.gate, std::slice::from_ref(write), done) };
-        let synced = self.sync_if_asked();
+        unsafe { write_in_place(&self.data_gate, std::slice::from_ref(write), done) };
+        let synced = self.sync_if_asked(&self.data_gate);
         self.release_slot(slot);
         synced
     }
@@ -238,8 +251,8 @@ impl WritePath for Doublewrite {
             _ if self.batches_through_area => self.write_batch(pages, done),
             _ => {
                 // SAFETY: the WritePath contract: buffers stay valid until reported.
-                unsafe { write_in_place(&self.gate, pages, done) };
-                self.sync_if_asked()
+                unsafe { write_in_place(&self.data_gate, pages, done) };
+                self.sync_if_asked(&self.data_gate)
             }
         }
     }
@@ -252,7 +265,7 @@ impl WritePath for Doublewrite {
         let slot = self.acquire_slot()?;
         let copied = self
             .write_copy(self.area.single_slot_page(slot), buf)
-            .and_then(|()| self.sync_if_asked());
+            .and_then(|()| self.sync_if_asked(&self.area_gate));
         match copied {
             Ok(()) => {
                 self.pages.fetch_add(1, Ordering::Relaxed);
@@ -267,14 +280,15 @@ impl WritePath for Doublewrite {
 
     fn after_single(&self, slot: usize) -> std::result::Result<(), DeviceError> {
         // The caller's own in-place write (the fused command) has completed: count it first.
-        self.gate.write_completed();
-        let synced = self.sync_if_asked();
+        self.data_gate.write_completed();
+        let synced = self.sync_if_asked(&self.data_gate);
         self.release_slot(slot);
         synced
     }
 
     fn sync(&self) -> std::result::Result<(), DeviceError> {
-        self.gate.sync()
+        // Checkpoints need the data pages durable; copies in the area only matter until then.
+        self.data_gate.sync()
     }
 
     fn max_batch(&self) -> usize {
@@ -289,7 +303,8 @@ impl WritePath for Doublewrite {
             doublewrite_slot_wait_ms: self.slot_wait_ns.load(Ordering::Relaxed) as f64 / 1e6,
             ..WritePathStats::default()
         };
-        self.gate.fill_stats(&mut stats);
+        self.area_gate.fill_stats(&mut stats);
+        self.data_gate.fill_stats(&mut stats);
         stats
     }
 }

@@ -1,5 +1,5 @@
 //! InnoDB's adaptive flushing (`page_cleaner_flush_pages_recommendation`, MySQL 5.7), as
-//! algorithms.md section 1 gives it. Pure arithmetic, kept apart from the thread so it can be
+//! docs/algorithms.md section 1 gives it. Pure arithmetic, kept apart from the thread so it can be
 //! tested.
 
 use crate::page::Lsn;

@@ -1,4 +1,4 @@
-//! MySQL 5.7's flush rate (the self-tuning paper's "naive" Algorithm 1, algorithms.md section
+//! MySQL 5.7's flush rate (the self-tuning paper's "naive" Algorithm 1, docs/algorithms.md section
 //! 6): every round (one second, or when a miss wakes the cleaner) flush the LRU ends with
 //! `P_scan` = `lru_scan_depth` and the flush lists with `P_io` from InnoDB's adaptive flushing
 //! (`page_cleaner_flush_pages_recommendation`), then sleep the rest of the second.

@@ -1,5 +1,5 @@
-//! Flush-rate control (architecture.md's fourth decision; algorithms.md section 6): how many
-//! pages the page cleaner writes from the LRU end (`P_scan`) and from the flush list (`P_io`)
+//! Flush-rate control (docs/architecture.md's fourth decision; docs/algorithms.md section 6): how
+//! many pages the page cleaner writes from the LRU end (`P_scan`) and from the flush list (`P_io`)
 //! each round, and how long it sleeps between rounds.
 //!
 //! A [`FlushRate`] controller plans each round from [`CleanerInputs`] and then observes what

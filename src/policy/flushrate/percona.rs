@@ -1,5 +1,5 @@
-//! Percona Server 5.6's flushing (the self-tuning paper's Algorithm 2; algorithms.md section 6):
-//! two separately paced parts.
+//! Percona Server 5.6's flushing (the self-tuning paper's Algorithm 2; docs/algorithms.md section
+//! 6): two separately paced parts.
 //!
 //! - **The LRU manager**, one per instance (`buf_lru_manager_adapt_sleep_time`): after each LRU
 //!   flush of `P_scan` = `lru_scan_depth` pages it sets its sleep from the free list's length

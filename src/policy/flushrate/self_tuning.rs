@@ -1,5 +1,5 @@
 //! The self-tuning buffer-flushing algorithm (Lee, Lee, Kim, JISE; seeds/002, Algorithm 3;
-//! algorithms.md section 6): MySQL's loop (flush the LRU ends with `P_scan`, the flush lists
+//! docs/algorithms.md section 6): MySQL's loop (flush the LRU ends with `P_scan`, the flush lists
 //! with `P_io` through the adaptive-flushing heuristic) whose two parameters are tuned every
 //! round from what the round showed, with no new parameters:
 //!

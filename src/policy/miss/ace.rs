@@ -1,4 +1,4 @@
-//! ACE's writer and evictor (Papon and Athanassoulis, ICDE 2023; algorithms.md section 5) over
+//! ACE's writer and evictor (Papon and Athanassoulis, ICDE 2023; docs/algorithms.md section 5) over
 //! any replacement order, on PostgreSQL's engine.
 //!
 //! When the page the order would evict first (the top page) is clean, it is evicted as usual.
@@ -14,7 +14,7 @@ use std::collections::BTreeMap;
 
 use crate::core::frame::{FrameId, IO_WRITE};
 use crate::core::instance::Instance;
-use crate::core::parts::{Acquired, MissPath};
+use crate::core::parts::{Acquired, Acquisition, MissPath};
 use crate::core::pool::Core;
 use crate::core::write_path::WriteKind;
 use crate::error::{PageId, Result};
@@ -98,14 +98,10 @@ impl MissPath for Ace {
         instance: &Instance,
         _page: PageId,
         _read: bool,
-    ) -> Result<Acquired> {
+    ) -> Result<Acquisition> {
         let mut stall_began: Option<u64> = None;
-        let finish = |id: FrameId, stall_began: Option<u64>| {
-            if let Some(began) = stall_began {
-                core.record_read_stall(began);
-            }
-            Ok(Acquired::Free(id))
-        };
+        let finish =
+            |id: FrameId, stall_began: Option<u64>| Ok(Acquired::Free(id).after_stall(stall_began));
         // Bound: MISS_ITERATIONS; each takes a frame, writes a batch, or waits (a short sleep
         // from the third on: frames may all be busy in a background write).
         for n in 0..MISS_ITERATIONS {
@@ -118,7 +114,6 @@ impl MissPath for Ace {
                     core.check_poisoned()?;
                     if stall_began.is_none() {
                         stall_began = Some(core.now_us());
-                        core.counters.read_stalls.fetch_add(1, Ordering::Relaxed);
                     }
                     if self.write_batch(core, instance, top)? {
                         return finish(top, stall_began);

@@ -1,4 +1,4 @@
-//! RW: the fused read-write command on a read stall (algorithms.md section 4, An et al.,
+//! RW: the fused read-write command on a read stall (docs/algorithms.md section 4, An et al.,
 //! PVLDB 15(9) 2022).
 //!
 //! Where the RAW path would write the dirty tail page and then read, RW sends one command that
@@ -21,7 +21,7 @@
 use crate::core::frame::{FrameId, IO_EVICT, NO_PAGE};
 use crate::core::instance::Instance;
 use crate::core::order::{Placement, Verdict};
-use crate::core::parts::{Acquired, MissPath};
+use crate::core::parts::{Acquired, Acquisition, MissPath};
 use crate::core::pool::Core;
 use crate::device::IoRequest;
 use crate::error::{Error, PageId, Result};
@@ -47,7 +47,7 @@ impl MissPath for FusedRw {
         instance: &Instance,
         page: PageId,
         read: bool,
-    ) -> Result<Acquired> {
+    ) -> Result<Acquisition> {
         if read {
             raw_loop(core, instance, self.scan_depth, &Fused { page })
         } else {

@@ -1,4 +1,4 @@
-//! LRU-C's miss path (algorithms.md section 2, paper Algorithm 1).
+//! LRU-C's miss path (docs/algorithms.md section 2, paper Algorithm 1).
 //!
 //! The pointer to the least-recently-used clean page is the eviction end of the mixed region
 //! (the instance's replacement order): on a miss with an empty free list, under LRU-M, dirty
@@ -20,7 +20,7 @@ use crate::core::frame::{FrameId, IO_WRITE, NIL, Region};
 use crate::core::instance::Instance;
 use crate::core::lru_list::LruList;
 use crate::core::order::{Placement, Verdict};
-use crate::core::parts::{Acquired, MissPath};
+use crate::core::parts::{Acquired, Acquisition, MissPath};
 use crate::core::pool::Core;
 use crate::error::{PageId, Result};
 use crate::sync::{AtomicU64, Ordering};
@@ -116,14 +116,10 @@ impl MissPath for LruCPointer {
         instance: &Instance,
         _page: PageId,
         _read: bool,
-    ) -> Result<Acquired> {
+    ) -> Result<Acquisition> {
         let mut stall_began: Option<u64> = None;
-        let done = |id: FrameId, stall_began: Option<u64>| {
-            if let Some(began) = stall_began {
-                core.record_read_stall(began);
-            }
-            Ok(Acquired::Free(id))
-        };
+        let done =
+            |id: FrameId, stall_began: Option<u64>| Ok(Acquired::Free(id).after_stall(stall_began));
         for n in 0..MISS_ITERATIONS {
             if let Some(id) = core.pop_free(instance) {
                 return done(id, stall_began);
@@ -139,7 +135,6 @@ impl MissPath for LruCPointer {
             }
             if stall_began.is_none() {
                 stall_began = Some(core.now_us());
-                core.counters.read_stalls.fetch_add(1, Ordering::Relaxed);
             }
             if let Some(id) = Self::flush_from_dirty_region(core, instance)? {
                 return done(id, stall_began);

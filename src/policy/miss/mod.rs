@@ -1,9 +1,9 @@
-//! Miss paths (architecture.md's second decision): how a foreground thread gets a frame for a
+//! Miss paths (docs/architecture.md's second decision): how a foreground thread gets a frame for a
 //! page that is not cached. Each implements [`crate::core::parts::MissPath`].
 //!
-//! - [`raw::Raw`]: InnoDB's `buf_LRU_get_free_block` (algorithms.md section 1): free list, scan
-//!   from the eviction end for a clean page, then a single-page flush (the read stall). Vanilla
-//!   and the InnoDB-emulated CF-LRU.
+//! - [`raw::Raw`]: InnoDB's `buf_LRU_get_free_block` (docs/algorithms.md section 1): free list,
+//!   scan from the eviction end for a clean page, then a single-page flush (the read stall).
+//!   Vanilla and the InnoDB-emulated CF-LRU.
 //! - [`lru_c::LruCPointer`]: the LRU-C pointer (section 2, Algorithm 1): the victim is always the
 //!   least recently used clean page; a read stall only when no clean page is left.
 //! - [`war::War`]: on a read stall, dirty tail pages are copied to a temporary write buffer
@@ -29,7 +29,7 @@ pub mod war;
 use crate::core::frame::{FrameId, IO_WRITE};
 use crate::core::instance::Instance;
 use crate::core::order::Verdict;
-use crate::core::parts::Acquired;
+use crate::core::parts::{Acquired, Acquisition};
 use crate::core::pool::Core;
 use crate::error::{Error, Result};
 use crate::sync::Ordering;
@@ -56,14 +56,9 @@ pub(crate) fn raw_loop(
     instance: &Instance,
     scan_depth: usize,
     stall: &dyn StallStep,
-) -> Result<Acquired> {
+) -> Result<Acquisition> {
     let mut stall_began: Option<u64> = None;
-    let done = |acquired: Acquired, stall_began: Option<u64>| {
-        if let Some(began) = stall_began {
-            core.record_read_stall(began);
-        }
-        Ok(acquired)
-    };
+    let done = |acquired: Acquired, stall_began: Option<u64>| Ok(acquired.after_stall(stall_began));
     for n in 0..MISS_ITERATIONS {
         if let Some(id) = core.pop_free(instance) {
             return done(Acquired::Free(id), stall_began);
@@ -80,7 +75,6 @@ pub(crate) fn raw_loop(
         }
         if stall_began.is_none() && stall.is_read_stall() {
             stall_began = Some(core.now_us());
-            core.counters.read_stalls.fetch_add(1, Ordering::Relaxed);
         }
         if let Some(acquired) = stall.step(core, instance)? {
             return done(acquired, stall_began);

@@ -1,4 +1,4 @@
-//! PostgreSQL's miss path (algorithms.md section 5b; `BufferAlloc` and `StrategyGetBuffer` in
+//! PostgreSQL's miss path (docs/algorithms.md section 5b; `BufferAlloc` and `StrategyGetBuffer` in
 //! PostgreSQL 11): the victim is the first page the replacement order offers (for Clock Sweep:
 //! the first unpinned buffer whose usage count reached zero), clean or dirty. A clean victim is
 //! evicted; a dirty one is written by the backend itself (`FlushBuffer`, after flushing the WAL
@@ -9,10 +9,9 @@
 use crate::core::frame::{FrameId, IO_WRITE};
 use crate::core::instance::Instance;
 use crate::core::order::Verdict;
-use crate::core::parts::{Acquired, MissPath};
+use crate::core::parts::{Acquired, Acquisition, MissPath};
 use crate::core::pool::Core;
 use crate::error::{PageId, Result};
-use crate::sync::Ordering;
 
 use super::{MISS_ITERATIONS, no_frame_error};
 
@@ -65,24 +64,23 @@ impl MissPath for BackendWrite {
         instance: &Instance,
         _page: PageId,
         _read: bool,
-    ) -> Result<Acquired> {
+    ) -> Result<Acquisition> {
         let mut stall_began: Option<u64> = None;
         // Bound: MISS_ITERATIONS; each takes a frame, writes, or waits (a short sleep from the
         // third on, as InnoDB's loop does: frames may all be busy in a background write).
         for n in 0..MISS_ITERATIONS {
             if let Some(id) = core.pop_free(instance) {
-                return Ok(finish(core, id, stall_began));
+                return Ok(finish(id, stall_began));
             }
             match take_top(core, instance) {
-                Some(Top::Evicted(id)) => return Ok(finish(core, id, stall_began)),
+                Some(Top::Evicted(id)) => return Ok(finish(id, stall_began)),
                 Some(Top::Dirty(id)) => {
                     core.check_poisoned()?;
                     if stall_began.is_none() {
                         stall_began = Some(core.now_us());
-                        core.counters.read_stalls.fetch_add(1, Ordering::Relaxed);
                     }
                     if core.write_victim(id)? && core.evict_written(instance, id) {
-                        return Ok(finish(core, id, stall_began));
+                        return Ok(finish(id, stall_began));
                     }
                 }
                 None => {
@@ -100,9 +98,6 @@ impl MissPath for BackendWrite {
     }
 }
 
-fn finish(core: &Core, id: FrameId, stall_began: Option<u64>) -> Acquired {
-    if let Some(began) = stall_began {
-        core.record_read_stall(began);
-    }
-    Acquired::Free(id)
+fn finish(id: FrameId, stall_began: Option<u64>) -> Acquisition {
+    Acquired::Free(id).after_stall(stall_began)
 }

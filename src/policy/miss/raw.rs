@@ -1,17 +1,17 @@
-//! RAW: InnoDB's miss path, `buf_LRU_get_free_block` (MySQL 5.7), as algorithms.md section 1:
+//! RAW: InnoDB's miss path, `buf_LRU_get_free_block` (MySQL 5.7), as docs/algorithms.md section 1:
 //! the loop of `super::raw_loop` with a single-page flush as step 4 (the read stall). Vanilla
 //! uses the scan depth `lru_scan_depth`; the InnoDB-emulated CF-LRU of the LRU-C paper is the
 //! same path with the scan depth set to its window.
 //!
-//! Percona Server's `innodb_empty_free_list_algorithm` (algorithms.md section 6) chooses step 4:
-//! `legacy` is the single-page flush; `backoff` never flushes: the thread yields on its first
+//! Percona Server's `innodb_empty_free_list_algorithm` (docs/algorithms.md section 6) chooses step
+//! 4: `legacy` is the single-page flush; `backoff` never flushes: the thread yields on its first
 //! empty look, then sleeps 2^i microseconds (device time, at most [`BACKOFF_MAX_US`]) and looks
 //! again, leaving the writes to the page cleaner. The wait is recorded as a read stall (the
 //! query waits for a write before its read, only someone else's) and counted in
 //! `backoff_waits`. Bound: the loop's [`super::MISS_ITERATIONS`].
 
 use crate::core::instance::Instance;
-use crate::core::parts::{Acquired, MissPath};
+use crate::core::parts::{Acquired, Acquisition, MissPath};
 use crate::core::pool::Core;
 use crate::error::{PageId, Result};
 use crate::sync::{AtomicU64, Ordering};
@@ -100,7 +100,7 @@ impl MissPath for Raw {
         instance: &Instance,
         _page: PageId,
         _read: bool,
-    ) -> Result<Acquired> {
+    ) -> Result<Acquisition> {
         match self.empty_free_list {
             EmptyFreeList::Legacy => raw_loop(core, instance, self.scan_depth, &SinglePageFlush),
             EmptyFreeList::Backoff => raw_loop(

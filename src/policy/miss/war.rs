@@ -1,4 +1,4 @@
-//! WAR: write-after-read with a temporary write buffer (algorithms.md section 3).
+//! WAR: write-after-read with a temporary write buffer (docs/algorithms.md section 3).
 //!
 //! On a read stall, the foreground thread copies dirty pages from the LRU tail into the TWB
 //! (`lru_scan_depth` slots), frees their frames at once and reads its page; the cleaner later
@@ -24,7 +24,7 @@ use std::collections::{BTreeMap, HashMap};
 use crate::core::frame::{FrameId, IO_EVICT, NO_PAGE};
 use crate::core::instance::Instance;
 use crate::core::order::Verdict;
-use crate::core::parts::{Acquired, HeldCopy, MissPath};
+use crate::core::parts::{Acquired, Acquisition, HeldCopy, MissPath};
 use crate::core::pool::Core;
 use crate::core::stats::MutexCounters;
 use crate::core::write_path::{PageWrite, WriteKind};
@@ -460,7 +460,7 @@ impl MissPath for War {
         instance: &Instance,
         _page: PageId,
         _read: bool,
-    ) -> Result<Acquired> {
+    ) -> Result<Acquisition> {
         raw_loop(core, instance, self.scan_depth, &CopyToTwb(self))
     }
 

@@ -1,4 +1,4 @@
-//! PostgreSQL's Clock Sweep (algorithms.md section 5b; `StrategyGetBuffer` in PostgreSQL's
+//! PostgreSQL's Clock Sweep (docs/algorithms.md section 5b; `StrategyGetBuffer` in PostgreSQL's
 //! freelist.c): every buffer has a usage count, raised by one on each access up to 5
 //! (`BM_MAX_USAGE_COUNT`) without any lock; the hand goes round the instance's frames, skips
 //! pinned buffers, decrements the count of unpinned ones and offers the first whose count is

@@ -1,6 +1,6 @@
 //! The LRU-family replacement orders, all on the core's intrusive [`LruList`]:
 //!
-//! - [`MidpointLru`] (`lru-midpoint`): InnoDB's LRU with midpoint insertion (algorithms.md
+//! - [`MidpointLru`] (`lru-midpoint`): InnoDB's LRU with midpoint insertion (docs/algorithms.md
 //!   section 1). A page read from disk enters the head of the old sublist; a hit on an old page
 //!   moves it to the head only after `old_blocks_time`; a hit on a young page moves it only when
 //!   it has drifted into the older quarter of the young part (InnoDB compares the instance's

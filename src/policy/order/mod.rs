@@ -1,4 +1,4 @@
-//! Replacement orders (architecture.md's first decision), implementing
+//! Replacement orders (docs/architecture.md's first decision), implementing
 //! [`crate::core::order::ReplacementOrder`]: the LRU family on the core's intrusive list
 //! ([`lru_family`]: InnoDB's midpoint LRU, LRU, CFLRU, LRU-WSR) and PostgreSQL's Clock Sweep
 //! ([`clock`]).

@@ -1,4 +1,4 @@
-//! Read-ahead (architecture.md's fifth decision; ACE section IV's prefetcher): which pages to
+//! Read-ahead (docs/architecture.md's fifth decision; ACE section IV's prefetcher): which pages to
 //! read with a missed one. Each part implements [`crate::core::parts::Prefetcher`]; the core
 //! reads the pages it names with the demand read, in one submission, and puts them at the
 //! order's eviction end (`Placement::Prefetched`), so a wrong guess is the first thing evicted.

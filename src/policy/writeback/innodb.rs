@@ -1,4 +1,4 @@
-//! InnoDB's page cleaner as a write-back policy (algorithms.md sections 1 and 2), with the LRU
+//! InnoDB's page cleaner as a write-back policy (docs/algorithms.md sections 1 and 2), with the LRU
 //! part chosen by the scheme and the amounts by a flush-rate controller (`policy::flushrate`).
 //!
 //! Each round (the controller's period, or at once when a miss wakes it), for every instance

@@ -1,4 +1,4 @@
-//! PostgreSQL 11's background writing (algorithms.md section 5b) as a write-back policy:
+//! PostgreSQL 11's background writing (docs/algorithms.md section 5b) as a write-back policy:
 //!
 //! - **bgwriter** (`BgBufferSync`): every `bgwriter_delay` (200 ms), estimate the buffers the
 //!   backends will allocate before the next round (`bgwriter_lru_multiplier` (2.0) times the

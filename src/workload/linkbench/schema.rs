@@ -243,10 +243,16 @@ pub struct Node {
 }
 
 impl Node {
+    /// Bytes of the stored value of a node with `data_len` bytes of payload.
+    #[must_use]
+    pub fn encoded_len(data_len: usize) -> usize {
+        18 + data_len
+    }
+
     /// The stored value.
     #[must_use]
     pub fn encode(&self) -> Vec<u8> {
-        RowWriter::with_capacity(18 + self.data.len())
+        RowWriter::with_capacity(Node::encoded_len(self.data.len()))
             .u32(self.node_type)
             .u64(self.version)
             .u32(self.time)
@@ -334,6 +340,19 @@ mod tests {
                 .starts_with(&link_by_time_prefix(5, link.link_type, 1))
         );
         assert!(Link::decode(&link.key()[..20], &link.encode()).is_err());
+    }
+
+    #[test]
+    fn encoded_len_is_the_length_of_the_encoding() {
+        for len in [0, 1, 1023] {
+            let node = Node {
+                node_type: 7,
+                version: 1,
+                time: 2,
+                data: vec![b'x'; len],
+            };
+            assert_eq!(node.encode().len(), Node::encoded_len(len));
+        }
     }
 
     #[test]

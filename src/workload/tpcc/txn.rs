@@ -366,6 +366,21 @@ fn get_row<T>(
     decode(&bytes)
 }
 
+/// As [`get_row`] for a row the transaction then updates: the exclusive lock at once, as the
+/// spec's SQL (`UPDATE ...`, `SELECT ... FOR UPDATE`) and tpcc-mysql take it.
+fn get_row_for_update<T>(
+    txn: &mut dyn KvTxn,
+    tree: crate::kv::TreeId,
+    table: &str,
+    key: &[u8],
+    decode: fn(&[u8]) -> Result<T>,
+) -> Result<T> {
+    let bytes = txn
+        .get_for_update(tree, key)?
+        .ok_or_else(|| missing(table, key))?;
+    decode(&bytes)
+}
+
 /// The keys of `tree` starting with `prefix`, in `direction`, at most `limit`.
 fn scan_keys(
     txn: &mut dyn KvTxn,
@@ -455,7 +470,7 @@ fn new_order(
         Warehouse::decode,
     )?;
     let district_key = district_key(w, d);
-    let mut district = get_row(
+    let mut district = get_row_for_update(
         txn,
         trees.district,
         "DISTRICT",
@@ -497,7 +512,7 @@ fn new_order(
         };
         let item = Item::decode(&item)?;
         let stock_key = stock_key(line.supply_warehouse, line.item);
-        let mut stock = get_row(txn, trees.stock, "STOCK", &stock_key, Stock::decode)?;
+        let mut stock = get_row_for_update(txn, trees.stock, "STOCK", &stock_key, Stock::decode)?;
         let quantity = u16::from(line.quantity);
         stock.quantity = if stock.quantity >= quantity + 10 {
             stock.quantity - quantity
@@ -545,7 +560,7 @@ fn payment(
 ) -> Result<()> {
     let (w, d) = (input.warehouse, input.district);
     let warehouse_key = warehouse_key(w);
-    let mut warehouse = get_row(
+    let mut warehouse = get_row_for_update(
         txn,
         trees.warehouse,
         "WAREHOUSE",
@@ -555,7 +570,7 @@ fn payment(
     warehouse.ytd += input.amount_cents;
     txn.put(trees.warehouse, &warehouse_key, &warehouse.encode())?;
     let district_key = district_key(w, d);
-    let mut district = get_row(
+    let mut district = get_row_for_update(
         txn,
         trees.district,
         "DISTRICT",
@@ -567,7 +582,7 @@ fn payment(
     let (c_w, c_d) = (input.customer_warehouse, input.customer_district);
     let c_id = select_customer(txn, trees, c_w, c_d, &input.customer, customers)?;
     let customer_key = customer_key(c_w, c_d, c_id);
-    let mut customer = get_row(
+    let mut customer = get_row_for_update(
         txn,
         trees.customer,
         "CUSTOMER",
@@ -676,7 +691,7 @@ fn delivery(txn: &mut dyn KvTxn, trees: &Trees, w: u16, carrier: u8, now: u64) -
         };
         let key = order_key(w, d, order_id);
         txn.delete(trees.new_order, &key)?;
-        let mut order = get_row(txn, trees.order, "ORDER", &key, Order::decode)?;
+        let mut order = get_row_for_update(txn, trees.order, "ORDER", &key, Order::decode)?;
         order.carrier_id = carrier;
         txn.put(trees.order, &key, &order.encode())?;
         let mut amount_cents = 0;
@@ -693,7 +708,7 @@ fn delivery(txn: &mut dyn KvTxn, trees: &Trees, w: u16, carrier: u8, now: u64) -
             txn.put(trees.order_line, &line_key, &line.encode())?;
         }
         let customer_key = customer_key(w, d, order.c_id);
-        let mut customer = get_row(
+        let mut customer = get_row_for_update(
             txn,
             trees.customer,
             "CUSTOMER",

@@ -80,9 +80,9 @@ fn main() {
     }
     churn_memory();
     println!(
-        "memory per frame beyond the page: Frame {} B + page-table entry ~{} B + free-list slot 4 B",
+        "memory per frame beyond the page: Frame {} B + free-list slot 4 B; page table 4 B per \
+         page of the device's touched ranges",
         std::mem::size_of::<flashbuf::pool::frame::Frame>(),
-        std::mem::size_of::<(u64, u32)>() + 1
     );
 }
 

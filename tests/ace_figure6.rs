@@ -92,7 +92,7 @@ fn written(device: &SharedDevice, pages: impl IntoIterator<Item = u64>) -> Vec<u
 }
 
 fn cached(pool: &BufferPool, page: u64) -> bool {
-    pool.core().table.read(page).contains_key(&page)
+    pool.core().table.lookup(page).is_some()
 }
 
 /// Misses on a new page and returns (pages written, pages evicted among 1..=16).
@@ -153,7 +153,7 @@ fn figure_6c_lru_wsr_skips_the_warm_dirty_page_and_writes_the_cold_ones() {
     // Set the cold flag of p6, p4, p1 (LRU-WSR keeps it in the frame's order word, bit 0;
     // the figure's state has it set from an earlier second chance).
     for page in [6, 4, 1] {
-        let frame = pool.core().table.read(page)[&page];
+        let frame = pool.core().table.lookup(page).unwrap();
         pool.core().frames[frame as usize]
             .order_word
             .store(1, std::sync::atomic::Ordering::Relaxed);
@@ -165,7 +165,7 @@ fn figure_6c_lru_wsr_skips_the_warm_dirty_page_and_writes_the_cold_ones() {
     // p3 got its second chance: still dirty, cached, now cold at the head.
     assert!(cached(&pool, 3));
     assert_eq!(pool.stats().dirty_pages, 1);
-    let p3 = pool.core().table.read(3)[&3];
+    let p3 = pool.core().table.lookup(3).unwrap();
     assert_eq!(
         pool.core().frames[p3 as usize]
             .order_word

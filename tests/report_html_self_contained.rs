@@ -104,6 +104,7 @@ fn run(scheme: &str, index: usize) -> RunResult {
             mean_ms: 0.7,
         },
         doublewrite: DoublewriteStats::default(),
+        bytes_per_op: None,
         log: None,
         mutex_wait_total_ms: mutex_wait_ms.values().sum(),
         mutex_wait_ms,
@@ -113,6 +114,8 @@ fn run(scheme: &str, index: usize) -> RunResult {
             cores_used: Some(0.08),
             pct_of_available: Some(4.0),
             available_cores: 2,
+            run_queue_wait_threads: Some(0.01),
+            run_queue_wait_share: Some(0.11),
             bound: "device-bound".into(),
         },
         steadiness: Steadiness {

@@ -16,6 +16,11 @@
 //!    invariant holds and no update was lost.
 //! 3. **WAR**: misses copy dirty pages to the TWB, the cleaner writes it, readers find pages in
 //!    the TWB; no update is lost.
+//! 4. **Lock-free lookups against evictions**: the page table is read without a lock, so a
+//!    reader pins a frame that may be evicted or reused under it (the pin handshake of
+//!    `core::frame`). Readers of hot and cold pages run beside misses that evict clean pages and
+//!    writers whose dirty pages are written and evicted; every guard must hold the page it was
+//!    asked for, and no update is lost.
 
 #![cfg(feature = "shuttle")]
 
@@ -175,6 +180,111 @@ fn war_twb_serves_misses_without_losing_updates() {
             pool.flush_all().unwrap();
             let total: u32 = (0..PAGES).map(|page| u32::from(counter(&pool, page))).sum();
             assert_eq!(total, 6, "an update was lost");
+        },
+        2000,
+    );
+}
+
+/// The payload byte holding a page's own id (low byte), written once before the model runs.
+const MARK: usize = 65;
+
+/// A pool whose every page carries its id at `MARK`, all written back (clean).
+fn marked_pool(scheme: Scheme) -> Arc<BufferPool> {
+    let pool = pool(scheme);
+    for page in 0..PAGES {
+        let mut guard = pool.write(page).unwrap();
+        let data = guard.data_mut();
+        data[MARK] = page as u8;
+        data[COUNTER] = 0;
+    }
+    pool.flush_all().unwrap();
+    pool
+}
+
+/// Reads `page` and checks the guard holds it.
+fn read_checked(pool: &BufferPool, page: u64) {
+    let guard = pool.read(page).unwrap();
+    assert_eq!(
+        guard.page_id(),
+        page,
+        "a guard for page {page} holds another page"
+    );
+    assert_eq!(
+        guard.data()[MARK],
+        page as u8,
+        "page {page} has another page's bytes"
+    );
+}
+
+#[test]
+fn lookups_racing_evictions_get_the_page_they_asked_for() {
+    for scheme in [Scheme::Vanilla, Scheme::LruC] {
+        shuttle::check_random(
+            move || {
+                let pool = marked_pool(scheme);
+                let mut handles = Vec::new();
+                // Readers of the pages at the eviction end (8.. were read last into the full
+                // pool, 8 first), which the misses below evict under them.
+                for plan in [[8u64, 9, 10, 8], [9, 8, 11, 10]] {
+                    let pool = Arc::clone(&pool);
+                    handles.push(shuttle::thread::spawn(move || {
+                        for page in plan {
+                            read_checked(&pool, page);
+                        }
+                    }));
+                }
+                // Misses on cold pages, evicting clean pages from the tail.
+                {
+                    let pool = Arc::clone(&pool);
+                    handles.push(shuttle::thread::spawn(move || {
+                        for page in [0, 1, 2, 3] {
+                            read_checked(&pool, page);
+                        }
+                    }));
+                }
+                // A writer: its dirty pages are written and evicted by later misses.
+                {
+                    let pool = Arc::clone(&pool);
+                    handles.push(shuttle::thread::spawn(move || {
+                        for page in [4, 12, 5] {
+                            transaction(&pool, &[page]);
+                        }
+                    }));
+                }
+                for handle in handles {
+                    handle.join().unwrap();
+                }
+                pool.check_invariants().unwrap();
+                for page in 0..PAGES {
+                    read_checked(&pool, page);
+                }
+                let total: u32 = (0..PAGES).map(|page| u32::from(counter(&pool, page))).sum();
+                assert_eq!(total, 3, "an update was lost");
+            },
+            1000,
+        );
+    }
+}
+
+#[test]
+fn a_reader_racing_the_eviction_of_its_page_gets_it() {
+    shuttle::check_random(
+        || {
+            let pool = marked_pool(Scheme::Vanilla);
+            // Page 8 is at the eviction end: the miss on 0 evicts it, the miss on 1 evicts 9.
+            let reader = {
+                let pool = Arc::clone(&pool);
+                shuttle::thread::spawn(move || {
+                    for page in [8, 9, 8] {
+                        read_checked(&pool, page);
+                    }
+                })
+            };
+            for page in [0, 1] {
+                read_checked(&pool, page);
+            }
+            reader.join().unwrap();
+            pool.check_invariants().unwrap();
         },
         2000,
     );

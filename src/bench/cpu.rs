@@ -2,15 +2,23 @@
 //!
 //! Reads `utime + stime` (fields 14 and 15, in clock ticks) from `/proc/self/stat` at the start
 //! and end of the measured phase and divides the CPU time used by the wall time: the result is
-//! the number of cores the process kept busy. On hosts without `/proc` the figures are `None`.
+//! the number of cores the process kept busy. It also sums the run-queue wait of every thread
+//! (the second field of `/proc/self/task/*/schedstat`, nanoseconds spent runnable but not
+//! running): divided by the wall time, the number of threads that on average wanted a core and
+//! had none. On hosts without `/proc` (or without schedstat) the figures are `None`.
 //!
 //! Heuristic ([`classify`]): at or above [`CPU_BOUND_SHARE`] of the available cores the run is
 //! `cpu-bound` (the host, not the device, limits throughput, so scheme differences are muted);
 //! at or below [`DEVICE_BOUND_SHARE`] it is `device-bound` (workers mostly wait for I/O, the
 //! regime the papers measure); in between `mixed`. [`classify_run`] adds `lock-bound`: not
 //! CPU-bound, but the workers spend most of their time waiting on list mutexes;
-//! [`on_latency_free_device`] makes it `wait-bound` on `mem`, which has no device time. Other processes on a shared host take cores
-//! this heuristic cannot see, so a `mixed` run on a busy host may really be CPU-bound.
+//! [`on_latency_free_device`] makes it `wait-bound` on `mem`, which has no device time.
+//!
+//! Other processes on a shared host take cores: a run whose threads waited for a core at least
+//! [`CPU_STARVED_SHARE`] of the time they wanted one (run-queue wait / (run-queue wait + CPU
+//! time)) is `cpu-starved` (the host was short of CPU, not the device nor flashbuf's waits),
+//! before any other verdict but `cpu-bound`. Threads that exit during the phase take their
+//! run-queue wait with them, so the share is a lower bound.
 
 use std::time::Duration;
 
@@ -21,18 +29,24 @@ pub const CPU_BOUND_SHARE: f64 = 0.85;
 /// Share of the available cores at or below which a run counts as device-bound.
 pub const DEVICE_BOUND_SHARE: f64 = 0.6;
 
-/// Process CPU time at one instant.
+/// Share of the time threads wanted a core that they spent waiting for one, at or above which
+/// a run that is not CPU-bound counts as `cpu-starved`.
+pub const CPU_STARVED_SHARE: f64 = 0.5;
+
+/// Process CPU time and run-queue wait at one instant.
 #[derive(Debug, Clone, Copy)]
 pub struct CpuSample {
     cpu_seconds: Option<f64>,
+    run_queue_seconds: Option<f64>,
 }
 
 impl CpuSample {
-    /// Reads the process's CPU time now.
+    /// Reads the process's CPU time and its threads' run-queue wait now.
     #[must_use]
     pub fn now() -> CpuSample {
         CpuSample {
             cpu_seconds: process_cpu_seconds(),
+            run_queue_seconds: process_run_queue_seconds(),
         }
     }
 }
@@ -46,7 +60,14 @@ pub struct CpuUtil {
     pub pct_of_available: Option<f64>,
     /// Cores available to this process.
     pub available_cores: usize,
-    /// `cpu-bound`, `device-bound`, `lock-bound`, `mixed` or `unknown` (see the module docs).
+    /// Threads that on average were runnable but waited for a core (run-queue wait seconds /
+    /// wall seconds); `None` without `/proc/self/task/*/schedstat`.
+    pub run_queue_wait_threads: Option<f64>,
+    /// Run-queue wait / (run-queue wait + CPU time): the share of the time the process's
+    /// threads wanted a core that they had none.
+    pub run_queue_wait_share: Option<f64>,
+    /// `cpu-bound`, `cpu-starved`, `device-bound`, `lock-bound`, `wait-bound`, `mixed` or
+    /// `unknown` (see the module docs).
     pub bound: String,
 }
 
@@ -61,10 +82,24 @@ pub fn utilisation(start: CpuSample, end: CpuSample, wall: Duration) -> CpuUtil 
         _ => None,
     };
     let pct_of_available = cores_used.map(|cores| 100.0 * cores / available_cores as f64);
+    let run_queue_wait_threads = match (start.run_queue_seconds, end.run_queue_seconds) {
+        (Some(a), Some(b)) if wall.as_secs_f64() > 0.0 => {
+            Some((b - a).max(0.0) / wall.as_secs_f64())
+        }
+        _ => None,
+    };
+    let run_queue_wait_share = match (run_queue_wait_threads, cores_used) {
+        (Some(waiting), Some(running)) if waiting + running > 0.0 => {
+            Some(waiting / (waiting + running))
+        }
+        _ => None,
+    };
     CpuUtil {
         cores_used,
         pct_of_available,
         available_cores,
+        run_queue_wait_threads,
+        run_queue_wait_share,
         bound: classify(cores_used, available_cores).to_string(),
     }
 }
@@ -89,17 +124,22 @@ pub fn classify(cores_used: Option<f64>, available_cores: usize) -> &'static str
 /// CPU-bound counts as `lock-bound`.
 pub const LOCK_BOUND_SHARE: f64 = 0.5;
 
-/// [`classify`], refined with the share of the workers' time spent waiting on list mutexes
-/// (`mutex wait / (threads x wall)`): a run that is not CPU-bound but whose workers mostly wait
-/// on a mutex is `lock-bound`, not `device-bound`.
+/// [`classify`], refined with the share of the time the threads waited for a core
+/// ([`CpuUtil::run_queue_wait_share`]) and the share of the workers' time spent waiting on list
+/// mutexes (`mutex wait / (threads x wall)`): a run that is not CPU-bound but whose threads
+/// mostly waited for a core is `cpu-starved`; else one whose workers mostly wait on a mutex is
+/// `lock-bound`, not `device-bound`.
 #[must_use]
-pub fn classify_run(
-    cores_used: Option<f64>,
-    available_cores: usize,
-    mutex_wait_share: f64,
-) -> &'static str {
-    let by_cpu = classify(cores_used, available_cores);
-    if by_cpu != "cpu-bound" && mutex_wait_share > LOCK_BOUND_SHARE {
+pub fn classify_run(cpu: &CpuUtil, mutex_wait_share: f64) -> &'static str {
+    let by_cpu = classify(cpu.cores_used, cpu.available_cores);
+    if by_cpu == "cpu-bound" {
+        by_cpu
+    } else if cpu
+        .run_queue_wait_share
+        .is_some_and(|share| share >= CPU_STARVED_SHARE)
+    {
+        "cpu-starved"
+    } else if mutex_wait_share > LOCK_BOUND_SHARE {
         "lock-bound"
     } else {
         by_cpu
@@ -124,6 +164,32 @@ pub fn available_cores() -> usize {
     std::thread::available_parallelism().map_or(1, std::num::NonZero::get)
 }
 
+/// The run-queue wait in a `schedstat` line (`/proc/PID/task/TID/schedstat`: nanoseconds on a
+/// CPU, nanoseconds runnable but waiting on a run queue, time slices), in nanoseconds.
+#[must_use]
+pub fn parse_schedstat_wait_ns(line: &str) -> Option<u64> {
+    let mut fields = line.split_whitespace();
+    let _on_cpu: u64 = fields.next()?.parse().ok()?;
+    fields.next()?.parse().ok()
+}
+
+/// The run-queue wait of every live thread of this process, summed, in seconds; `None` when no
+/// thread's schedstat could be read.
+fn process_run_queue_seconds() -> Option<f64> {
+    let mut total_ns = 0u64;
+    let mut read_any = false;
+    for task in std::fs::read_dir("/proc/self/task").ok()?.flatten() {
+        let Ok(line) = std::fs::read_to_string(task.path().join("schedstat")) else {
+            continue;
+        };
+        if let Some(wait) = parse_schedstat_wait_ns(&line) {
+            total_ns = total_ns.saturating_add(wait);
+            read_any = true;
+        }
+    }
+    read_any.then(|| total_ns as f64 / 1e9)
+}
+
 fn process_cpu_seconds() -> Option<f64> {
     let stat = std::fs::read_to_string("/proc/self/stat").ok()?;
     // The command name (field 2) is in parentheses and may contain spaces: split after the
@@ -144,17 +210,78 @@ fn process_cpu_seconds() -> Option<f64> {
 mod tests {
     use super::*;
 
+    fn util(cores_used: f64, run_queue_wait_share: Option<f64>) -> CpuUtil {
+        CpuUtil {
+            cores_used: Some(cores_used),
+            pct_of_available: Some(50.0 * cores_used),
+            available_cores: 2,
+            run_queue_wait_threads: run_queue_wait_share.map(|s| s * cores_used / (1.0 - s)),
+            run_queue_wait_share,
+            bound: String::new(),
+        }
+    }
+
     #[test]
     fn classifies_by_share_of_cores() {
         assert_eq!(classify(Some(1.9), 2), "cpu-bound");
         assert_eq!(classify(Some(0.5), 2), "device-bound");
         assert_eq!(classify(Some(1.4), 2), "mixed");
         assert_eq!(classify(None, 2), "unknown");
-        assert_eq!(classify_run(Some(0.5), 2, 0.8), "lock-bound");
-        assert_eq!(classify_run(Some(1.9), 2, 0.8), "cpu-bound");
-        assert_eq!(classify_run(Some(0.5), 2, 0.1), "device-bound");
+        assert_eq!(classify_run(&util(0.5, None), 0.8), "lock-bound");
+        assert_eq!(classify_run(&util(1.9, None), 0.8), "cpu-bound");
+        assert_eq!(classify_run(&util(0.5, None), 0.1), "device-bound");
         assert_eq!(on_latency_free_device("device-bound"), "wait-bound");
         assert_eq!(on_latency_free_device("cpu-bound"), "cpu-bound");
+    }
+
+    #[test]
+    fn threads_waiting_for_a_core_make_a_run_cpu_starved() {
+        // Little CPU, but the threads waited for a core as long as they ran: the host was
+        // short of CPU, which `mem` must not report as waiting inside flashbuf.
+        let starved = util(0.1, Some(0.6));
+        assert_eq!(classify_run(&starved, 0.0), "cpu-starved");
+        assert_eq!(
+            on_latency_free_device(classify_run(&starved, 0.0)),
+            "cpu-starved"
+        );
+        // Starvation explains mutex waits too (a holder waiting for a core).
+        assert_eq!(classify_run(&starved, 0.8), "cpu-starved");
+        // A short run-queue wait changes nothing; a busy process stays cpu-bound.
+        assert_eq!(classify_run(&util(0.1, Some(0.2)), 0.0), "device-bound");
+        assert_eq!(
+            on_latency_free_device(classify_run(&util(0.1, Some(0.2)), 0.0)),
+            "wait-bound"
+        );
+        assert_eq!(classify_run(&util(1.9, Some(0.9)), 0.0), "cpu-bound");
+    }
+
+    #[test]
+    fn parses_the_run_queue_wait_of_a_schedstat_line() {
+        assert_eq!(
+            parse_schedstat_wait_ns("287997582 437160089604 1240\n"),
+            Some(437_160_089_604)
+        );
+        assert_eq!(parse_schedstat_wait_ns("5 0 1"), Some(0));
+        assert_eq!(parse_schedstat_wait_ns("287997582"), None);
+        assert_eq!(parse_schedstat_wait_ns(""), None);
+        assert_eq!(parse_schedstat_wait_ns("12 x 3"), None);
+        assert_eq!(parse_schedstat_wait_ns("x 12 3"), None);
+    }
+
+    #[test]
+    fn reads_this_process_run_queue_wait() {
+        // Linux with schedstat: a number, never negative; elsewhere None.
+        if std::path::Path::new("/proc/self/task").exists() {
+            let sample = CpuSample::now();
+            if let Some(seconds) = sample.run_queue_seconds {
+                assert!(seconds >= 0.0);
+            }
+        }
+        let start = CpuSample::now();
+        let util = utilisation(start, CpuSample::now(), Duration::from_millis(10));
+        if let Some(share) = util.run_queue_wait_share {
+            assert!((0.0..=1.0).contains(&share), "{share}");
+        }
     }
 
     #[test]

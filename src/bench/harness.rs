@@ -693,7 +693,7 @@ fn run_bound(
         .map(|stats| stats.wait_ns as f64 / 1e9)
         .sum::<f64>()
         / thread_seconds;
-    let bound = super::cpu::classify_run(cpu.cores_used, cpu.available_cores, wait_share);
+    let bound = super::cpu::classify_run(cpu, wait_share);
     if matches!(config.device, crate::device::DeviceSpec::Memory) {
         super::cpu::on_latency_free_device(bound)
     } else {
@@ -826,6 +826,13 @@ fn build_result(
             mean_ms: pool.write_path.fsync_mean_ms(),
         },
         doublewrite: doublewrite_stats(&pool),
+        bytes_per_op: super::bytes::BytesPerOp::measure(
+            ops,
+            &device_stats,
+            pool.write_path.doublewrite_pages,
+            driver.page_size(),
+            measured.start.log.as_ref().zip(measured.end.log.as_ref()),
+        ),
         log,
         mutex_wait_total_ms: mutex_wait_ms.values().sum(),
         mutex_wait_ms,

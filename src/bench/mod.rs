@@ -9,6 +9,7 @@
 //!   committed transactions) or, with `--no-log`, the bare pool over the same layout.
 //! - [`timeline`]: the 100 ms device-time sampler and steadiness. [`cpu`]: CPU use and the
 //!   CPU-/device-bound verdict. [`capacity`]: the device's peak bandwidth at a run's mix.
+//!   [`bytes`]: bytes read and written per operation, by kind.
 //! - [`report`]: the comparison table and results.json. [`plot`]: SVG plots and report.html.
 //! - [`repeat`]: `--repeat N`, each scheme's repeats combined (means, every run kept, a
 //!   summary); [`stats`]: the means and 95% confidence intervals. [`cycles`]: the whole
@@ -28,6 +29,7 @@
 //! device-bound at a few percent CPU even at low scales, so the limit is the emulated devices'
 //! timing error, not the model host's size.
 
+pub mod bytes;
 pub mod capacity;
 pub mod chart;
 pub mod cpu;

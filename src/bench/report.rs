@@ -23,6 +23,8 @@
 //!               io {read_iops,write_iops,read_mbps,write_mbps,write_amplification,peak_mbps,
 //!                   bandwidth_share},
 //!               fsync {count,mean_ms}, doublewrite {pages,batches,slot_waits,slot_wait_ms},
+//!               bytes_per_op {data_reads,page_writes,doublewrite,redo_written,
+//!                             redo_appended,total_written} | null,
 //!               log {commits_per_s,mbps,flushes_per_s,mean_group_size,checkpoints} | null,
 //!               mutex_wait_ms {name: ms}, mutex_wait_total_ms, cpu_util, bound, cpu {..},
 //!               steadiness {warmup_steady, cv, steady, drift, window_s, windows, period_s,
@@ -363,6 +365,8 @@ pub struct RunResult {
     pub fsync: FsyncStats,
     /// The doublewrite buffer.
     pub doublewrite: DoublewriteStats,
+    /// Bytes read and written per operation by kind (`bench::bytes`; `None`: no operation).
+    pub bytes_per_op: Option<super::bytes::BytesPerOp>,
     /// The redo log (`None`: no log).
     pub log: Option<LogRates>,
     /// Real milliseconds spent waiting per list mutex.
@@ -371,7 +375,8 @@ pub struct RunResult {
     pub mutex_wait_total_ms: f64,
     /// CPU use as % of the available cores (null when unknown).
     pub cpu_util: Option<f64>,
-    /// `cpu-bound`, `device-bound`, `lock-bound`, `mixed` or `unknown`.
+    /// `cpu-bound`, `cpu-starved`, `device-bound`, `lock-bound`, `wait-bound`, `mixed` or
+    /// `unknown` (`bench::cpu`).
     pub bound: String,
     /// CPU details.
     pub cpu: CpuUtil,
@@ -596,6 +601,13 @@ pub fn comparison(results: &BenchResults) -> Comparison {
         tables.push(record_table(results));
         tables.push(type_table(results));
     }
+    tables.extend(super::bytes::table(
+        &first.unit,
+        results
+            .runs
+            .iter()
+            .map(|run| (run.scheme.as_str(), run.bytes_per_op.as_ref())),
+    ));
     tables.extend(mutex_table(results));
     let mut warnings = super::cycles::warnings(&results.runs);
     warnings.extend(super::lateness::warnings(&results.runs));

@@ -24,7 +24,7 @@
 //!
 //! Why coupling rather than optimistic lock coupling: the pool has shared/exclusive latches
 //! and no page versions, and this module adds nothing to the pool; a lookup on cached pages
-//! takes only shared latches (and the pool's page-table shard read lock).
+//! takes only shared latches (the pool's page table is read without a lock).
 //!
 //! **Lock order** (deadlock freedom): a tree's `smo` mutex → that tree's page latches by level,
 //! top down, and within the leaf level left to right → the meta page latch → latches of pages

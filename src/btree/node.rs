@@ -23,8 +23,9 @@
 //! 8-byte payload) the child for keys in `[key_i, key_{i+1})`; `leftmost` covers keys below
 //! `key_0`. Page 0 is the meta page, so 0 means "no page" in links.
 //!
-//! Invariants (checked by [`NodeRef::new`] for the header and by every cell access; nothing
-//! here panics on a malformed page, it returns [`Error::CorruptPage`]): keys strictly ascend
+//! Invariants (checked by [`NodeRef::new`] for the header and by every cell access, a search
+//! probe checking the key it compares; nothing here panics on a malformed page, it returns
+//! [`Error::CorruptPage`]): keys strictly ascend
 //! across slots; `72 + 2 * count <= cell_start <= page_size`; every cell lies inside
 //! `[cell_start, page_size)`; the bytes of live cells plus `garbage` equal
 //! `page_size - cell_start`. Pages are at most 32 KiB so every offset fits in a `u16`.
@@ -173,6 +174,8 @@ pub struct NodeRef<'a> {
     id: PageId,
     bytes: &'a [u8],
     count: usize,
+    /// `cell_start` as the header verified it.
+    cell_start: usize,
 }
 
 impl<'a> NodeRef<'a> {
@@ -204,7 +207,12 @@ impl<'a> NodeRef<'a> {
                 format!("kind {kind} at level {}", bytes[LEVEL_AT]),
             ));
         }
-        Ok(NodeRef { id, bytes, count })
+        Ok(NodeRef {
+            id,
+            bytes,
+            count,
+            cell_start,
+        })
     }
 
     /// The page id.
@@ -264,7 +272,7 @@ impl<'a> NodeRef<'a> {
     /// Start of the cell area.
     #[must_use]
     pub fn cell_start(&self) -> usize {
-        usize::from(get_u16(self.bytes, CELL_START_AT))
+        self.cell_start
     }
 
     /// Bytes of dead cells.
@@ -296,15 +304,15 @@ impl<'a> NodeRef<'a> {
     /// # Errors
     /// [`Error::CorruptPage`] for a slot out of range or a cell outside the cell area.
     pub fn cell(&self, slot: usize) -> Result<(&'a [u8], &'a [u8])> {
-        if slot >= self.count {
+        let Some(&slot_bytes) = self.slots().get(slot) else {
             return Err(corrupt(
                 self.id,
                 format!("slot {slot} of a node with {} cells", self.count),
             ));
-        }
-        let offset = usize::from(get_u16(self.bytes, SLOTS_AT + SLOT_SIZE * slot));
+        };
+        let offset = usize::from(u16::from_le_bytes(slot_bytes));
         let size = self.bytes.len();
-        if offset < self.cell_start() || offset + CELL_OVERHEAD > size {
+        if offset < self.cell_start || offset + CELL_OVERHEAD > size {
             return Err(corrupt(
                 self.id,
                 format!("slot {slot} points at {offset}, outside the cell area"),
@@ -367,16 +375,53 @@ impl<'a> NodeRef<'a> {
         self.count + 1
     }
 
-    /// Binary search: `Ok(slot)` of `key`, or `Err(slot)` where it would be inserted.
+    /// The slot array (`count` little-endian cell offsets; `new` checked that it lies below
+    /// the cell area).
+    fn slots(&self) -> &'a [[u8; SLOT_SIZE]] {
+        self.bytes[SLOTS_AT..SLOTS_AT + SLOT_SIZE * self.count]
+            .as_chunks::<SLOT_SIZE>()
+            .0
+    }
+
+    /// The key of slot `slot` (of `slots`, this node's [`NodeRef::slots`]) for a comparison:
+    /// only the cell's header and key are decoded and checked, in one test; the payload is
+    /// checked where it is used ([`NodeRef::cell`]).
+    #[inline]
+    fn search_key(&self, slots: &[[u8; SLOT_SIZE]], slot: usize) -> Result<&'a [u8]> {
+        let offset = usize::from(u16::from_le_bytes(slots[slot]));
+        let key = (offset >= self.cell_start)
+            .then(|| self.bytes.get(offset..))
+            .flatten()
+            .and_then(|cell| {
+                let (head, rest) = cell.split_first_chunk::<CELL_OVERHEAD>()?;
+                rest.get(..usize::from(u16::from_le_bytes([head[0], head[1]])))
+            });
+        match key {
+            Some(key) => Ok(key),
+            None => Err(self.bad_search_cell(slot, offset)),
+        }
+    }
+
+    #[cold]
+    fn bad_search_cell(&self, slot: usize, offset: usize) -> Error {
+        corrupt(
+            self.id,
+            format!("slot {slot} points at {offset}: no key inside the cell area"),
+        )
+    }
+
+    /// Binary search: `Ok(slot)` of `key`, or `Err(slot)` where it would be inserted. Each probe
+    /// decodes only the key it compares (its header and key, checked in one test).
     ///
     /// # Errors
-    /// As [`NodeRef::cell`].
+    /// [`Error::CorruptPage`] for a probed cell whose key lies outside the cell area.
     pub fn search(&self, key: &[u8]) -> Result<std::result::Result<usize, usize>> {
-        let (mut low, mut high) = (0usize, self.count);
+        let slots = self.slots();
+        let (mut low, mut high) = (0usize, slots.len());
         // Bound: halves the range each round, at most 16 rounds for 32 KiB pages.
         while low < high {
             let mid = low + (high - low) / 2;
-            match self.key(mid)?.cmp(key) {
+            match self.search_key(slots, mid)?.cmp(key) {
                 std::cmp::Ordering::Less => low = mid + 1,
                 std::cmp::Ordering::Greater => high = mid,
                 std::cmp::Ordering::Equal => return Ok(Ok(mid)),
@@ -487,5 +532,67 @@ mod tests {
         let node = NodeRef::new(1, &page).unwrap();
         assert!(node.cell(0).is_err(), "cell runs past the end");
         assert!(node.cell(1).is_err(), "slot out of range");
+        assert!(
+            node.search(b"k").is_err(),
+            "the probed cell's header runs past the end"
+        );
+    }
+
+    /// A leaf of 4 KiB with `keys` (ascending) as cells with 1-byte values, packed at the end.
+    fn leaf(keys: &[&[u8]]) -> Vec<u8> {
+        let mut page = vec![0u8; 4096];
+        page[KIND_AT] = KIND_LEAF;
+        page[COUNT_AT..COUNT_AT + 2].copy_from_slice(&(keys.len() as u16).to_le_bytes());
+        let mut at = page.len();
+        for (slot, key) in keys.iter().enumerate() {
+            at -= CELL_OVERHEAD + key.len() + 1;
+            page[at..at + 2].copy_from_slice(&(key.len() as u16).to_le_bytes());
+            page[at + 2..at + 4].copy_from_slice(&1u16.to_le_bytes());
+            page[at + 4..at + 4 + key.len()].copy_from_slice(key);
+            let slot_at = SLOTS_AT + SLOT_SIZE * slot;
+            page[slot_at..slot_at + 2].copy_from_slice(&(at as u16).to_le_bytes());
+        }
+        page[CELL_START_AT..CELL_START_AT + 2].copy_from_slice(&(at as u16).to_le_bytes());
+        page
+    }
+
+    #[test]
+    fn search_finds_keys_and_insertion_points() {
+        let keys: [&[u8]; 5] = [b"b", b"d", b"dd", b"f", b"zz"];
+        let page = leaf(&keys);
+        let node = NodeRef::new(1, &page).unwrap();
+        for (slot, key) in keys.iter().enumerate() {
+            assert_eq!(node.search(key).unwrap(), Ok(slot));
+            assert_eq!(node.key(slot).unwrap(), *key);
+        }
+        assert_eq!(node.search(b"a").unwrap(), Err(0));
+        assert_eq!(node.search(b"c").unwrap(), Err(1));
+        assert_eq!(node.search(b"d\0").unwrap(), Err(2));
+        assert_eq!(node.search(b"zzz").unwrap(), Err(5));
+        let empty = leaf(&[]);
+        assert_eq!(
+            NodeRef::new(1, &empty).unwrap().search(b"a").unwrap(),
+            Err(0)
+        );
+    }
+
+    #[test]
+    fn a_probed_cell_outside_the_cell_area_is_an_error_not_a_panic() {
+        let keys: [&[u8]; 3] = [b"b", b"d", b"f"];
+        // The middle slot (the first probe) points into the slot array, below the cell area.
+        let mut below = leaf(&keys);
+        let mid = SLOTS_AT + SLOT_SIZE;
+        below[mid..mid + 2].copy_from_slice(&(SLOTS_AT as u16).to_le_bytes());
+        let node = NodeRef::new(1, &below).unwrap();
+        assert!(node.search(b"d").is_err());
+        // Its key length runs past the page end.
+        let mut long = leaf(&keys);
+        let offset = usize::from(u16::from_le_bytes([long[mid], long[mid + 1]]));
+        long[offset..offset + 2].copy_from_slice(&u16::MAX.to_le_bytes());
+        assert!(NodeRef::new(1, &long).unwrap().search(b"d").is_err());
+        // Its header starts at the last byte of the page.
+        let mut edge = leaf(&keys);
+        edge[mid..mid + 2].copy_from_slice(&4095u16.to_le_bytes());
+        assert!(NodeRef::new(1, &edge).unwrap().search(b"d").is_err());
     }
 }

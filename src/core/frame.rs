@@ -4,15 +4,18 @@
 //! Invariants (checked by `pool::invariants` in tests):
 //! - `page` is `NO_PAGE` exactly when the frame is on the free list or being prepared.
 //! - `pin` counts live guards and threads waiting for the latch; a frame with `pin > 0` is never
-//!   evicted. Pins are taken under the page-table shard's read lock and eviction checks them
-//!   under its write lock, so a pin and an eviction never race.
+//!   evicted. The page table is read without a lock, so a pin and an eviction are ordered by a
+//!   store-then-load handshake on both sides (all four accesses sequentially consistent):
+//!   a pinner increments `pin`, *then* checks that the frame still holds its page and that `io`
+//!   is not `IO_EVICT`; an evictor claims `IO_EVICT` (or upgrades its `IO_WRITE` claim to it),
+//!   *then* checks that `pin` is zero. Whichever comes second sees the other: the evictor backs
+//!   off, or the pinner unpins and looks again. A stale pinner may hold a pin for a few
+//!   instructions on a frame that no longer holds its page (or is free); it never latches it.
 //! - `io` is claimed by compare-and-swap from `IO_IDLE` (one owner at a time): `IO_READ` while a
 //!   miss fills the frame, `IO_WRITE` while a flush writes it, `IO_EVICT` while an evictor owns it.
 //!   A frame whose `io` is `IO_EVICT` may change the page it holds while still mapped (the fused
 //!   RW command): a thread that pinned it must not wait for its latch (it would wait for a page
-//!   it did not ask for); the hit path backs off instead. `IO_EVICT` is claimed, and the pin
-//!   count checked, under the page-table shard's write lock of the page the frame holds, so a
-//!   pinner either is seen by the evictor or sees `IO_EVICT`.
+//!   it did not ask for); the hit path backs off instead.
 //! - `oldest_modification != 0` exactly when the page is dirty, and then the frame is on the
 //!   flush list. It changes only under the page latch in exclusive mode (dirtying) or held in
 //!   shared mode by the flusher that wrote it (cleaning), and always under the flush-list mutex.
@@ -67,7 +70,10 @@ impl Region {
     }
 }
 
-/// One page slot.
+/// One page slot, alone on its cache lines: the fields a hit touches (latch, page, pin, I/O
+/// state and the order's words) come first and share one 64-byte line, and no two frames share
+/// a line, so hits on neighbouring frames by different threads do not contend.
+#[repr(C, align(64))]
 pub struct Frame {
     /// The page latch (shared for readers and flushers, exclusive for writers and reads in).
     latch: Latch,
@@ -77,20 +83,22 @@ pub struct Frame {
     pub pin: AtomicU32,
     /// I/O state (`IO_*`).
     pub io: AtomicU8,
-    /// First-dirtying LSN, 0 when clean.
-    pub oldest_modification: AtomicU64,
-    /// Newest modification LSN (the WAL rule flushes the log to here before a write).
-    pub newest_modification: AtomicU64,
     region: AtomicU8,
     /// In the old sublist of the LRU (midpoint insertion).
     pub old: AtomicBool,
+    /// A small word of the replacement order's (clock: usage count; LRU-WSR: cold flag).
+    pub order_word: AtomicU8,
+    /// The index of the pool instance owning the frame (fixed when the pool is built).
+    pub instance: u32,
     /// The instance's eviction counter when the page was last made young (InnoDB's
     /// `freed_page_clock`).
     pub order_clock: AtomicU64,
     /// Device-time milliseconds of the first access after the page was read in (0 = none yet).
     pub first_access_ms: AtomicU64,
-    /// A small word of the replacement order's (clock: usage count; LRU-WSR: cold flag).
-    pub order_word: AtomicU8,
+    /// First-dirtying LSN, 0 when clean.
+    pub oldest_modification: AtomicU64,
+    /// Newest modification LSN (the WAL rule flushes the log to here before a write).
+    pub newest_modification: AtomicU64,
     /// LRU / dirty-region links (under that list's mutex).
     pub lru_prev: AtomicU32,
     /// See `lru_prev`.
@@ -130,6 +138,7 @@ impl Default for Frame {
             order_clock: AtomicU64::new(0),
             first_access_ms: AtomicU64::new(0),
             order_word: AtomicU8::new(0),
+            instance: 0,
             lru_prev: AtomicU32::new(NIL),
             lru_next: AtomicU32::new(NIL),
             flush_prev: AtomicU32::new(NIL),
@@ -140,9 +149,18 @@ impl Default for Frame {
 }
 
 impl Frame {
+    /// A free frame of pool instance `instance`.
+    #[must_use]
+    pub fn of_instance(instance: u32) -> Self {
+        Frame {
+            instance,
+            ..Frame::default()
+        }
+    }
+
     /// The page held (`NO_PAGE` if none).
     pub fn page_id(&self) -> PageId {
-        self.page.load(Ordering::Acquire)
+        self.page.load(Ordering::SeqCst)
     }
 
     /// Which list the frame is on.
@@ -162,7 +180,7 @@ impl Frame {
 
     /// Pins the frame.
     pub fn pin(&self) {
-        let before = self.pin.fetch_add(1, Ordering::AcqRel);
+        let before = self.pin.fetch_add(1, Ordering::SeqCst);
         assert!(before < u32::MAX / 2, "pin count overflow");
     }
 
@@ -174,19 +192,26 @@ impl Frame {
 
     /// Whether any guard or waiter holds the frame.
     pub fn is_pinned(&self) -> bool {
-        self.pin.load(Ordering::Acquire) > 0
+        self.pin.load(Ordering::SeqCst) > 0
     }
 
     /// Claims the I/O state from idle.
     pub fn try_claim_io(&self, state: u8) -> bool {
         self.io
-            .compare_exchange(IO_IDLE, state, Ordering::AcqRel, Ordering::Acquire)
+            .compare_exchange(IO_IDLE, state, Ordering::SeqCst, Ordering::Acquire)
             .is_ok()
+    }
+
+    /// Changes a claimed I/O state `from` into `to` (an evictor's `IO_WRITE` into `IO_EVICT`
+    /// before it checks the pins, and back).
+    pub fn change_io(&self, from: u8, to: u8) {
+        let previous = self.io.swap(to, Ordering::SeqCst);
+        assert_eq!(previous, from, "changed an I/O state the frame was not in");
     }
 
     /// Releases a claimed I/O state.
     pub fn release_io(&self, state: u8) {
-        let previous = self.io.swap(IO_IDLE, Ordering::AcqRel);
+        let previous = self.io.swap(IO_IDLE, Ordering::SeqCst);
         assert_eq!(
             previous, state,
             "released an I/O state the frame was not in"
@@ -195,7 +220,7 @@ impl Frame {
 
     /// Current I/O state.
     pub fn io_state(&self) -> u8 {
-        self.io.load(Ordering::Acquire)
+        self.io.load(Ordering::SeqCst)
     }
 
     /// Whether the latch is held by anyone (diagnostics only: racy by nature).

@@ -69,8 +69,6 @@ pub struct Instance {
     pub mutexes: InstanceMutexes,
     /// Evictions so far (InnoDB's per-instance `freed_page_clock`).
     pub evictions: AtomicU64,
-    /// Hits so far (per instance, so hit counting does not bounce one cache line).
-    pub hits: AtomicU64,
 }
 
 impl Instance {
@@ -95,7 +93,6 @@ impl Instance {
             flush: Mutex::new(FlushList::new()),
             mutexes: InstanceMutexes::default(),
             evictions: AtomicU64::new(0),
-            hits: AtomicU64::new(0),
         }
     }
 

@@ -266,7 +266,7 @@ impl Core {
         extents.dedup();
         for first in extents.into_iter().map(|e| e * extent) {
             for page in first..(first + extent).min(self.pages) {
-                let Some(id) = self.table.read(page).get(&page).copied() else {
+                let Some(id) = self.table.lookup(page) else {
                     continue;
                 };
                 let frame = self.frame(id);

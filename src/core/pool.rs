@@ -44,7 +44,7 @@ use crate::core::order::{HitContext, Placement, ReplacementOrder, Verdict};
 use crate::core::page_table::PageTable;
 use crate::core::parts::{Acquired, MissPath, Prefetcher, Writeback};
 use crate::core::redo::{NullLog, RedoLog};
-use crate::core::stats::{MutexStats, PoolStats, WaitRecorder};
+use crate::core::stats::{MutexStats, PoolStats, StripedCounter, WaitRecorder};
 use crate::core::write_path::WritePath;
 use crate::device::{AlignedBuf, IoBuffer, IoRequest, SharedDevice};
 use crate::error::{DeviceError, Error, PageId, Result};
@@ -146,6 +146,8 @@ enum Lookup {
     Missing,
     /// The frame is being repurposed while still mapped: do not wait for its latch.
     Busy,
+    /// The mapping changed between the lookup and the pin: look again.
+    Stale,
 }
 
 /// The shared state of a pool (the cleaner thread holds an `Arc` of it).
@@ -175,6 +177,8 @@ pub struct Core {
     pub instances: Box<[Instance]>,
     /// Counters.
     pub counters: Counters,
+    /// Page requests served from the pool (striped: every hit counts, on its own cache line).
+    pub hits: StripedCounter,
     /// Read-stall waits (device-time microseconds).
     pub read_stall_wait: WaitRecorder,
     /// Data pages below this have been written and must not read back as all zeros.
@@ -253,10 +257,13 @@ impl Core {
             time_scale: info.time_scale.max(f64::MIN_POSITIVE),
             epoch: Instant::now(),
             arena: AlignedBuf::new(arena_bytes),
-            frames: (0..frames).map(|_| Frame::default()).collect(),
-            table: PageTable::new(frames),
+            frames: (0..frames)
+                .map(|id| Frame::of_instance((id / per_instance).min(config.instances - 1) as u32))
+                .collect(),
+            table: PageTable::new(info.pages),
             instances,
             counters: Counters::default(),
+            hits: StripedCounter::default(),
             read_stall_wait: WaitRecorder::default(),
             high_water: AtomicU64::new(0),
             written_lsn: if info.pages <= WRITTEN_LSN_MAX_PAGES {
@@ -332,9 +339,7 @@ impl Core {
 
     /// The instance owning frame `id`.
     pub fn instance_of_frame(&self, id: FrameId) -> &Instance {
-        let per = self.instances[0].frame_count;
-        let index = (id as usize / per).min(self.instances.len() - 1);
-        let instance = &self.instances[index];
+        let instance = &self.instances[self.frame(id).instance as usize];
         debug_assert!(instance.owns(id));
         instance
     }
@@ -534,6 +539,10 @@ impl Core {
                     }
                     continue;
                 }
+                Lookup::Stale => {
+                    retries += 1;
+                    continue;
+                }
                 Lookup::Missing => {}
             }
             if let Some(id) = self.miss(page, mode, read_from_disk)? {
@@ -566,21 +575,24 @@ impl Core {
         frame.unpin();
     }
 
+    /// The hit path: a lock-free lookup, then pin and validate (the handshake of
+    /// `core::frame`: pin first, then check the frame's I/O state and page).
     fn try_hit(&self, page: PageId, mode: LatchMode) -> Lookup {
-        let id = {
-            let shard = self.table.read(page);
-            let Some(&id) = shard.get(&page) else {
-                return Lookup::Missing;
-            };
-            self.frame(id).pin();
-            id
+        let Some(id) = self.table.lookup(page) else {
+            return Lookup::Missing;
         };
         let frame = self.frame(id);
+        frame.pin();
         if frame.io_state() == IO_EVICT {
             // The frame may become another page while we wait for its latch; whoever holds it
             // then may wait for a page we hold (the rw deadlock of issue 8). Never wait here.
             frame.unpin();
             return Lookup::Busy;
+        }
+        if frame.page_id() != page {
+            // Evicted or reused between the lookup and the pin.
+            frame.unpin();
+            return Lookup::Stale;
         }
         self.latch(id, mode);
         if frame.page_id() != page {
@@ -588,9 +600,8 @@ impl Core {
             self.release(id, mode);
             return Lookup::Missing;
         }
-        let instance = self.instance_of_frame(id);
-        instance.hits.fetch_add(1, Ordering::Relaxed);
-        self.touch(instance, id);
+        self.hits.add(1);
+        self.touch(self.instance_of_frame(id), id);
         if let Some(prefetch) = &self.parts.prefetch {
             prefetch.on_access(page, true, 0, &mut Vec::new());
         }
@@ -679,7 +690,7 @@ impl Core {
     pub fn map_new(&self, instance: &Instance, page: PageId, id: FrameId) -> bool {
         let frame = self.frame(id);
         let mut shard = self.table.write(page);
-        if shard.contains_key(&page) {
+        if shard.contains(page) {
             drop(shard);
             self.push_free(instance, id);
             return false;
@@ -704,7 +715,7 @@ impl Core {
             p < self.pages
                 && p != page
                 && std::ptr::eq(self.instance_of_page(p), instance)
-                && !self.table.read(p).contains_key(&p)
+                && self.table.lookup(p).is_none()
         });
         wanted.dedup();
         if wanted.is_empty() {
@@ -734,7 +745,7 @@ impl Core {
     fn map_new_for_prefetch(&self, page: PageId, id: FrameId) -> bool {
         let frame = self.frame(id);
         let mut shard = self.table.write(page);
-        if shard.contains_key(&page) {
+        if shard.contains(page) {
             return false;
         }
         assert!(frame.try_latch_exclusive(), "a free frame is unlatched");
@@ -864,7 +875,7 @@ impl Core {
         let frame = self.frame(id);
         {
             let mut shard = self.table.write(page);
-            shard.remove(&page);
+            shard.remove(page);
             frame.page.store(NO_PAGE, Ordering::Release);
         }
         frame.newest_modification.store(0, Ordering::Release);
@@ -903,13 +914,26 @@ impl Core {
         if page == NO_PAGE || frame.io_state() != claimed {
             return false;
         }
-        let mut shard = self.table.write(page);
-        if frame.is_pinned() || frame.is_dirty() || shard.get(&page) != Some(&id) {
+        // The evictor's half of the pin handshake (`core::frame`): claim IO_EVICT, then look at
+        // the pins, so a pinner either is seen here or sees IO_EVICT and backs off.
+        if claimed != IO_EVICT {
+            frame.change_io(claimed, IO_EVICT);
+        }
+        let unmapped = {
+            let mut shard = self.table.write(page);
+            let evictable = !frame.is_pinned() && !frame.is_dirty() && shard.get(page) == Some(id);
+            if evictable {
+                shard.remove(page);
+                frame.page.store(NO_PAGE, Ordering::Release);
+            }
+            evictable
+        };
+        if claimed != IO_EVICT {
+            frame.change_io(IO_EVICT, claimed);
+        }
+        if !unmapped {
             return false;
         }
-        shard.remove(&page);
-        frame.page.store(NO_PAGE, Ordering::Release);
-        drop(shard);
         frame.newest_modification.store(0, Ordering::Release);
         frame.first_access_ms.store(0, Ordering::Relaxed);
         self.instance_of_frame(id)
@@ -1094,13 +1118,13 @@ impl Core {
         let mut side = MutexStats::default();
         let mut flush = MutexStats::default();
         let mut free = MutexStats::default();
-        let (mut hits, mut evictions, mut free_frames) = (0, 0, 0);
+        let hits = self.hits.sum();
+        let (mut evictions, mut free_frames) = (0, 0);
         for instance in &self.instances {
             order.add(&instance.mutexes.order.snapshot());
             side.add(&instance.mutexes.side.snapshot());
             flush.add(&instance.mutexes.flush.snapshot());
             free.add(&instance.mutexes.free.snapshot());
-            hits += load(&instance.hits);
             evictions += load(&instance.evictions);
             free_frames += instance.free_len() as u64;
         }

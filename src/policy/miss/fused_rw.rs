@@ -6,12 +6,12 @@
 //! into the same host frame, so the read does not wait for the flash program. The frame then
 //! goes straight to the LRU head.
 //!
-//! **Protocol.** The victim is claimed (`IO_EVICT`) under the page-table shard's *write* lock of
-//! the page it holds, after checking that nobody has pinned it, and latched exclusive while
-//! still mapped, so hits on the victim page wait for the command; the new page is mapped to the
-//! same frame before the command, so concurrent misses on it wait too. A thread that pins the
-//! frame afterwards (under the shard's read lock) sees `IO_EVICT` and backs off instead of
-//! waiting for the latch: the frame is about to hold another page, and its next holder may wait
+//! **Protocol.** The victim is claimed (`IO_EVICT`) and then, under the page-table shard's
+//! writer lock of the page it holds, checked to be pinned by nobody (the evictor's half of the
+//! pin handshake in `core::frame`), and latched exclusive while still mapped; the new page is
+//! mapped to the same frame before the command, so concurrent misses on it find it. A thread
+//! that pins the frame afterwards sees `IO_EVICT` and backs off instead of waiting for the
+//! latch: the frame is about to hold another page, and its next holder may wait
 //! for a page that thread holds (issue 8's deadlock: a transaction holding page 20 pinned the
 //! victim for page 31; the frame became page 15 and was held by a transaction waiting for page
 //! 20). After completion the victim is marked clean and unmapped and the frame's page id becomes
@@ -95,7 +95,7 @@ impl StallStep for Fused {
 }
 
 /// Picks the first dirty, unpinned, idle page the order offers, claims it, latches it and takes
-/// it out of the order (see the module docs for why under the shard's write lock).
+/// it out of the order (see the module docs for the order of claim and pin check).
 fn pick_victim(core: &Core, instance: &Instance) -> Option<(FrameId, PageId)> {
     let mut order = instance.lock_order();
     let mut found = None;
@@ -108,9 +108,14 @@ fn pick_victim(core: &Core, instance: &Instance) -> Option<(FrameId, PageId)> {
         if page == NO_PAGE {
             return Verdict::Skip;
         }
+        // The evictor's half of the pin handshake (`core::frame`): claim, then check pins.
+        if !frame.try_claim_io(IO_EVICT) {
+            return Verdict::Skip;
+        }
         let shard = core.table.write(page);
-        let claimable = !frame.is_pinned() && shard.get(&page) == Some(&id);
-        if !claimable || !frame.try_claim_io(IO_EVICT) {
+        if frame.is_pinned() || shard.get(page) != Some(id) {
+            drop(shard);
+            frame.release_io(IO_EVICT);
             return Verdict::Skip;
         }
         // Never wait for a latch while holding a list mutex: skip busy pages. Re-check
@@ -142,7 +147,7 @@ fn fused_miss(
     let frame = core.frame(id);
     {
         let mut shard = core.table.write(page);
-        if shard.contains_key(&page) {
+        if shard.contains(page) {
             drop(shard);
             restore_victim(core, instance, id);
             return Ok(Acquired::Retry);
@@ -160,7 +165,7 @@ fn fused_miss(
         })
     });
     if let Err(err) = result {
-        core.table.write(page).remove(&page);
+        core.table.write(page).remove(page);
         frame.unpin();
         restore_victim(core, instance, id);
         return Err(err);
@@ -169,7 +174,7 @@ fn fused_miss(
     instance.lock_flush().remove(&core.frames, id);
     {
         let mut shard = core.table.write(victim_page);
-        shard.remove(&victim_page);
+        shard.remove(victim_page);
         frame.page.store(page, Ordering::Release);
     }
     frame.newest_modification.store(0, Ordering::Release);
@@ -226,7 +231,7 @@ fn fused_command(
 /// free list once nobody holds it (waiters on either page see `NO_PAGE` and retry).
 fn give_up_frame(core: &Core, instance: &Instance, id: FrameId, page: PageId) {
     let frame = core.frame(id);
-    core.table.write(page).remove(&page);
+    core.table.write(page).remove(page);
     frame.page.store(NO_PAGE, Ordering::Release);
     frame.release_io(IO_EVICT);
     // SAFETY: latched exclusive by us.

@@ -404,9 +404,9 @@ fn move_to_twb(core: &Core, instance: &Instance, twb: &Twb, id: FrameId, slot: u
     let published = {
         let mut state = twb.mutex.lock(&twb.state);
         let mut shard = core.table.write(page);
-        let ok = !frame.is_pinned() && shard.get(&page) == Some(&id);
+        let ok = !frame.is_pinned() && shard.get(page) == Some(id);
         if ok {
-            shard.remove(&page);
+            shard.remove(page);
             frame.page.store(NO_PAGE, Ordering::Release);
             drop(shard);
             state.publish(TwbEntry {

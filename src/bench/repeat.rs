@@ -366,6 +366,8 @@ fn mean_cpu(runs: &[&RunResult]) -> super::cpu::CpuUtil {
         cores_used: mean_option(runs, |r| r.cpu.cores_used),
         pct_of_available: mean_option(runs, |r| r.cpu.pct_of_available),
         available_cores: first.available_cores,
+        run_queue_wait_threads: mean_option(runs, |r| r.cpu.run_queue_wait_threads),
+        run_queue_wait_share: mean_option(runs, |r| r.cpu.run_queue_wait_share),
         bound: label_counts(
             &runs
                 .iter()
@@ -434,6 +436,7 @@ fn mean_record(runs: &[&RunResult]) -> Option<RunResult> {
             slot_waits: mean_count(runs, |r| r.doublewrite.slot_waits),
             slot_wait_ms: mean_of(runs, |r| r.doublewrite.slot_wait_ms),
         },
+        bytes_per_op: mean_bytes(runs),
         log: mean_log(runs),
         mutex_wait_ms: mean_mutex_waits(runs),
         mutex_wait_total_ms: mean_of(runs, |r| r.mutex_wait_total_ms),
@@ -454,6 +457,22 @@ fn mean_record(runs: &[&RunResult]) -> Option<RunResult> {
         ),
         host_lateness: mean_lateness(runs),
         repeats: None,
+    })
+}
+
+fn mean_bytes(runs: &[&RunResult]) -> Option<super::bytes::BytesPerOp> {
+    let all: Vec<&super::bytes::BytesPerOp> = runs
+        .iter()
+        .filter_map(|r| r.bytes_per_op.as_ref())
+        .collect();
+    let m = |f: fn(&super::bytes::BytesPerOp) -> f64| mean(all.iter().map(|b| f(b)));
+    (!all.is_empty()).then(|| super::bytes::BytesPerOp {
+        data_reads: m(|b| b.data_reads),
+        page_writes: m(|b| b.page_writes),
+        doublewrite: m(|b| b.doublewrite),
+        redo_written: m(|b| b.redo_written),
+        redo_appended: m(|b| b.redo_appended),
+        total_written: m(|b| b.total_written),
     })
 }
 
@@ -556,6 +575,7 @@ mod tests {
             fsync: FsyncStats::default(),
             doublewrite: DoublewriteStats::default(),
             log: None,
+            bytes_per_op: None,
             mutex_wait_ms: [("lru".to_string(), tx / 100.0)].into(),
             mutex_wait_total_ms: tx / 100.0,
             cpu_util: Some(10.0),
@@ -565,6 +585,8 @@ mod tests {
                 pct_of_available: Some(10.0),
                 available_cores: 2,
                 bound: bound.into(),
+                run_queue_wait_threads: None,
+                run_queue_wait_share: None,
             },
             steadiness: Steadiness {
                 steady,

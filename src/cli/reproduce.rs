@@ -311,7 +311,11 @@ pub fn check_experiment(experiment: &Experiment, quick: bool) -> Result<()> {
         return Ok(());
     }
     for claim in &experiment.claims {
-        for scheme in std::iter::once(&claim.scheme).chain(claim.baseline.iter()) {
+        let required = claim.requires.iter().flat_map(|r| r.schemes.iter());
+        for scheme in std::iter::once(&claim.scheme)
+            .chain(claim.baseline.iter())
+            .chain(required)
+        {
             if !schemes.contains(scheme) {
                 return Err(fail(format!(
                     "claim `{}` names scheme `{scheme}`, which the run does not have ({})",

@@ -138,12 +138,18 @@ fn a_value_without_a_source_and_bad_criteria_are_refused() {
         "source = \" \"",
         1,
     );
-    let err = Experiment::parse("x.toml", &unsourced).unwrap_err().to_string();
+    let err = Experiment::parse("x.toml", &unsourced)
+        .unwrap_err()
+        .to_string();
     assert!(err.contains("has no source"), "{err}");
     let reversed = text.replacen("at_least = 1.19", "at_least = 1.19\nat_most = 1.1", 1);
-    let err = Experiment::parse("x.toml", &reversed).unwrap_err().to_string();
+    let err = Experiment::parse("x.toml", &reversed)
+        .unwrap_err()
+        .to_string();
     assert!(err.contains("at_most >= at_least"), "{err}");
     let below_one = text.replacen("at_least = 1.19", "at_least = 0.9", 1);
-    let err = Experiment::parse("x.toml", &below_one).unwrap_err().to_string();
+    let err = Experiment::parse("x.toml", &below_one)
+        .unwrap_err()
+        .to_string();
     assert!(err.contains("at_least >= 1"), "{err}");
 }

@@ -49,8 +49,12 @@ fn repeated(metric: &'static str, a: [f64; 3], b: [f64; 3], spread: &[f64]) -> M
             let spread_of = interval(&runs).unwrap();
             m.values.push((i, scheme.into(), metric, spread_of.mean));
             m.intervals.push((i, scheme.into(), metric, spread_of));
-            m.repeats
-                .push((i, scheme.into(), metric, runs.into_iter().map(Some).collect()));
+            m.repeats.push((
+                i,
+                scheme.into(),
+                metric,
+                runs.into_iter().map(Some).collect(),
+            ));
         }
     }
     m
@@ -88,7 +92,10 @@ fn ratio_claims_with_repeats_need_an_effect_beyond_the_noise() {
     let c = claim(RATIO);
     let v = judge(&c, &repeated("throughput", [250.0; 3], [100.0; 3], &TIGHT));
     assert_verdict(&v, Outcome::Reproduced, "measured factor p1: 2.500 ±");
-    let v = judge(&c, &repeated("throughput", [150.0, 250.0, 300.0], [100.0; 3], &TIGHT));
+    let v = judge(
+        &c,
+        &repeated("throughput", [150.0, 250.0, 300.0], [100.0; 3], &TIGHT),
+    );
     assert_verdict(
         &v,
         Outcome::RightDirection,
@@ -96,17 +103,27 @@ fn ratio_claims_with_repeats_need_an_effect_beyond_the_noise() {
     );
     // 1.5x with ±30% repeats: the interval reaches below 1, so no gain is shown.
     let v = judge(&c, &repeated("throughput", [150.0; 3], [100.0; 3], &LOOSE));
-    assert_verdict(&v, Outcome::NotReproduced, "within the noise of a tie at p1");
+    assert_verdict(
+        &v,
+        Outcome::NotReproduced,
+        "within the noise of a tie at p1",
+    );
     // Lower-is-better metrics turn the factor around.
     let stalls = claim(&RATIO.replace("throughput", "read_stall_pct"));
-    let v = judge(&stalls, &repeated("read_stall_pct", [10.0; 3], [30.0; 3], &TIGHT));
+    let v = judge(
+        &stalls,
+        &repeated("read_stall_pct", [10.0; 3], [30.0; 3], &TIGHT),
+    );
     assert_verdict(&v, Outcome::Reproduced, "measured factor p1: 3.0");
     // Across points: a at p3 vs a at p1.
     let across = claim(
         "text = \"grows\"\nkind = \"ratio\"\nscheme = \"a\"\nmetric = \"throughput\"\n\
          points = [\"p3\"]\nbaseline_point = \"p1\"\nat_least = 1.4",
     );
-    let v = judge(&across, &single("throughput", [100.0, 120.0, 150.0], [1.0; 3]));
+    let v = judge(
+        &across,
+        &single("throughput", [100.0, 120.0, 150.0], [1.0; 3]),
+    );
     assert_verdict(&v, Outcome::Reproduced, "p3: 1.500");
 }
 
@@ -117,9 +134,16 @@ fn a_tie_is_no_improvement() {
         repeated("throughput", [100.0; 3], [100.0; 3], &TIGHT),
     ] {
         let v = judge(&claim(BETTER), &measured);
-        assert_verdict(&v, Outcome::NotReproduced, "not better at p1 (a tie is no gain)");
+        assert_verdict(
+            &v,
+            Outcome::NotReproduced,
+            "not better at p1 (a tie is no gain)",
+        );
     }
-    let v = judge(&claim(RATIO), &single("throughput", [90.0, 250.0, 300.0], [100.0; 3]));
+    let v = judge(
+        &claim(RATIO),
+        &single("throughput", [90.0, 250.0, 300.0], [100.0; 3]),
+    );
     assert_verdict(&v, Outcome::NotReproduced, "not better at p1");
 }
 
@@ -137,14 +161,20 @@ fn a_single_run_has_no_noise_estimate() {
          interval), so not called right direction",
     );
     // A claim of a direction only ("a beats b"): one run cannot tell a gain from a tie.
-    let v = judge(&claim(BETTER), &single("throughput", [130.0; 3], [100.0; 3]));
+    let v = judge(
+        &claim(BETTER),
+        &single("throughput", [130.0; 3], [100.0; 3]),
+    );
     assert_verdict(
         &v,
         Outcome::NotEvaluated,
         "so a gain cannot be told from a tie",
     );
     // With repeats, the same 1.3x is reproduced.
-    let v = judge(&claim(BETTER), &repeated("throughput", [130.0; 3], [100.0; 3], &TIGHT));
+    let v = judge(
+        &claim(BETTER),
+        &repeated("throughput", [130.0; 3], [100.0; 3], &TIGHT),
+    );
     assert_verdict(&v, Outcome::Reproduced, "measured factor p1: 1.3");
 }
 
@@ -154,11 +184,21 @@ fn ranges_of_the_paper_have_both_ends() {
         "text = \"gains 10-40%\"\nkind = \"ratio\"\nscheme = \"a\"\nbaseline = \"b\"\n\
          metric = \"throughput\"\nat_least = 1.1\nat_most = 1.4",
     );
-    let v = judge(&range, &repeated("throughput", [125.0; 3], [100.0; 3], &TIGHT));
+    let v = judge(
+        &range,
+        &repeated("throughput", [125.0; 3], [100.0; 3], &TIGHT),
+    );
     assert_verdict(&v, Outcome::Reproduced, "measured factor p1: 1.2");
     assert!(v.criterion.contains("in [1.100, 1.400]"), "{}", v.criterion);
-    let v = judge(&range, &repeated("throughput", [255.0; 3], [100.0; 3], &TIGHT));
-    assert_verdict(&v, Outcome::NotReproduced, "above the paper's upper end 1.400 at p1");
+    let v = judge(
+        &range,
+        &repeated("throughput", [255.0; 3], [100.0; 3], &TIGHT),
+    );
+    assert_verdict(
+        &v,
+        Outcome::NotReproduced,
+        "above the paper's upper end 1.400 at p1",
+    );
     // CF-LRU in lruc-fig7a: a measured 2.55x is above the paper's 10-40%.
     let fig7a = find("lruc-fig7a").unwrap();
     let cflru = fig7a
@@ -177,7 +217,11 @@ fn ranges_of_the_paper_have_both_ends() {
     let mut cflru = cflru.clone();
     cflru.points = vec!["p1".into()];
     let v = judge(&cflru, &m);
-    assert_verdict(&v, Outcome::NotReproduced, "above the paper's upper end 1.400");
+    assert_verdict(
+        &v,
+        Outcome::NotReproduced,
+        "above the paper's upper end 1.400",
+    );
     // A plain range of levels.
     let levels = claim(
         "text = \"in\"\nkind = \"range\"\nscheme = \"a\"\nmetric = \"throughput\"\nmin = 1.0\nmax = 2.0",
@@ -264,9 +308,16 @@ fn a_mechanism_the_run_did_not_exercise_is_not_evaluated() {
     }
     let v = judge(&split, &m);
     assert_verdict(&v, Outcome::NotReproduced, "p1: 1.038 ±0.052, p2");
-    assert!(v.reason.contains("within the noise of a tie at p1"), "{}", v.reason);
+    assert!(
+        v.reason.contains("within the noise of a tie at p1"),
+        "{}",
+        v.reason
+    );
     // The registry's LRU-D claims carry the requirement.
-    for (id, metric) in [("lruc-fig6", "throughput"), ("lruc-table3", "mutex_wait_ms")] {
+    for (id, metric) in [
+        ("lruc-fig6", "throughput"),
+        ("lruc-table3", "mutex_wait_ms"),
+    ] {
         let experiment = find(id).unwrap();
         let lru_d = experiment
             .claims
@@ -297,13 +348,20 @@ fn near_claims() {
     let v = judge(&c, &single("throughput", [180.0; 3], [100.0; 3]));
     assert_verdict(&v, Outcome::NotReproduced, "so not called right direction");
     let v = judge(&c, &single("throughput", [80.0; 3], [100.0; 3]));
-    assert_verdict(&v, Outcome::NotReproduced, "on the other side of 1 from the paper");
+    assert_verdict(
+        &v,
+        Outcome::NotReproduced,
+        "on the other side of 1 from the paper",
+    );
     // "About the same" (1.0) has no side: 1.3x is simply not within the tolerance.
     let same = claim(
         "text = \"same\"\nkind = \"near\"\nscheme = \"a\"\nbaseline = \"b\"\nmetric = \"throughput\"\n\
          value = 1.0\ntolerance = 0.15",
     );
-    let v = judge(&same, &repeated("throughput", [130.0; 3], [100.0; 3], &TIGHT));
+    let v = judge(
+        &same,
+        &repeated("throughput", [130.0; 3], [100.0; 3], &TIGHT),
+    );
     assert_verdict(&v, Outcome::NotReproduced, "not within 15%");
 }
 
@@ -313,21 +371,43 @@ const RISING: &str = "text = \"rises\"\nkind = \"trend\"\nscheme = \"a\"\nmetric
 #[test]
 fn trend_claims() {
     let rising = claim(RISING);
-    let v = judge(&rising, &repeated("throughput", [100.0, 200.0, 300.0], [1.0; 3], &TIGHT));
+    let v = judge(
+        &rising,
+        &repeated("throughput", [100.0, 200.0, 300.0], [1.0; 3], &TIGHT),
+    );
     assert_verdict(&v, Outcome::Reproduced, "measured p1: 100 ±");
-    let v = judge(&rising, &repeated("throughput", [100.0, 50.0, 300.0], [1.0; 3], &TIGHT));
+    let v = judge(
+        &rising,
+        &repeated("throughput", [100.0, 50.0, 300.0], [1.0; 3], &TIGHT),
+    );
     assert_verdict(&v, Outcome::RightDirection, "not at every step");
-    let v = judge(&rising, &repeated("throughput", [100.0, 105.0, 110.0], [1.0; 3], &LOOSE));
+    let v = judge(
+        &rising,
+        &repeated("throughput", [100.0, 105.0, 110.0], [1.0; 3], &LOOSE),
+    );
     assert_verdict(&v, Outcome::NotReproduced, "within the noise");
-    let v = judge(&rising, &single("throughput", [300.0, 200.0, 100.0], [1.0; 3]));
-    assert_verdict(&v, Outcome::NotReproduced, "first to last not the paper's way");
-    let v = judge(&rising, &single("throughput", [100.0, 200.0, 300.0], [1.0; 3]));
+    let v = judge(
+        &rising,
+        &single("throughput", [300.0, 200.0, 100.0], [1.0; 3]),
+    );
+    assert_verdict(
+        &v,
+        Outcome::NotReproduced,
+        "first to last not the paper's way",
+    );
+    let v = judge(
+        &rising,
+        &single("throughput", [100.0, 200.0, 300.0], [1.0; 3]),
+    );
     assert_verdict(
         &v,
         Outcome::NotEvaluated,
         "so a trend cannot be told from a flat line",
     );
-    let v = judge(&rising, &single("throughput", [100.0, 50.0, 300.0], [1.0; 3]));
+    let v = judge(
+        &rising,
+        &single("throughput", [100.0, 50.0, 300.0], [1.0; 3]),
+    );
     assert_verdict(&v, Outcome::NotReproduced, "a step goes the wrong way");
 }
 
@@ -336,11 +416,24 @@ fn peak_claims() {
     let peak = claim(
         "text = \"peak\"\nkind = \"peak\"\nscheme = \"a\"\nmetric = \"throughput\"\nat = \"p2\"",
     );
-    let v = judge(&peak, &repeated("throughput", [100.0, 300.0, 200.0], [1.0; 3], &TIGHT));
+    let v = judge(
+        &peak,
+        &repeated("throughput", [100.0, 300.0, 200.0], [1.0; 3], &TIGHT),
+    );
     assert_verdict(&v, Outcome::Reproduced, "largest at p2");
-    let v = judge(&peak, &repeated("throughput", [100.0, 110.0, 105.0], [1.0; 3], &LOOSE));
-    assert_verdict(&v, Outcome::NotReproduced, "the rise or the fall is within the noise");
-    let v = judge(&peak, &single("throughput", [100.0, 300.0, 200.0], [1.0; 3]));
+    let v = judge(
+        &peak,
+        &repeated("throughput", [100.0, 110.0, 105.0], [1.0; 3], &LOOSE),
+    );
+    assert_verdict(
+        &v,
+        Outcome::NotReproduced,
+        "the rise or the fall is within the noise",
+    );
+    let v = judge(
+        &peak,
+        &single("throughput", [100.0, 300.0, 200.0], [1.0; 3]),
+    );
     assert_verdict(
         &v,
         Outcome::NotEvaluated,
@@ -420,7 +513,12 @@ fn verdicts_carry_the_intervals_of_repeats() {
         ),
         &single("throughput", [300.0; 3], [100.0; 3]),
     );
-    assert!(single_run.measured.iter().all(|c| c.ci95.is_none() && c.n == 0));
+    assert!(
+        single_run
+            .measured
+            .iter()
+            .all(|c| c.ci95.is_none() && c.n == 0)
+    );
     assert_verdict(&single_run, Outcome::Reproduced, "measured p1: 100");
     assert!(!single_run.reason.contains('±'));
 }

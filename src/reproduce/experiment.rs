@@ -303,7 +303,9 @@ impl Experiment {
                 return Err(missing("prefer = higher | lower"));
             }
             if claim.at_most.is_some() && claim.kind != ClaimKind::Ratio {
-                return Err(missing("kind = ratio for at_most (a range uses min and max)"));
+                return Err(missing(
+                    "kind = ratio for at_most (a range uses min and max)",
+                ));
             }
             for requirement in &claim.requires {
                 metrics::metric(&requirement.metric).map_err(|e| e.to_string())?;

@@ -142,12 +142,15 @@ impl Activity {
             }
         };
         match &run.repeats {
-            Some(repeats) => repeats.completed().map(one).fold(Activity::default(), |a, b| Activity {
-                ops: a.ops + b.ops,
-                misses: a.misses + b.misses,
-                requests: a.requests + b.requests,
-                page_writes: a.page_writes + b.page_writes,
-            }),
+            Some(repeats) => repeats
+                .completed()
+                .map(one)
+                .fold(Activity::default(), |a, b| Activity {
+                    ops: a.ops + b.ops,
+                    misses: a.misses + b.misses,
+                    requests: a.requests + b.requests,
+                    page_writes: a.page_writes + b.page_writes,
+                }),
             None => one(run),
         }
     }
@@ -324,7 +327,11 @@ fn requirements_met(claim: &Claim, measured: &Measured, points: &[String]) -> Re
     Ok(())
 }
 
-fn requirement_met(requirement: &Requirement, measured: &Measured, point: &str) -> Result<(), String> {
+fn requirement_met(
+    requirement: &Requirement,
+    measured: &Measured,
+    point: &str,
+) -> Result<(), String> {
     let values: Vec<(String, f64)> = requirement
         .schemes
         .iter()
@@ -358,7 +365,13 @@ fn requirement_met(requirement: &Requirement, measured: &Measured, point: &str) 
 }
 
 /// `Err` naming the scheme when `metric` had no activity behind it at `point`.
-fn active(measured: &Measured, point: &str, scheme: &str, metric: &str, value: f64) -> Result<(), String> {
+fn active(
+    measured: &Measured,
+    point: &str,
+    scheme: &str,
+    metric: &str,
+    value: f64,
+) -> Result<(), String> {
     match measured.activity(point, scheme, metric) {
         Some((count, what)) if count <= 0.0 => Err(format!(
             "no activity: {scheme} had no {what} at {point}, so its {metric} of {} measures nothing",
@@ -583,10 +596,11 @@ fn judge_ratio(claim: &Claim, series: &[Compared]) -> (Outcome, String) {
             ),
         };
     }
-    if let Some((point, low)) = series
-        .iter()
-        .find_map(|c| ends(c).filter(|(low, _)| *low <= 1.0).map(|(low, _)| (&c.point, low)))
-    {
+    if let Some((point, low)) = series.iter().find_map(|c| {
+        ends(c)
+            .filter(|(low, _)| *low <= 1.0)
+            .map(|(low, _)| (&c.point, low))
+    }) {
         return (
             Outcome::NotReproduced,
             format!(
@@ -700,11 +714,15 @@ fn judge_trend(claim: &Claim, series: &[Compared]) -> (Outcome, String) {
     match difference_noise(first, last) {
         None if steps_ok => (
             Outcome::NotEvaluated,
-            format!("{reason}: the paper's way, but {SINGLE_RUN}, so a trend cannot be told from a flat line"),
+            format!(
+                "{reason}: the paper's way, but {SINGLE_RUN}, so a trend cannot be told from a flat line"
+            ),
         ),
         None => (
             Outcome::NotReproduced,
-            format!("{reason}: a step goes the wrong way; {SINGLE_RUN}, so not called right direction"),
+            format!(
+                "{reason}: a step goes the wrong way; {SINGLE_RUN}, so not called right direction"
+            ),
         ),
         Some(noise) if change <= noise => (
             Outcome::NotReproduced,
@@ -750,7 +768,9 @@ fn judge_peak(claim: &Claim, series: &[Compared]) -> (Outcome, String) {
         ),
         None => (
             Outcome::NotReproduced,
-            format!("{reason}: peaks elsewhere than {at}; {SINGLE_RUN}, so not called right direction"),
+            format!(
+                "{reason}: peaks elsewhere than {at}; {SINGLE_RUN}, so not called right direction"
+            ),
         ),
         Some(false) => (
             Outcome::NotReproduced,

@@ -10,6 +10,7 @@
 //! that every metric reads the same from the skeleton as from the full record, so a metric that
 //! starts reading another field cannot be rescored wrongly in silence.
 
+use std::fmt::Write as _;
 use std::path::Path;
 
 use serde::Serialize;
@@ -103,7 +104,7 @@ pub fn skeleton(run: &Value) -> RunResult {
                 .iter()
                 .map(|r| (!r.is_null()).then(|| skeleton(r)))
                 .collect(),
-            summary: Default::default(),
+            summary: std::collections::BTreeMap::default(),
         }));
     }
     out
@@ -259,10 +260,11 @@ impl Rescored {
                 .and_then(|v| v.as_str().map(str::to_string))
                 .unwrap_or_default();
             let mark = if before == after { " " } else { "*" };
-            out.push_str(&format!(
-                "{mark} {}: {before} -> {after}\n      {}; {}\n",
+            let _ = writeln!(
+                out,
+                "{mark} {}: {before} -> {after}\n      {}; {}",
                 verdict.claim, verdict.criterion, verdict.reason
-            ));
+            );
         }
         out
     }
@@ -315,7 +317,7 @@ mod tests {
         let mut with_repeats = run.clone();
         with_repeats.repeats = Some(Box::new(crate::bench::repeat::Repeats {
             runs: vec![Some(run.clone()), None, Some(other.clone())],
-            summary: Default::default(),
+            summary: std::collections::BTreeMap::default(),
         }));
         for full in [&run, &with_repeats] {
             let json = serde_json::to_value(full).unwrap();

@@ -18,9 +18,9 @@
 //! with no stated size (ratio `at_least` 1, trend, peak) pointing the paper's way is "not
 //! evaluated", and the "right direction only" fallback is never given (not reproduced).
 //! - ratio: a factor <= 1 anywhere or above `at_most` is not reproduced; with intervals, a
-//!   lower end <= 1 anywhere is not reproduced (a tie within the noise); else reproduced if
-//!   >= `at_least` everywhere, right direction only if not. A single run is reproduced by a
-//!   stated size (`at_least` > 1) met everywhere.
+//!   lower end <= 1 anywhere is not reproduced (a tie within the noise); else reproduced if at
+//!   least `at_least` everywhere, right direction only if not. A single run is reproduced by a
+//!   stated size (an `at_least` above 1) met everywhere.
 //! - near: reproduced if within `tolerance` of the paper's value everywhere; right direction
 //!   if a factor is on the paper's side of 1 beyond the noise (a paper value of 1 has no side).
 //! - trend: first to last must move the paper's way beyond the noise; reproduced if every step
@@ -639,7 +639,7 @@ fn judge_near(claim: &Claim, series: &[Compared]) -> (Outcome, String) {
     }
     // Right direction: a factor on the paper's side of 1, beyond the noise. A paper value of
     // 1 ("about the same") has no side.
-    if !relative || paper == 1.0 {
+    if !relative || (paper - 1.0).abs() < 1e-12 {
         return (
             Outcome::NotReproduced,
             format!("{reason}: not within {:.0}%", tolerance * 100.0),

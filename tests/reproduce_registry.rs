@@ -76,3 +76,80 @@ fn full_runs_repeat_three_times_and_quick_runs_once() {
     let line = command_line(experiment, false, Some(2), Some("--repeat 4"));
     assert_eq!(repeat_of(&line), "4", "--set comes last");
 }
+
+/// Every paper value says where in the paper it is: a table, a figure or a section (with the
+/// sentence or the derivation), or it is a baseline (a value of 1 in units of a scheme). The
+/// parser refuses an empty source; this holds the experiment files to naming the place.
+#[test]
+fn every_paper_value_carries_its_source() {
+    let mut checked = 0;
+    for experiment in registry().unwrap() {
+        for value in &experiment.paper_values {
+            let source = value.source.trim();
+            let place = ["Table ", "Figure ", "Section "]
+                .iter()
+                .any(|kind| source.contains(kind));
+            let baseline = matches!(source, "baseline" | "the baseline")
+                && (value.value - 1.0).abs() < 1e-12
+                && value.unit.starts_with("x ");
+            assert!(
+                place || baseline,
+                "{}: paper value {} {} at {} has source `{source}`: name the table, figure or \
+                 section",
+                experiment.id,
+                value.scheme,
+                value.metric,
+                value.point
+            );
+            assert!(!value.unit.trim().is_empty(), "{}: a unit", experiment.id);
+            checked += 1;
+        }
+    }
+    assert!(checked >= 140, "{checked} paper values");
+    // lruc-table4 carries Table 4's twelve numbers.
+    let table4 = flashbuf::reproduce::experiment::find("lruc-table4").unwrap();
+    let tps: Vec<f64> = table4
+        .paper_values
+        .iter()
+        .filter(|v| v.metric == "throughput")
+        .map(|v| v.value)
+        .collect();
+    assert_eq!(tps, [243.0, 247.0, 255.0, 346.0, 329.0, 316.0]);
+    let stalls: Vec<f64> = table4
+        .paper_values
+        .iter()
+        .filter(|v| v.metric == "read_stall_pct")
+        .map(|v| v.value)
+        .collect();
+    assert_eq!(stalls, [34.0, 33.0, 31.0, 5.0, 2.0, 1.0]);
+}
+
+/// A paper value without a source, and claim criteria that do not hold together, are refused
+/// when the file is parsed.
+#[test]
+fn a_value_without_a_source_and_bad_criteria_are_refused() {
+    use flashbuf::reproduce::experiment::Experiment;
+    let (_, text) = flashbuf::reproduce::experiment::FILES
+        .iter()
+        .find(|(name, _)| *name == "lruc-table4.toml")
+        .unwrap();
+    let unsourced = text.replacen(
+        "source = \"Table 4, row TPS, lru_scan_depth 512 (ours 18)\"",
+        "source = \" \"",
+        1,
+    );
+    let err = Experiment::parse("x.toml", &unsourced)
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("has no source"), "{err}");
+    let reversed = text.replacen("at_least = 1.19", "at_least = 1.19\nat_most = 1.1", 1);
+    let err = Experiment::parse("x.toml", &reversed)
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("at_most >= at_least"), "{err}");
+    let below_one = text.replacen("at_least = 1.19", "at_least = 0.9", 1);
+    let err = Experiment::parse("x.toml", &below_one)
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("at_least >= 1"), "{err}");
+}

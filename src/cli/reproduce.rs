@@ -45,6 +45,11 @@ pub struct ReproduceArgs {
     /// `--repeat`, if larger), 1 with `--quick`.
     #[arg(long)]
     pub repeat: Option<usize>,
+    /// Judge a saved run again (DIR holds its results.json and verdicts.json) with the current
+    /// claims and rules, running nothing: prints each claim's verdict before and after and
+    /// writes DIR/verdicts-rescored.json.
+    #[arg(long, value_name = "DIR", conflicts_with_all = ["list", "ids", "quick", "out", "repeat", "set"])]
+    pub rescore: Option<PathBuf>,
     /// Testing and exploration: bench flags appended to the experiment's own (the later flag
     /// wins), e.g. `--set "--device mem --log-device mem --duration 100ms"`.
     #[arg(long, allow_hyphen_values = true)]
@@ -86,6 +91,13 @@ fn parse_bench_line(line: &[String]) -> std::result::Result<BenchLine, clap::Err
 /// # Errors
 /// An unknown id, an experiment that needs something not built, a failed run.
 pub fn run(args: &ReproduceArgs) -> Result<()> {
+    if let Some(dir) = &args.rescore {
+        let rescored = crate::reproduce::rescore::rescore_dir(dir)?;
+        super::out(&rescored.changes());
+        rescored.write(dir)?;
+        eprintln!("wrote {}", dir.join("verdicts-rescored.json").display());
+        return Ok(());
+    }
     if args.list || args.ids.is_empty() {
         super::out(&list()?);
         if args.ids.is_empty() && !args.list {
@@ -311,7 +323,11 @@ pub fn check_experiment(experiment: &Experiment, quick: bool) -> Result<()> {
         return Ok(());
     }
     for claim in &experiment.claims {
-        for scheme in std::iter::once(&claim.scheme).chain(claim.baseline.iter()) {
+        let required = claim.requires.iter().flat_map(|r| r.schemes.iter());
+        for scheme in std::iter::once(&claim.scheme)
+            .chain(claim.baseline.iter())
+            .chain(required)
+        {
             if !schemes.contains(scheme) {
                 return Err(fail(format!(
                     "claim `{}` names scheme `{scheme}`, which the run does not have ({})",
@@ -463,6 +479,7 @@ mod tests {
             out: Some(out.to_path_buf()),
             set: Some(set.into()),
             repeat: None,
+            rescore: None,
         }
     }
 

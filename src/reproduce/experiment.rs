@@ -140,9 +140,14 @@ pub struct Claim {
     /// Ratio: the baseline's point, if not the same point.
     #[serde(default)]
     pub baseline_point: Option<String>,
-    /// Ratio: the factor that counts as reproduced.
+    /// Ratio: the factor that counts as reproduced (>= 1: a ratio claim is a claim of
+    /// improvement).
     #[serde(default)]
     pub at_least: Option<f64>,
+    /// Ratio: the upper end, where the paper gives a range ("gains 10-40%": `at_least = 1.1`,
+    /// `at_most = 1.4`); a factor above it is not reproduced.
+    #[serde(default)]
+    pub at_most: Option<f64>,
     /// Near: the paper's value.
     #[serde(default)]
     pub value: Option<f64>,
@@ -165,6 +170,26 @@ pub struct Claim {
     /// own (e.g. "LRU-C reads more pages per second" on `read_iops`).
     #[serde(default)]
     pub prefer: Option<String>,
+    /// What the run must show for the claim's mechanism to have been exercised at all (e.g.
+    /// LRU mutex waits for a claim about splitting that mutex); unmet, the claim is "not
+    /// evaluated", with the requirement's `why`.
+    #[serde(default)]
+    pub requires: Vec<Requirement>,
+}
+
+/// A precondition of a claim: at each of the claim's points, at least one of `schemes` has
+/// `metric` >= `min`.
+#[derive(Debug, Clone, Deserialize, serde::Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct Requirement {
+    /// The metric id.
+    pub metric: String,
+    /// The schemes, any of which may meet it.
+    pub schemes: Vec<String>,
+    /// The least value that shows the mechanism at work.
+    pub min: f64,
+    /// Why, in words: what the claim is about and why below `min` it was not exercised.
+    pub why: String,
 }
 
 /// One experiment.
@@ -263,6 +288,12 @@ impl Experiment {
         }
         for value in &self.paper_values {
             metrics::metric(&value.metric).map_err(|e| e.to_string())?;
+            if value.source.trim().is_empty() {
+                return Err(format!(
+                    "paper value {} {} at {} has no source",
+                    value.scheme, value.metric, value.point
+                ));
+            }
         }
         for claim in &self.claims {
             metrics::metric(&claim.metric).map_err(|e| e.to_string())?;
@@ -271,9 +302,26 @@ impl Experiment {
             if !matches!(claim.prefer.as_deref(), None | Some("higher" | "lower")) {
                 return Err(missing("prefer = higher | lower"));
             }
+            if claim.at_most.is_some() && claim.kind != ClaimKind::Ratio {
+                return Err(missing(
+                    "kind = ratio for at_most (a range uses min and max)",
+                ));
+            }
+            for requirement in &claim.requires {
+                metrics::metric(&requirement.metric).map_err(|e| e.to_string())?;
+                if requirement.schemes.is_empty() || requirement.why.trim().is_empty() {
+                    return Err(missing("requires: schemes and why"));
+                }
+            }
             match claim.kind {
                 ClaimKind::Ratio => {
-                    claim.at_least.ok_or_else(|| missing("at_least"))?;
+                    let at_least = claim.at_least.ok_or_else(|| missing("at_least"))?;
+                    if at_least < 1.0 {
+                        return Err(missing("at_least >= 1 (a claim of improvement)"));
+                    }
+                    if claim.at_most.is_some_and(|at_most| at_most < at_least) {
+                        return Err(missing("at_most >= at_least"));
+                    }
                     if claim.baseline.is_none() && claim.baseline_point.is_none() {
                         return Err(missing("baseline or baseline_point"));
                     }

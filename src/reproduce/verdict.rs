@@ -1,32 +1,39 @@
-//! Verdicts (issue 13 item 5): each claim of an experiment against what we measured, as
-//! reproduced, right direction only, or not reproduced, with the numbers that decided it.
+//! Verdicts (issue 13 item 5, made strict by issue 21): each claim of an experiment against what
+//! we measured, as reproduced, right direction only, not reproduced, or not evaluated, with the
+//! numbers that decided it. docs/reproduce.md ("Verdicts") states the rules for readers.
 //!
-//! The measured side is a [`Measured`] table (points x schemes x metrics) built from a sweep's
-//! results (a bench run is one point named `-`). Rules, per claim kind (see
-//! [`super::experiment::ClaimKind`]); "factor" is oriented so that > 1 means `scheme` is better:
-//! - ratio: reproduced if the factor >= `at_least` at every checked point; right direction if
-//!   it is > 1 at every point but below `at_least` somewhere; else not reproduced.
-//! - near: reproduced if within `tolerance` of the paper's value at every point; right
-//!   direction if, for a factor, ours is on the same side of 1 as the paper's; else not.
-//! - trend: reproduced if every step moves the right way (each step may go the wrong way by at
-//!   most `tolerance`, relative, default 5%); right direction if only the last point is beyond
-//!   the first the right way; else not.
-//! - peak: reproduced if the maximum is at `at`; right direction if it is at another interior
-//!   point (it rises, then falls); else not.
-//! - range: reproduced if within [min, max] at every point; else not.
+//! The measured side is a [`Measured`] table (points x schemes x metrics, each with its 95%
+//! interval and per-repeat values under `--repeat N`, and the activity behind each metric)
+//! built from a sweep's results (a bench run is one point named `-`). "Factor" is oriented so
+//! that > 1 means `scheme` is better.
 //!
-//! A claim whose scheme, point or metric was not measured (e.g. left out of a `--quick` run) is
-//! "not evaluated", with the reason: never guessed.
+//! Before any rule: a claim whose scheme, point or metric was not measured, whose compared
+//! metric had no activity (no operations, no page misses for read stalls, ...: a 0 that
+//! measures nothing), whose factor is 0/0, or whose `requires` is unmet (the mechanism it is
+//! about was not exercised) is "not evaluated", with the reason: never guessed.
 //!
-//! Intervals (`--repeat N`, issue 19 item 6): each compared value carries its 95% confidence
-//! interval ([`Compared`], in [`Verdict::measured`] and printed beside the value, `2.860
-//! ±0.050`): a metric's from [`crate::sweep::metrics::interval`]; a factor over a baseline the
-//! delta-method interval of the ratio over the repeat pairs (repeat k of the scheme and of the
-//! baseline). The rules above judge the values alone: the intervals are reported, not used.
+//! Noise: with repeats, a compared value has a 95% interval; "beyond the noise" means the
+//! interval excludes the tie (a factor's lower end > 1; a change between two points larger than
+//! `sqrt(a^2 + b^2)` of their half-widths). A single run has no noise estimate, so: a claim
+//! with no stated size (ratio `at_least` 1, trend, peak) pointing the paper's way is "not
+//! evaluated", and the "right direction only" fallback is never given (not reproduced).
+//! - ratio: a factor <= 1 anywhere or above `at_most` is not reproduced; with intervals, a
+//!   lower end <= 1 anywhere is not reproduced (a tie within the noise); else reproduced if at
+//!   least `at_least` everywhere, right direction only if not. A single run is reproduced by a
+//!   stated size (an `at_least` above 1) met everywhere.
+//! - near: reproduced if within `tolerance` of the paper's value everywhere; right direction
+//!   if a factor is on the paper's side of 1 beyond the noise (a paper value of 1 has no side).
+//! - trend: first to last must move the paper's way beyond the noise; reproduced if every step
+//!   does too (each step may go the wrong way by `tolerance`, relative, default 5%), right
+//!   direction only if not.
+//! - peak: the maximum must be interior and above both ends beyond the noise; reproduced if it
+//!   is at `at`, right direction only if elsewhere.
+//! - range: reproduced if within [min, max] at every point (levels: no noise rule).
 
 use serde::Serialize;
 
-use super::experiment::{Claim, ClaimKind};
+use super::experiment::{Claim, ClaimKind, Requirement};
+use crate::bench::report::RunResult;
 use crate::bench::stats::{Interval, format_pm, ratio_interval};
 use crate::sweep::SweepResults;
 use crate::sweep::metrics::{self, METRICS, Metric};
@@ -37,11 +44,13 @@ use crate::sweep::metrics::{self, METRICS, Metric};
 pub enum Outcome {
     /// The criterion holds.
     Reproduced,
-    /// The effect points the paper's way, but smaller than the criterion.
+    /// The effect points the paper's way beyond the run-to-run noise, but is smaller than the
+    /// criterion.
     RightDirection,
-    /// It does not hold.
+    /// It does not hold (a tie within the noise included).
     NotReproduced,
-    /// Something it needs was not measured.
+    /// Something it needs was not measured: a scheme, a point, activity in the metric, the
+    /// mechanism it is about, or (for a direction) the noise.
     NotEvaluated,
 }
 
@@ -97,6 +106,65 @@ pub struct Measured {
     pub intervals: Vec<(usize, String, &'static str, Interval)>,
     /// (point index, scheme, metric id, each repeat's value) with `--repeat N`.
     pub repeats: Vec<(usize, String, &'static str, Vec<Option<f64>>)>,
+    /// (point index, scheme, the counts behind the metrics); a scheme without an entry is not
+    /// checked for activity.
+    pub activity: Vec<(usize, String, Activity)>,
+}
+
+/// The counts a run's metrics are computed from, summed over its completed repeats: a metric
+/// whose count is 0 measured nothing (a read-stall ratio of 0 without misses).
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Activity {
+    /// Operations (transactions) completed in the measured phase.
+    pub ops: f64,
+    /// Page misses.
+    pub misses: f64,
+    /// Page requests (hits + misses).
+    pub requests: f64,
+    /// Page writes (synchronous and background).
+    pub page_writes: f64,
+}
+
+impl Activity {
+    /// The counts of `run` (of its completed repeats, with `--repeat N`).
+    #[must_use]
+    pub fn of(run: &RunResult) -> Activity {
+        let one = |run: &RunResult| {
+            let pool = &run.pool_stats;
+            Activity {
+                ops: run.ops as f64,
+                misses: pool.misses as f64,
+                requests: (pool.hits + pool.misses) as f64,
+                page_writes: (pool.sync_replacement_writes
+                    + pool.sync_recoverability_writes
+                    + pool.lru_flushes
+                    + pool.flush_list_flushes) as f64,
+            }
+        };
+        match &run.repeats {
+            Some(repeats) => repeats
+                .completed()
+                .map(one)
+                .fold(Activity::default(), |a, b| Activity {
+                    ops: a.ops + b.ops,
+                    misses: a.misses + b.misses,
+                    requests: a.requests + b.requests,
+                    page_writes: a.page_writes + b.page_writes,
+                }),
+            None => one(run),
+        }
+    }
+
+    /// The count `metric` is computed from, and its name.
+    #[must_use]
+    pub fn behind(&self, metric: &str) -> (f64, &'static str) {
+        match metric {
+            "read_stall_pct" => (self.misses, "page misses"),
+            "hit_pct" | "miss_pct" => (self.requests, "page requests"),
+            "sync_write_pct" => (self.page_writes, "page writes"),
+            _ => (self.ops, "operations"),
+        }
+    }
 }
 
 impl Measured {
@@ -123,6 +191,9 @@ impl Measured {
                 let Some((run, first)) = sweep.run_at(index, scheme) else {
                     continue;
                 };
+                measured
+                    .activity
+                    .push((index, scheme.clone(), Activity::of(run)));
                 for metric in METRICS {
                     let values = metrics::repeat_values(metric, run, first);
                     if !values.is_empty() {
@@ -156,6 +227,16 @@ impl Measured {
             .map(|(_, _, _, values)| values.as_slice())
     }
 
+    /// The activity behind `metric` of `scheme` at `point`, if recorded: (count, its name).
+    #[must_use]
+    pub fn activity(&self, point: &str, scheme: &str, metric: &str) -> Option<(f64, &'static str)> {
+        let index = self.points.iter().position(|p| p == point)?;
+        self.activity
+            .iter()
+            .find(|(i, s, _)| *i == index && s == scheme)
+            .map(|(_, _, activity)| activity.behind(metric))
+    }
+
     /// A value, if measured.
     #[must_use]
     pub fn get(&self, point: &str, scheme: &str, metric: &str) -> Option<f64> {
@@ -177,13 +258,14 @@ fn fmt(value: f64) -> String {
     }
 }
 
-/// `scheme`'s advantage over `base`: > 1 means better (`higher` per the claim or the metric).
-fn factor(higher: bool, value: f64, base: f64) -> f64 {
+/// `scheme`'s advantage over `base`: > 1 means better (`higher` per the claim or the metric);
+/// `None` for 0/0, which is no factor at all (nothing to compare).
+fn factor(higher: bool, value: f64, base: f64) -> Option<f64> {
     let (num, den) = if higher { (value, base) } else { (base, value) };
     if den == 0.0 {
-        if num == 0.0 { 1.0 } else { f64::INFINITY }
+        (num != 0.0).then_some(f64::INFINITY)
     } else {
-        num / den
+        Some(num / den)
     }
 }
 
@@ -215,6 +297,9 @@ pub fn judge(claim: &Claim, measured: &Measured) -> Verdict {
     } else {
         claim.points.clone()
     };
+    if let Err(why) = requirements_met(claim, measured, &points) {
+        return verdict(Outcome::NotEvaluated, criterion(claim), why);
+    }
     let series = match series(claim, metric, measured, &points) {
         Ok(series) => series,
         Err(why) => return verdict(Outcome::NotEvaluated, criterion(claim), why),
@@ -232,8 +317,73 @@ pub fn judge(claim: &Claim, measured: &Measured) -> Verdict {
     }
 }
 
+/// Every `requires` of `claim` at every point: one of its schemes reaches `min`.
+fn requirements_met(claim: &Claim, measured: &Measured, points: &[String]) -> Result<(), String> {
+    for requirement in &claim.requires {
+        for point in points {
+            requirement_met(requirement, measured, point)?;
+        }
+    }
+    Ok(())
+}
+
+fn requirement_met(
+    requirement: &Requirement,
+    measured: &Measured,
+    point: &str,
+) -> Result<(), String> {
+    let values: Vec<(String, f64)> = requirement
+        .schemes
+        .iter()
+        .filter_map(|scheme| {
+            measured
+                .get(point, scheme, &requirement.metric)
+                .map(|v| (scheme.clone(), v))
+        })
+        .collect();
+    if values.is_empty() {
+        return Err(format!(
+            "no {} for {} at {point}, which the claim requires",
+            requirement.metric,
+            requirement.schemes.join(", ")
+        ));
+    }
+    if values.iter().any(|(_, v)| *v >= requirement.min) {
+        return Ok(());
+    }
+    let shown: Vec<String> = values
+        .iter()
+        .map(|(scheme, v)| format!("{scheme} {}", fmt(*v)))
+        .collect();
+    Err(format!(
+        "mechanism not exercised: {} {} at {point}, under {}: {}",
+        requirement.metric,
+        shown.join(", "),
+        fmt(requirement.min),
+        requirement.why
+    ))
+}
+
+/// `Err` naming the scheme when `metric` had no activity behind it at `point`.
+fn active(
+    measured: &Measured,
+    point: &str,
+    scheme: &str,
+    metric: &str,
+    value: f64,
+) -> Result<(), String> {
+    match measured.activity(point, scheme, metric) {
+        Some((count, what)) if count <= 0.0 => Err(format!(
+            "no activity: {scheme} had no {what} at {point}, so its {metric} of {} measures nothing",
+            fmt(value)
+        )),
+        _ => Ok(()),
+    }
+}
+
 /// The compared quantity at each point: the scheme's value, or its factor over the baseline,
-/// with its interval.
+/// with its interval; `Err` (not evaluated) for a value not measured, without activity, or a
+/// factor of 0/0.
 fn series(
     claim: &Claim,
     metric: &Metric,
@@ -245,12 +395,14 @@ fn series(
         let value = measured
             .get(point, &claim.scheme, metric.id)
             .ok_or_else(|| format!("no {} for {} at {point}", metric.id, claim.scheme))?;
+        active(measured, point, &claim.scheme, metric.id, value)?;
         let compared = if claim.baseline.is_some() || claim.baseline_point.is_some() {
             let base_scheme = claim.baseline.as_deref().unwrap_or(&claim.scheme);
             let base_point = claim.baseline_point.as_deref().unwrap_or(point);
             let base = measured
                 .get(base_point, base_scheme, metric.id)
                 .ok_or_else(|| format!("no {} for {base_scheme} at {base_point}", metric.id))?;
+            active(measured, base_point, base_scheme, metric.id, base)?;
             let higher = match claim.prefer.as_deref() {
                 Some("higher") => true,
                 Some("lower") => false,
@@ -261,9 +413,15 @@ fn series(
                 measured.repeat_values(point, &claim.scheme, metric.id),
                 measured.repeat_values(base_point, base_scheme, metric.id),
             );
+            let value = factor(higher, value, base).ok_or_else(|| {
+                format!(
+                    "0/0: {} and {base_scheme} at {base_point} both measured 0 {}, no factor",
+                    claim.scheme, metric.id
+                )
+            })?;
             Compared {
                 point: point.clone(),
-                value: factor(higher, value, base),
+                value,
                 ci95: spread.and_then(|i| i.ci95),
                 n: spread.map_or(0, |i| i.n),
             }
@@ -323,10 +481,17 @@ pub fn criterion(claim: &Claim) -> String {
         claim.points.join(", ")
     };
     match claim.kind {
-        ClaimKind::Ratio => format!(
-            "{what}: better by a factor >= {} at {points}",
-            fmt(claim.at_least.unwrap_or(1.0))
-        ),
+        ClaimKind::Ratio => match claim.at_most {
+            Some(at_most) => format!(
+                "{what}: better by a factor in [{}, {}] at {points}",
+                fmt(claim.at_least.unwrap_or(1.0)),
+                fmt(at_most)
+            ),
+            None => format!(
+                "{what}: better by a factor >= {} at {points}",
+                fmt(claim.at_least.unwrap_or(1.0))
+            ),
+        },
         ClaimKind::Near => format!(
             "{what}: within {:.0}% of {} at {points}",
             claim.tolerance.unwrap_or(0.0) * 100.0,
@@ -369,21 +534,91 @@ fn listing(series: &[Compared]) -> String {
         .join(", ")
 }
 
+/// Where a compared value's 95% interval ends, below and above (`None`: no interval).
+fn ends(compared: &Compared) -> Option<(f64, f64)> {
+    compared
+        .ci95
+        .filter(|half| half.is_finite())
+        .map(|half| (compared.value - half, compared.value + half))
+}
+
+/// Whether every compared value has an interval (repeats on both sides of a factor).
+fn has_intervals(series: &[Compared]) -> bool {
+    series.iter().all(|c| ends(c).is_some())
+}
+
+/// The reason's note for a single run.
+const SINGLE_RUN: &str =
+    "single run: no noise estimate (run with --repeat 2 or more for an interval)";
+
+/// The half-width of the difference of two independent compared values (different points):
+/// `sqrt(a^2 + b^2)`; `None` unless both have an interval.
+fn difference_noise(a: &Compared, b: &Compared) -> Option<f64> {
+    Some(a.ci95?.hypot(b.ci95?)).filter(|half| half.is_finite())
+}
+
 fn judge_ratio(claim: &Claim, series: &[Compared]) -> (Outcome, String) {
     let at_least = claim.at_least.unwrap_or(1.0);
     let reason = format!("measured factor {}", listing(series));
-    if series.iter().all(|c| c.value >= at_least) {
-        (Outcome::Reproduced, reason)
-    } else if series.iter().all(|c| c.value > 1.0) {
-        (
-            Outcome::RightDirection,
-            format!("{reason}: better, but below {}", fmt(at_least)),
-        )
-    } else {
-        (
+    if let Some(at_most) = claim.at_most
+        && let Some(over) = series.iter().find(|c| c.value > at_most)
+    {
+        return (
             Outcome::NotReproduced,
-            format!("{reason}: not better everywhere"),
-        )
+            format!(
+                "{reason}: above the paper's upper end {} at {}",
+                fmt(at_most),
+                over.point
+            ),
+        );
+    }
+    if let Some(tie) = series.iter().find(|c| c.value <= 1.0) {
+        return (
+            Outcome::NotReproduced,
+            format!("{reason}: not better at {} (a tie is no gain)", tie.point),
+        );
+    }
+    let short = series.iter().find(|c| c.value < at_least);
+    if !has_intervals(series) {
+        return match short {
+            Some(short) => (
+                Outcome::NotReproduced,
+                format!(
+                    "{reason}: below {} at {}; {SINGLE_RUN}, so not called right direction",
+                    fmt(at_least),
+                    short.point
+                ),
+            ),
+            None if at_least > 1.0 => (Outcome::Reproduced, format!("{reason}; {SINGLE_RUN}")),
+            None => (
+                Outcome::NotEvaluated,
+                format!("{reason}: better, but {SINGLE_RUN}, so a gain cannot be told from a tie"),
+            ),
+        };
+    }
+    if let Some((point, low)) = series.iter().find_map(|c| {
+        ends(c)
+            .filter(|(low, _)| *low <= 1.0)
+            .map(|(low, _)| (&c.point, low))
+    }) {
+        return (
+            Outcome::NotReproduced,
+            format!(
+                "{reason}: within the noise of a tie at {point} (95% interval down to {})",
+                fmt(low)
+            ),
+        );
+    }
+    match short {
+        None => (Outcome::Reproduced, reason),
+        Some(short) => (
+            Outcome::RightDirection,
+            format!(
+                "{reason}: better beyond the noise, but below {} at {}",
+                fmt(at_least),
+                short.point
+            ),
+        ),
     }
 }
 
@@ -400,19 +635,50 @@ fn judge_near(claim: &Claim, series: &[Compared]) -> (Outcome, String) {
         }
     };
     if series.iter().all(|c| close(c.value)) {
-        (Outcome::Reproduced, reason)
-    } else if relative
-        && series
-            .iter()
-            .all(|c| (c.value - 1.0).signum() == (paper - 1.0).signum())
-    {
-        (
-            Outcome::RightDirection,
-            format!("{reason}: same side of 1 as the paper, not within the tolerance"),
-        )
-    } else {
-        (Outcome::NotReproduced, reason)
+        return (Outcome::Reproduced, reason);
     }
+    // Right direction: a factor on the paper's side of 1, beyond the noise. A paper value of
+    // 1 ("about the same") has no side.
+    if !relative || (paper - 1.0).abs() < 1e-12 {
+        return (
+            Outcome::NotReproduced,
+            format!("{reason}: not within {:.0}%", tolerance * 100.0),
+        );
+    }
+    let above = paper > 1.0;
+    let same_side = |v: f64| if above { v > 1.0 } else { v < 1.0 };
+    if !series.iter().all(|c| same_side(c.value)) {
+        return (
+            Outcome::NotReproduced,
+            format!("{reason}: on the other side of 1 from the paper"),
+        );
+    }
+    if !has_intervals(series) {
+        return (
+            Outcome::NotReproduced,
+            format!(
+                "{reason}: on the paper's side of 1, not within {:.0}%; {SINGLE_RUN}, so not \
+                 called right direction",
+                tolerance * 100.0
+            ),
+        );
+    }
+    let beyond = |c: &Compared| {
+        ends(c).is_some_and(|(low, high)| if above { low > 1.0 } else { high < 1.0 })
+    };
+    if let Some(tie) = series.iter().find(|c| !beyond(c)) {
+        return (
+            Outcome::NotReproduced,
+            format!("{reason}: within the noise of 1 at {}", tie.point),
+        );
+    }
+    (
+        Outcome::RightDirection,
+        format!(
+            "{reason}: on the paper's side of 1 beyond the noise, not within {:.0}%",
+            tolerance * 100.0
+        ),
+    )
 }
 
 fn judge_trend(claim: &Claim, series: &[Compared]) -> (Outcome, String) {
@@ -433,17 +699,44 @@ fn judge_trend(claim: &Claim, series: &[Compared]) -> (Outcome, String) {
         }
     };
     let steps_ok = series.windows(2).all(|w| step_ok(w[0].value, w[1].value));
-    let (first, last) = (series[0].value, series[series.len() - 1].value);
-    let overall = if rising { last > first } else { last < first };
-    if steps_ok && overall {
-        (Outcome::Reproduced, reason)
-    } else if overall {
-        (
-            Outcome::RightDirection,
-            format!("{reason}: first to last the right way, not at every step"),
-        )
+    let (first, last) = (&series[0], &series[series.len() - 1]);
+    let change = if rising {
+        last.value - first.value
     } else {
-        (Outcome::NotReproduced, reason)
+        first.value - last.value
+    };
+    if change <= 0.0 {
+        return (
+            Outcome::NotReproduced,
+            format!("{reason}: first to last not the paper's way"),
+        );
+    }
+    match difference_noise(first, last) {
+        None if steps_ok => (
+            Outcome::NotEvaluated,
+            format!(
+                "{reason}: the paper's way, but {SINGLE_RUN}, so a trend cannot be told from a flat line"
+            ),
+        ),
+        None => (
+            Outcome::NotReproduced,
+            format!(
+                "{reason}: a step goes the wrong way; {SINGLE_RUN}, so not called right direction"
+            ),
+        ),
+        Some(noise) if change <= noise => (
+            Outcome::NotReproduced,
+            format!(
+                "{reason}: first to last changes by {}, within the noise (±{})",
+                fmt(change),
+                fmt(noise)
+            ),
+        ),
+        Some(_) if steps_ok => (Outcome::Reproduced, reason),
+        Some(_) => (
+            Outcome::RightDirection,
+            format!("{reason}: first to last the right way beyond the noise, not at every step"),
+        ),
     }
 }
 
@@ -458,24 +751,47 @@ fn judge_peak(claim: &Claim, series: &[Compared]) -> (Outcome, String) {
     };
     let peak_point = &peak.point;
     let reason = format!("measured {}; largest at {peak_point}", listing(series));
-    if peak_point == at {
-        (Outcome::Reproduced, reason)
-    } else if peak_index > 0 && peak_index + 1 < series.len() {
-        (
+    if peak_index == 0 || peak_index + 1 == series.len() {
+        return (
+            Outcome::NotReproduced,
+            format!("{reason}: largest at an end, no peak"),
+        );
+    }
+    let (first, last) = (&series[0], &series[series.len() - 1]);
+    let rise_and_fall = difference_noise(peak, first)
+        .zip(difference_noise(peak, last))
+        .map(|(up, down)| peak.value - first.value > up && peak.value - last.value > down);
+    match rise_and_fall {
+        None if peak_point == at => (
+            Outcome::NotEvaluated,
+            format!("{reason}: {SINGLE_RUN}, so a peak cannot be told from a plateau"),
+        ),
+        None => (
+            Outcome::NotReproduced,
+            format!(
+                "{reason}: peaks elsewhere than {at}; {SINGLE_RUN}, so not called right direction"
+            ),
+        ),
+        Some(false) => (
+            Outcome::NotReproduced,
+            format!("{reason}: the rise or the fall is within the noise"),
+        ),
+        Some(true) if peak_point == at => (Outcome::Reproduced, reason),
+        Some(true) => (
             Outcome::RightDirection,
-            format!("{reason}: rises then falls, but peaks elsewhere than {at}"),
-        )
-    } else {
-        (Outcome::NotReproduced, reason)
+            format!("{reason}: rises then falls beyond the noise, but peaks elsewhere than {at}"),
+        ),
     }
 }
 
 fn judge_range(claim: &Claim, series: &[Compared]) -> (Outcome, String) {
     let inside = |v: f64| claim.min.is_none_or(|m| v >= m) && claim.max.is_none_or(|m| v <= m);
     let reason = format!("measured {}", listing(series));
-    if series.iter().all(|c| inside(c.value)) {
-        (Outcome::Reproduced, reason)
-    } else {
-        (Outcome::NotReproduced, reason)
+    match series.iter().find(|c| !inside(c.value)) {
+        None => (Outcome::Reproduced, reason),
+        Some(out) => (
+            Outcome::NotReproduced,
+            format!("{reason}: outside at {}", out.point),
+        ),
     }
 }

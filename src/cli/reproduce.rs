@@ -246,10 +246,17 @@ impl CreatedDirs {
             .take_while(|p| !p.as_os_str().is_empty() && !p.exists())
             .collect();
         for path in missing.into_iter().rev() {
-            std::fs::create_dir(path).map_err(|err| {
-                Error::Config(format!("--out {}: cannot create it: {err}", dir.display()))
-            })?;
-            self.0.push(path.to_path_buf());
+            match std::fs::create_dir(path) {
+                Ok(()) => self.0.push(path.to_path_buf()),
+                // Another worker (`--point` runs into one --out) made it meanwhile: not ours.
+                Err(err) if err.kind() == std::io::ErrorKind::AlreadyExists && path.is_dir() => {}
+                Err(err) => {
+                    return Err(Error::Config(format!(
+                        "--out {}: cannot create it: {err}",
+                        dir.display()
+                    )));
+                }
+            }
         }
         if dir.is_dir() {
             Ok(())

@@ -106,7 +106,15 @@ fn whole_and_split_runs_make_the_same_report() {
     );
     let mut xargs = Command::new("xargs")
         .args(["-P", "2", "-I{}", env!("CARGO_BIN_EXE_flashbuf")])
-        .args(["reproduce", EXPERIMENT, "--quick", "--set", SET, "--point", "{}"])
+        .args([
+            "reproduce",
+            EXPERIMENT,
+            "--quick",
+            "--set",
+            SET,
+            "--point",
+            "{}",
+        ])
         .arg("--out")
         .arg(&split)
         .stdin(Stdio::piped())
@@ -208,8 +216,14 @@ fn a_bad_point_is_refused_before_anything_runs() {
     assert!(!run.status.success());
     let stderr = text(&run.stderr);
     assert!(stderr.contains("--point ace-fig10g.p7"), "{stderr}");
-    assert!(stderr.contains("ace-fig10g.p1, ace-fig10g.p2, ace-fig10g.p3"), "{stderr}");
-    assert!(!stderr.contains("reproduce ace-fig10g ("), "started: {stderr}");
+    assert!(
+        stderr.contains("ace-fig10g.p1, ace-fig10g.p2, ace-fig10g.p3"),
+        "{stderr}"
+    );
+    assert!(
+        !stderr.contains("reproduce ace-fig10g ("),
+        "started: {stderr}"
+    );
     assert!(!out.exists());
     let not_an_id = flashbuf()
         .args(["reproduce", "--point", "fig10g", "--out"])
@@ -276,7 +290,11 @@ fn a_missing_point_is_named_and_a_rerun_skips_done_points() {
     );
     assert!(stderr.contains("point ace-fig10g.p3"), "{stderr}");
     assert!(!stderr.contains("point ace-fig10g.p2 (ace_n_w = 4) already done"));
-    assert_eq!(std::fs::read_to_string(&p1).unwrap(), before, "p1 ran again");
+    assert_eq!(
+        std::fs::read_to_string(&p1).unwrap(),
+        before,
+        "p1 ran again"
+    );
     assert!(out.join("points/ace-fig10g.p2.point.json").is_file());
     let results = json(&out.join("results.json"));
     assert!(
@@ -291,11 +309,23 @@ fn a_missing_point_is_named_and_a_rerun_skips_done_points() {
     let fresh = reproduce(&["--out", out.to_str().unwrap(), "--fresh"]);
     assert!(fresh.status.success(), "{}", text(&fresh.stderr));
     assert!(!text(&fresh.stderr).contains("already done"));
-    assert_ne!(std::fs::read_to_string(&p1).unwrap(), before, "p1 not rerun");
+    assert_ne!(
+        std::fs::read_to_string(&p1).unwrap(),
+        before,
+        "p1 not rerun"
+    );
 
     // Another plan into the same directory is refused, naming --out and --fresh.
     let other = flashbuf()
-        .args(["reproduce", EXPERIMENT, "--quick", "--repeat", "2", "--set", SET])
+        .args([
+            "reproduce",
+            EXPERIMENT,
+            "--quick",
+            "--repeat",
+            "2",
+            "--set",
+            SET,
+        ])
         .arg("--out")
         .arg(&out)
         .output()

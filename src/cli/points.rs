@@ -36,7 +36,12 @@ pub struct PointFlags {
     /// the host, the start and end time) and no report: `flashbuf merge` assembles that from
     /// any set of point files. A point file that says the point is done is not run again
     /// (`--fresh` does).
-    #[arg(long, value_delimiter = ',', value_name = "ID", conflicts_with = "plan")]
+    #[arg(
+        long,
+        value_delimiter = ',',
+        value_name = "ID",
+        conflicts_with = "plan"
+    )]
     pub point: Vec<String>,
     /// Run every point again: remove the point files in OUT/points first. Without it, a rerun
     /// into the same --out skips the points already done (and says so).
@@ -242,7 +247,10 @@ pub fn run_points(
 /// A `--point` run's results: its own points, in plan order (for the table and exit code).
 fn only(plan: &Plan, points: &BTreeMap<usize, SweepPoint>) -> SweepResults {
     let mut sweep = plan.empty_results();
-    sweep.values = points.keys().map(|&index| plan.values[index].clone()).collect();
+    sweep.values = points
+        .keys()
+        .map(|&index| plan.values[index].clone())
+        .collect();
     for point in points.values() {
         sweep.push(point.clone());
     }

@@ -409,7 +409,7 @@ fn attach_records(all: &mut [PreparedPoint], indices: &[usize]) -> Result<()> {
         return Ok(());
     };
     let key = first_spec.load_key();
-    for point in points.iter() {
+    for point in &points {
         if let Some(spec) = &point.record
             && spec.load_key() != key
         {

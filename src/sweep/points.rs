@@ -410,16 +410,15 @@ pub fn group(files: Vec<(PathBuf, PointFile)>) -> Result<Vec<Group>> {
     let mut groups: Vec<Group> = Vec::new();
     for (path, file) in files {
         let key = |plan: &Plan| plan.experiment.clone().unwrap_or(plan.command_line.clone());
-        let at = match groups.iter().position(|g| key(&g.plan) == key(&file.plan)) {
-            Some(at) => at,
-            None => {
-                groups.push(Group {
-                    plan: file.plan.clone(),
-                    points: BTreeMap::new(),
-                    notes: Vec::new(),
-                });
-                groups.len() - 1
-            }
+        let at = if let Some(at) = groups.iter().position(|g| key(&g.plan) == key(&file.plan)) {
+            at
+        } else {
+            groups.push(Group {
+                plan: file.plan.clone(),
+                points: BTreeMap::new(),
+                notes: Vec::new(),
+            });
+            groups.len() - 1
         };
         let group = &mut groups[at];
         if group.plan != file.plan {
@@ -538,12 +537,21 @@ mod tests {
         let experiment = plan(Some("lruc-fig9"));
         assert_eq!(experiment.id(1), "lruc-fig9.p2");
         assert_eq!(experiment.index_of("lruc-fig9.p3"), Some(2));
-        let selected = select(&[&experiment], &["lruc-fig9.p3".into(), "lruc-fig9.p1".into()]);
+        let selected = select(
+            &[&experiment],
+            &["lruc-fig9.p3".into(), "lruc-fig9.p1".into()],
+        );
         assert_eq!(selected.unwrap(), [vec![0, 2]]);
         let err = select(&[&experiment], &["lruc-fig9.p4".into()]).unwrap_err();
         assert!(err.to_string().contains("--point lruc-fig9.p4"), "{err}");
-        assert!(err.to_string().contains("lruc-fig9.p1, lruc-fig9.p2"), "{err}");
-        let twice = select(&[&experiment], &["lruc-fig9.p1".into(), "lruc-fig9.p1".into()]);
+        assert!(
+            err.to_string().contains("lruc-fig9.p1, lruc-fig9.p2"),
+            "{err}"
+        );
+        let twice = select(
+            &[&experiment],
+            &["lruc-fig9.p1".into(), "lruc-fig9.p1".into()],
+        );
         assert!(twice.unwrap_err().to_string().contains("more than once"));
     }
 
@@ -571,9 +579,16 @@ mod tests {
         let failed = |name: &str| (PathBuf::from(name), file(&plan, 0, PointStatus::Failed));
         let groups = group(vec![failed("a"), done("b")]).unwrap();
         assert_eq!(groups[0].points[&0].0, PathBuf::from("b"));
-        assert!(groups[0].notes[0].contains("took b"), "{:?}", groups[0].notes);
+        assert!(
+            groups[0].notes[0].contains("took b"),
+            "{:?}",
+            groups[0].notes
+        );
         let err = group(vec![done("a"), done("b")]).unwrap_err();
-        assert!(err.to_string().contains("two results files, a and b"), "{err}");
+        assert!(
+            err.to_string().contains("two results files, a and b"),
+            "{err}"
+        );
     }
 
     #[test]

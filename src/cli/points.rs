@@ -120,7 +120,7 @@ pub fn resume(
         if fresh {
             remove_point_files(dir)?;
         }
-        for (path, file) in crate::sweep::points::read_dir_points(dir)? {
+        for (path, file) in readable_point_files(dir)? {
             if file.plan != *plan {
                 return Err(Error::Config(format!(
                     "--out {}: holds results of another run ({} from `{}`); rerun with \
@@ -159,6 +159,23 @@ pub fn resume(
         todo,
         whole: selected.is_none(),
     })
+}
+
+/// The point files under `dir` that can be read; one that cannot is reported and left out
+/// (its point runs again and rewrites it).
+fn readable_point_files(dir: &Path) -> Result<Vec<(PathBuf, PointFile)>> {
+    let points = dir.join(POINTS_DIR);
+    if !points.is_dir() {
+        return Ok(Vec::new());
+    }
+    let mut files = Vec::new();
+    for path in crate::sweep::points::find_files(&[points])? {
+        match PointFile::read(&path) {
+            Ok(file) => files.push((path, file)),
+            Err(err) => eprintln!("flashbuf: {err}; that point runs again"),
+        }
+    }
+    Ok(files)
 }
 
 /// Removes `dir`'s point files (`--fresh`).

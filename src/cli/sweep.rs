@@ -288,11 +288,11 @@ impl PreparedSweep {
             |index| {
                 let point = &points[index];
                 eprintln!(
-                    "sweep: point {} of {total} ({}): {} = {}",
+                    "sweep: point {} of {total}: {} = {} ({})",
                     index + 1,
-                    plan.id(index),
                     plan.param,
-                    point.value
+                    point.value,
+                    plan.id(index)
                 );
                 run_point(point)
             },

@@ -19,7 +19,7 @@ use crate::device::DeviceStats;
 use crate::wal::WalStats;
 
 /// Bytes per operation by kind (see the module docs).
-#[derive(Debug, Clone, Default, Serialize, PartialEq)]
+#[derive(Debug, Clone, Default, Serialize, serde::Deserialize, PartialEq)]
 pub struct BytesPerOp {
     /// Data-device bytes read.
     pub data_reads: f64,

@@ -52,7 +52,7 @@ impl CpuSample {
 }
 
 /// CPU use over an interval.
-#[derive(Debug, Clone, Default, Serialize, PartialEq)]
+#[derive(Debug, Clone, Default, Serialize, serde::Deserialize, PartialEq)]
 pub struct CpuUtil {
     /// Cores kept busy on average (CPU seconds / wall seconds); `None` without `/proc`.
     pub cores_used: Option<f64>,

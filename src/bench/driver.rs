@@ -60,7 +60,7 @@ pub trait DriverWorker {
 }
 
 /// The result of the consistency check after a scheme's run.
-#[derive(Debug, Clone, Default, serde::Serialize, PartialEq)]
+#[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize, PartialEq)]
 pub struct ConsistencyCheck {
     /// The workload's conditions verified (TPC-C: 3.3.2.1-4).
     pub conditions: Vec<String>,

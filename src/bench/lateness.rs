@@ -65,7 +65,7 @@ pub fn choose_time_scale(mean_lateness_us: f64) -> f64 {
 const MAX_LATENESS_US: u64 = 10_000_000;
 
 /// Wake-up lateness over a phase, real microseconds, and in device time.
-#[derive(Debug, Clone, Default, Serialize, PartialEq)]
+#[derive(Debug, Clone, Default, Serialize, serde::Deserialize, PartialEq)]
 pub struct Lateness {
     /// Sleeps measured.
     pub samples: u64,

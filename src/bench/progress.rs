@@ -56,7 +56,7 @@ impl Phase {
 /// Where one scheme's real time went, seconds: what the summary line after each scheme and
 /// results.json's `phases_real_s` show (the ETA and the estimate before the run are sums of
 /// these).
-#[derive(Debug, Clone, Copy, Default, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct PhaseTimes {
     /// Creating the devices and writing the database image onto the data device (load or copy).
     pub set_up: f64,

@@ -129,7 +129,7 @@ pub struct RegimeInputs {
 }
 
 /// One quantity of a run.
-#[derive(Debug, Clone, Serialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize, PartialEq)]
 pub struct RegimeQuantity {
     /// Its name.
     pub name: String,
@@ -147,7 +147,7 @@ pub struct RegimeQuantity {
 }
 
 /// A run's regime (`regime` in results.json).
-#[derive(Debug, Clone, Serialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize, PartialEq)]
 pub struct Regime {
     /// The reference setup (`None`: no published regime for this workload).
     pub reference: Option<String>,

@@ -48,7 +48,7 @@ pub const RATIO_KEY: &str = "ratio";
 const NOT_METRICS: &[&str] = &["runs", "summary", "timeline", "latency_cdf", "config_diff"];
 
 /// One scheme's repeats.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize)]
 pub struct Repeats {
     /// Every repeat's full record, in repeat order; `None` for a repeat that failed.
     pub runs: Vec<Option<RunResult>>,

@@ -73,7 +73,7 @@ pub const TIME_BASE_NOTE: &str = "durations (duration_s, warmup_s, timeline t_s)
      for rates); duration_real_s, mutex waits and CPU are real time";
 
 /// The top of results.json.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize)]
 pub struct Header {
     /// `CARGO_PKG_VERSION`.
     pub flashbuf_version: String,
@@ -105,7 +105,7 @@ impl Header {
 }
 
 /// Latency figures in milliseconds of device time.
-#[derive(Debug, Clone, Default, Serialize, PartialEq)]
+#[derive(Debug, Clone, Default, Serialize, serde::Deserialize, PartialEq)]
 pub struct LatencyMs {
     /// Mean.
     pub mean: f64,
@@ -127,7 +127,7 @@ pub const CDF_QUANTILES: &[f64] = &[
 ];
 
 /// Device I/O rates in device time over the measured phase.
-#[derive(Debug, Clone, Default, Serialize, PartialEq)]
+#[derive(Debug, Clone, Default, Serialize, serde::Deserialize, PartialEq)]
 pub struct IoRates {
     /// Page reads per second.
     pub read_iops: f64,
@@ -147,7 +147,7 @@ pub struct IoRates {
 }
 
 /// How long read stalls waited, device-time milliseconds.
-#[derive(Debug, Clone, Default, Serialize, PartialEq)]
+#[derive(Debug, Clone, Default, Serialize, serde::Deserialize, PartialEq)]
 pub struct StallWaitMs {
     /// Mean.
     pub mean: f64,
@@ -161,7 +161,7 @@ pub struct StallWaitMs {
 }
 
 /// Data-device syncs of the write path.
-#[derive(Debug, Clone, Default, Serialize, PartialEq)]
+#[derive(Debug, Clone, Default, Serialize, serde::Deserialize, PartialEq)]
 pub struct FsyncStats {
     /// Syncs issued.
     pub count: u64,
@@ -170,7 +170,7 @@ pub struct FsyncStats {
 }
 
 /// The doublewrite buffer's work.
-#[derive(Debug, Clone, Default, Serialize, PartialEq)]
+#[derive(Debug, Clone, Default, Serialize, serde::Deserialize, PartialEq)]
 pub struct DoublewriteStats {
     /// Pages written to the doublewrite area.
     pub pages: u64,
@@ -183,7 +183,7 @@ pub struct DoublewriteStats {
 }
 
 /// The redo log's rates over the measured phase (device time).
-#[derive(Debug, Clone, Default, Serialize, PartialEq)]
+#[derive(Debug, Clone, Default, Serialize, serde::Deserialize, PartialEq)]
 pub struct LogRates {
     /// Commits served per second.
     pub commits_per_s: f64,
@@ -224,7 +224,7 @@ impl LogRates {
 }
 
 /// Whether a run measured a steady state ([`super::timeline::judge_steadiness`]).
-#[derive(Debug, Clone, Default, Serialize, PartialEq)]
+#[derive(Debug, Clone, Default, Serialize, serde::Deserialize, PartialEq)]
 pub struct Steadiness {
     /// The warm-up ended because throughput was steady (not at its bound). For information:
     /// the verdict judges the measured phase itself.
@@ -279,7 +279,7 @@ impl Steadiness {
 }
 
 /// One scheme's measured run.
-#[derive(Debug, Clone, Default, Serialize)]
+#[derive(Debug, Clone, Default, Serialize, serde::Deserialize)]
 pub struct RunResult {
     /// Scheme name.
     pub scheme: String,
@@ -404,7 +404,7 @@ pub struct RunResult {
 }
 
 /// One operation (transaction) type's measurements.
-#[derive(Debug, Clone, Default, Serialize, PartialEq)]
+#[derive(Debug, Clone, Default, Serialize, serde::Deserialize, PartialEq)]
 pub struct TypeResult {
     /// Type name (`new_order`, `read`, ...).
     pub name: String,
@@ -425,7 +425,7 @@ pub struct TypeResult {
 }
 
 /// One pool-config key whose value in a run differs from the defaults.
-#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize, PartialEq, Eq)]
 pub struct ConfigDiff {
     /// The key ([`crate::pool::PoolConfig::KEYS`]).
     pub key: String,
@@ -486,7 +486,7 @@ pub fn config_diffs(
 }
 
 /// A scheme whose run failed.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize)]
 pub struct RunFailure {
     /// Scheme name.
     pub scheme: String,
@@ -495,7 +495,7 @@ pub struct RunFailure {
 }
 
 /// Everything one bench invocation produced.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize)]
 pub struct BenchResults {
     /// Provenance.
     pub header: Header,

@@ -18,7 +18,7 @@ use serde::Serialize;
 
 /// A metric over repeats: its mean, the 95% confidence interval's half-width and the number of
 /// values.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, serde::Deserialize)]
 pub struct Interval {
     /// The sample mean (for a ratio: the ratio of the means).
     pub mean: f64,

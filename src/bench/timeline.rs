@@ -44,7 +44,7 @@ pub const PERIOD_MIN_CORRELATION: f64 = 0.4;
 pub const PERIOD_MIN_POINTS: usize = 3;
 
 /// One step of a run.
-#[derive(Debug, Clone, Serialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize, PartialEq)]
 pub struct TimelinePoint {
     /// Device seconds since the phase began, at the end of this interval.
     pub t_s: f64,

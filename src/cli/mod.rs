@@ -1,4 +1,4 @@
-//! The `flashbuf` command line: `device probe`, `bench`, `sweep`, `reproduce`, `load`, `check`, and the listings
+//! The `flashbuf` command line: `device probe`, `bench`, `sweep`, `reproduce`, `merge`, `load`, `check`, and the listings
 //! `schemes`, `devices`, `config --default`.
 
 /// `println!` through [`out`]: a closed standard output is not a panic.
@@ -15,6 +15,8 @@ pub mod devices;
 pub mod given;
 pub mod limits;
 pub mod load;
+pub mod merge;
+pub mod points;
 pub mod preflight;
 pub mod probe;
 pub mod reproduce;
@@ -58,6 +60,9 @@ enum Command {
     /// The papers' tables and figures as named experiments: `--list`, or run one (`--quick`
     /// for a small version) and compare with the paper's values, with a verdict per claim.
     Reproduce(reproduce::ReproduceArgs),
+    /// Assemble a sweep's or a reproduction's report from point results files (`--point`
+    /// runs, on any machines): the same files a whole run writes; missing points are named.
+    Merge(merge::MergeArgs),
 }
 
 #[derive(Debug, Subcommand)]
@@ -80,7 +85,8 @@ impl Command {
             | Command::Schemes(_)
             | Command::Devices(_)
             | Command::Config(_)
-            | Command::Reproduce(_) => {}
+            | Command::Reproduce(_)
+            | Command::Merge(_) => {}
         }
     }
 }
@@ -119,6 +125,7 @@ pub fn run() -> i32 {
         Command::Config(args) => config::run(&args),
         Command::Sweep(args) => sweep::run(&args),
         Command::Reproduce(args) => reproduce::run(&args),
+        Command::Merge(args) => merge::run(&args),
     };
     match result {
         Ok(()) => 0,

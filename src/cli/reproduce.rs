@@ -17,18 +17,20 @@ use std::path::{Path, PathBuf};
 use clap::{CommandFactory, FromArgMatches, Parser};
 
 use super::bench::{self, BenchArgs};
-use super::sweep::{self as sweep_cli, SweepArgs};
+use super::points::PointFlags;
+use super::sweep::{self as sweep_cli, PreparedSweep, SweepArgs};
 use crate::error::{Error, Result};
 use crate::reproduce::experiment::{self, Command, Experiment};
 use crate::reproduce::report::write_report_dir;
 use crate::reproduce::verdict::{Measured, Verdict, judge_all};
+use crate::sweep::points::{self, Plan};
 use crate::sweep::{PointStatus, SweepPoint, SweepResults};
 
 /// Arguments of `reproduce`.
 #[derive(Debug, Clone, clap::Args)]
 pub struct ReproduceArgs {
     /// List the experiments: id, paper and figure, runnable or what it needs, description.
-    #[arg(long, conflicts_with_all = ["ids", "quick", "out", "set"])]
+    #[arg(long, conflicts_with_all = ["ids", "quick", "out", "set", "plan", "point", "fresh"])]
     pub list: bool,
     /// Experiments to run (ids from `--list`).
     pub ids: Vec<String>,
@@ -54,6 +56,10 @@ pub struct ReproduceArgs {
     /// wins), e.g. `--set "--device mem --log-device mem --duration 100ms"`.
     #[arg(long, allow_hyphen_values = true)]
     pub set: Option<String>,
+    /// `--plan`, `--point`, `--fresh` (point ids are EXPERIMENT.pN; with `--point`, the
+    /// experiment ids may be left out).
+    #[command(flatten)]
+    pub points: PointFlags,
 }
 
 #[derive(Debug, Parser)]
@@ -88,71 +94,87 @@ fn parse_bench_line(line: &[String]) -> std::result::Result<BenchLine, clap::Err
 
 /// Runs the command.
 ///
+/// `--rescore DIR`: judges a saved run again with today's claims and rules.
+fn rescore(dir: &Path) -> Result<()> {
+    let rescored = crate::reproduce::rescore::rescore_dir(dir)?;
+    super::out(&rescored.changes());
+    rescored.write(dir)?;
+    eprintln!("wrote {}", dir.join("verdicts-rescored.json").display());
+    Ok(())
+}
+
 /// # Errors
 /// An unknown id, an experiment that needs something not built, a failed run.
 pub fn run(args: &ReproduceArgs) -> Result<()> {
     if let Some(dir) = &args.rescore {
-        let rescored = crate::reproduce::rescore::rescore_dir(dir)?;
-        super::out(&rescored.changes());
-        rescored.write(dir)?;
-        eprintln!("wrote {}", dir.join("verdicts-rescored.json").display());
-        return Ok(());
+        return rescore(dir);
     }
-    if args.list || args.ids.is_empty() {
+    if args.list || (args.ids.is_empty() && args.points.point.is_empty()) {
         super::out(&list()?);
         if args.ids.is_empty() && !args.list {
             eprintln!("give an experiment id to run it: flashbuf reproduce ID [--quick]");
         }
         return Ok(());
     }
-    // Every id is checked before anything runs.
+    // Every id and every run's flags (with --set) are checked before anything runs.
     refuse_repeated_ids(&args.ids)?;
-    let experiments = args
-        .ids
+    let ids = if args.ids.is_empty() {
+        experiments_of_points(&args.points.point)?
+    } else {
+        args.ids.clone()
+    };
+    let experiments = ids
         .iter()
         .map(|id| experiment::find(id))
         .collect::<Result<Vec<_>>>()?;
-    for experiment in &experiments {
-        if !experiment.runnable() {
-            return Err(Error::Config(format!(
-                "experiment `{}` ({} {}) cannot run here: it needs {}",
-                experiment.id,
-                experiment.paper.cite(),
-                experiment.figure,
-                experiment.needs.trim()
-            )));
+    let mut runs = prepare_runs(&experiments, args)?;
+    if args.points.plan.is_some() {
+        let base = super::points::argv_without_plan();
+        for run in &runs {
+            super::out(&run.plan.lines(args.points.plan_json(), &base));
         }
-        // Every run's flags (with --set) are checked before the first one starts.
-        check_line(experiment, args.quick, args.repeat, args.set.as_deref())?;
+        return Ok(());
     }
+    let selected: Vec<Option<Vec<usize>>> = if args.points.point.is_empty() {
+        vec![None; runs.len()]
+    } else {
+        let plans: Vec<&Plan> = runs.iter().map(|run| &run.plan).collect();
+        points::select(&plans, &args.points.point)?
+            .into_iter()
+            .map(Some)
+            .collect()
+    };
     let dirs: Vec<PathBuf> = experiments
         .iter()
         .map(|experiment| out_dir(args.out.as_deref(), experiments.len(), &experiment.id))
         .collect();
     let mut created = CreatedDirs::default();
-    for dir in &dirs {
-        if let Err(err) = created.create(dir) {
-            created.remove_empty();
-            return Err(err);
+    let mut resumes = Vec::with_capacity(runs.len());
+    for ((run, dir), selected) in runs.iter().zip(&dirs).zip(&selected) {
+        if selected.as_ref().is_some_and(Vec::is_empty) {
+            resumes.push(None);
+            continue;
+        }
+        let resume = created.create(dir).and_then(|()| {
+            super::points::resume(&run.plan, Some(dir), selected.as_deref(), args.points.fresh)
+        });
+        match resume {
+            Ok(resume) => resumes.push(Some(resume)),
+            Err(err) => {
+                created.remove_empty();
+                return Err(err);
+            }
         }
     }
     let mut failed = Vec::new();
-    for (experiment, dir) in experiments.iter().zip(&dirs) {
-        if crate::bench::interrupt::interrupted() {
-            eprintln!("reproduce {}: not run (interrupted, Ctrl-C)", experiment.id);
-            failed.push(experiment.id.clone());
+    for ((run, dir), resume) in runs.iter_mut().zip(&dirs).zip(resumes) {
+        let Some(resume) = resume else {
             continue;
-        }
-        match run_experiment(
-            experiment,
-            args.quick,
-            args.repeat,
-            args.set.as_deref(),
-            dir,
-        ) {
-            Ok((sweep, _verdicts)) => {
+        };
+        match run_experiment(run, dir, resume) {
+            Ok(sweep) => {
                 if sweep.any_failed() {
-                    failed.push(experiment.id.clone());
+                    failed.push(run.experiment.id.clone());
                 }
             }
             Err(err) => {
@@ -166,10 +188,53 @@ pub fn run(args: &ReproduceArgs) -> Result<()> {
         Ok(())
     } else {
         Err(Error::Failed(format!(
-            "runs failed in {} (see their reports)",
+            "runs failed or did not complete in {} (see their reports)",
             failed.join(", ")
         )))
     }
+}
+
+/// Every experiment's run, its flags (with --set) checked; refuses one that cannot run here.
+fn prepare_runs<'a>(
+    experiments: &'a [Experiment],
+    args: &ReproduceArgs,
+) -> Result<Vec<ExperimentRun<'a>>> {
+    let mut runs = Vec::with_capacity(experiments.len());
+    for experiment in experiments {
+        if !experiment.runnable() {
+            return Err(Error::Config(format!(
+                "experiment `{}` ({} {}) cannot run here: it needs {}",
+                experiment.id,
+                experiment.paper.cite(),
+                experiment.figure,
+                experiment.needs.trim()
+            )));
+        }
+        runs.push(prepare_experiment(
+            experiment,
+            args.quick,
+            args.repeat,
+            args.set.as_deref(),
+        )?);
+    }
+    Ok(runs)
+}
+
+/// The experiments named by `--point` ids (`EXPERIMENT.pN`), in first-seen order.
+fn experiments_of_points(ids: &[String]) -> Result<Vec<String>> {
+    let mut experiments: Vec<String> = Vec::new();
+    for id in ids {
+        let Some((experiment, _)) = id.rsplit_once(".p") else {
+            return Err(Error::Config(format!(
+                "--point {id}: not a reproduction's point id (EXPERIMENT.pN, from `flashbuf \
+                 reproduce ID --plan`)"
+            )));
+        };
+        if !experiments.iter().any(|e| e == experiment) {
+            experiments.push(experiment.to_string());
+        }
+    }
+    Ok(experiments)
 }
 
 /// Where experiment `id` writes: `--out` itself for one experiment, `--out/ID` for several,
@@ -207,10 +272,17 @@ impl CreatedDirs {
             .take_while(|p| !p.as_os_str().is_empty() && !p.exists())
             .collect();
         for path in missing.into_iter().rev() {
-            std::fs::create_dir(path).map_err(|err| {
-                Error::Config(format!("--out {}: cannot create it: {err}", dir.display()))
-            })?;
-            self.0.push(path.to_path_buf());
+            match std::fs::create_dir(path) {
+                Ok(()) => self.0.push(path.to_path_buf()),
+                // Another worker (`--point` runs into one --out) made it meanwhile: not ours.
+                Err(err) if err.kind() == std::io::ErrorKind::AlreadyExists && path.is_dir() => {}
+                Err(err) => {
+                    return Err(Error::Config(format!(
+                        "--out {}: cannot create it: {err}",
+                        dir.display()
+                    )));
+                }
+            }
         }
         if dir.is_dir() {
             Ok(())
@@ -382,74 +454,171 @@ pub fn check_line(
     })
 }
 
-/// Runs one experiment and writes its report into `dir`; returns our results and the verdicts.
+/// One experiment checked and ready to run: its command line, its plan and how to run a point.
+pub struct ExperimentRun<'a> {
+    /// The experiment.
+    pub experiment: &'a Experiment,
+    /// The plan (its points and their ids).
+    pub plan: Plan,
+    runner: Runner,
+}
+
+/// How an experiment's points run.
+enum Runner {
+    /// Through the sweep code.
+    Sweep(Box<PreparedSweep>),
+    /// One bench run (the single point `-`).
+    Bench(Box<BenchArgs>),
+}
+
+/// Checks an experiment's run (with `set` appended; nothing is loaded or run) and makes its
+/// plan.
 ///
 /// # Errors
-/// Bad arguments in the experiment (nothing ran), a failed load, files that cannot be written.
-pub fn run_experiment(
-    experiment: &Experiment,
+/// [`Error::Config`] naming the experiment and the problem.
+pub fn prepare_experiment<'a>(
+    experiment: &'a Experiment,
     quick: bool,
     repeat: Option<usize>,
     set: Option<&str>,
-    dir: &Path,
-) -> Result<(SweepResults, Vec<Verdict>)> {
+) -> Result<ExperimentRun<'a>> {
     let line = command_line(experiment, quick, repeat, set);
     let shown = format!("flashbuf {}", line.join(" "));
-    std::fs::create_dir_all(dir).map_err(|err| {
-        Error::Config(format!("--out {}: cannot create it: {err}", dir.display()))
-    })?;
+    let fail = |why: String| Error::Config(format!("experiment {}: {why}", experiment.id));
+    let (plan, runner) = match experiment.ours.command {
+        Command::Sweep => {
+            let parsed = parse_sweep_line(&line).map_err(|e| fail(e.render().to_string()))?;
+            let prepared =
+                sweep_cli::prepare_sweep(&parsed.args, &shown, Some((&experiment.id, quick)))
+                    .map_err(|e| fail(e.to_string()))?;
+            (prepared.plan.clone(), Runner::Sweep(Box::new(prepared)))
+        }
+        Command::Bench => {
+            let parsed = parse_bench_line(&line).map_err(|e| fail(e.render().to_string()))?;
+            let (config, _) =
+                bench::prepare(&parsed.args, "check").map_err(|e| fail(e.to_string()))?;
+            let plan = Plan {
+                experiment: Some(experiment.id.clone()),
+                quick,
+                command_line: shown,
+                param: "run".into(),
+                param_sets: "a single bench run".into(),
+                values: vec!["-".into()],
+                schemes: config.schemes.iter().map(|s| s.name.clone()).collect(),
+                repeats: parsed.args.repeat,
+            };
+            (plan, Runner::Bench(Box::new(parsed.args)))
+        }
+    };
+    Ok(ExperimentRun {
+        experiment,
+        plan,
+        runner,
+    })
+}
+
+/// Runs the points `resume` says of one experiment into `dir`: a whole run rewrites the report
+/// (results.json, verdicts.json, report.html) after every point and prints the verdicts at the
+/// end; a `--point` run writes only its point files. Returns the results.
+///
+/// # Errors
+/// A failed load, files that cannot be written.
+pub fn run_experiment(
+    run: &mut ExperimentRun<'_>,
+    dir: &Path,
+    resume: super::points::Resume,
+) -> Result<SweepResults> {
+    let experiment = run.experiment;
+    let plan = &run.plan;
     eprintln!(
-        "reproduce {} ({} {}){}: {shown}",
+        "reproduce {} ({} {}){}: {}",
         experiment.id,
         experiment.paper.cite(),
         experiment.figure,
-        if quick { ", quick" } else { "" }
+        if plan.quick { ", quick" } else { "" },
+        plan.command_line
     );
-    let parse_error = |err: clap::Error| {
-        Error::Config(format!(
-            "experiment {}: its command line does not parse: {}",
-            experiment.id,
-            err.render()
-        ))
-    };
-    let sweep = match experiment.ours.command {
-        Command::Sweep => {
-            let parsed = parse_sweep_line(&line).map_err(parse_error)?;
-            sweep_cli::run_sweep(&parsed.args, &shown)?
+    let whole = resume.whole;
+    let progress = |sweep: &SweepResults| {
+        let verdicts = judge_all(&experiment.claims, &Measured::from_sweep(sweep));
+        if let Err(err) = write_report_dir(
+            dir,
+            experiment,
+            sweep,
+            &verdicts,
+            plan.quick,
+            &plan.command_line,
+        ) {
+            eprintln!("flashbuf: writing {}: {err}", dir.display());
         }
-        Command::Bench => {
-            let parsed = parse_bench_line(&line).map_err(parse_error)?;
-            let results = bench::run_to_results(&parsed.args, &shown)?;
-            let schemes = results
-                .runs
-                .iter()
-                .map(|r| r.scheme.clone())
-                .chain(results.failures.iter().map(|f| f.scheme.clone()))
-                .collect();
-            let mut sweep = SweepResults::new(
-                &shown,
-                "run",
-                "a single bench run",
-                vec!["-".into()],
-                schemes,
-            );
-            sweep.header.repeats = results.header.repeats;
-            let status = if results.failures.is_empty() {
+    };
+    let sweep = match &mut run.runner {
+        Runner::Sweep(prepared) => prepared.run(Some(dir), resume, progress)?,
+        Runner::Bench(args) => super::points::run_points(
+            plan,
+            Some(dir),
+            resume,
+            |_| bench_point(args, &plan.command_line),
+            progress,
+        )?,
+    };
+    if whole {
+        report_experiment(plan, &sweep, dir)?;
+    } else {
+        eprintln!(
+            "wrote the point files to {}; assemble the report with: flashbuf merge {} --out DIR",
+            dir.join(points::POINTS_DIR).display(),
+            dir.display()
+        );
+    }
+    Ok(sweep)
+}
+
+/// A bench experiment's one point.
+fn bench_point(args: &BenchArgs, shown: &str) -> SweepPoint {
+    match bench::run_to_results(args, shown) {
+        Ok(results) => SweepPoint {
+            value: "-".into(),
+            status: if results.failures.is_empty() {
                 PointStatus::Done
             } else {
                 PointStatus::SchemesFailed
-            };
-            sweep.push(SweepPoint {
+            },
+            error: None,
+            results: Some(results),
+        },
+        Err(err) => {
+            eprintln!("  run failed: {err}");
+            SweepPoint {
                 value: "-".into(),
-                status,
-                error: None,
-                results: Some(results),
-            });
-            sweep
+                status: PointStatus::Failed,
+                error: Some(err.to_string()),
+                results: None,
+            }
         }
-    };
-    let verdicts = judge_all(&experiment.claims, &Measured::from_sweep(&sweep));
-    write_report_dir(dir, experiment, &sweep, &verdicts, quick, &shown)?;
+    }
+}
+
+/// Judges an experiment's results (of `plan`, from a whole run or `merge`), writes its report
+/// into `dir` and prints the verdicts; returns them.
+///
+/// # Errors
+/// A plan that is not a known experiment's; files that cannot be written.
+pub fn report_experiment(plan: &Plan, sweep: &SweepResults, dir: &Path) -> Result<Vec<Verdict>> {
+    let id = plan
+        .experiment
+        .as_deref()
+        .ok_or_else(|| Error::Config("not a reproduction's results".into()))?;
+    let experiment = experiment::find(id)?;
+    let verdicts = judge_all(&experiment.claims, &Measured::from_sweep(sweep));
+    write_report_dir(
+        dir,
+        &experiment,
+        sweep,
+        &verdicts,
+        plan.quick,
+        &plan.command_line,
+    )?;
     outln!("\n{} verdicts:", experiment.id);
     for verdict in &verdicts {
         outln!(
@@ -464,7 +633,7 @@ pub fn run_experiment(
         "wrote report.html, results.json and verdicts.json to {}",
         dir.display()
     );
-    Ok((sweep, verdicts))
+    Ok(verdicts)
 }
 
 #[cfg(test)]
@@ -480,6 +649,7 @@ mod tests {
             set: Some(set.into()),
             repeat: None,
             rescore: None,
+            points: PointFlags::default(),
         }
     }
 

@@ -13,7 +13,7 @@
 //! current point's finished schemes are kept, the remaining points are marked not run, and the
 //! report is still written. The exit code is non-zero if any point or scheme failed.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use super::bench::{self, BenchArgs};
@@ -22,6 +22,7 @@ use crate::bench::driver::RecordSpec;
 use crate::error::{Error, Result};
 use crate::sweep::params::{self, Param, ParamInfo};
 use crate::sweep::plot::write_sweep_dir;
+use crate::sweep::points::{self, Plan};
 use crate::sweep::{PointStatus, SweepPoint, SweepResults};
 
 /// Arguments of `sweep`.
@@ -37,6 +38,9 @@ pub struct SweepArgs {
     /// gets sweep.json.
     #[command(flatten)]
     pub bench: BenchArgs,
+    /// `--plan`, `--point`, `--fresh`.
+    #[command(flatten)]
+    pub points: super::points::PointFlags,
 }
 
 /// One checked point, ready to run.
@@ -47,14 +51,65 @@ struct PreparedPoint {
     record: Option<RecordSpec>,
 }
 
-/// Runs the sweep; an error if any point or scheme failed.
+/// Runs the sweep (or prints its plan, or runs some of its points); an error if any point or
+/// scheme failed.
 ///
 /// # Errors
 /// Bad flags or values (nothing ran), a failed load, failed points or schemes (after writing
 /// everything that finished).
 pub fn run(args: &SweepArgs) -> Result<()> {
-    let command_line = std::env::args().collect::<Vec<_>>().join(" ");
-    let sweep = run_sweep(args, &command_line)?;
+    let argv: Vec<String> = std::env::args().collect();
+    let identity = super::points::plan_identity(&argv);
+    check_point_flags(args)?;
+    let mut prepared = prepare_sweep(args, &identity, None)?;
+    if args.points.plan.is_some() {
+        let base = super::points::argv_without_plan();
+        super::out(&prepared.plan.lines(args.points.plan_json(), &base));
+        return Ok(());
+    }
+    let selected = if args.points.point.is_empty() {
+        None
+    } else {
+        Some(points::select(&[&prepared.plan], &args.points.point)?.remove(0))
+    };
+    let out = args.bench.out.as_deref();
+    let resume =
+        super::points::resume(&prepared.plan, out, selected.as_deref(), args.points.fresh)?;
+    let whole = resume.whole;
+    let sweep = prepared.run(out, resume, |sweep| write_outputs(args, sweep))?;
+    outln!("{}", sweep.format_table());
+    if whole {
+        write_final(args, &sweep)?;
+    } else if let Some(dir) = out {
+        eprintln!(
+            "wrote the point files to {}; assemble the report with: flashbuf merge {} --out DIR",
+            dir.join(points::POINTS_DIR).display(),
+            dir.display()
+        );
+    }
+    failed_points(&sweep)
+}
+
+/// `--point` needs `--out` (where its files go) and does not write `--json`.
+fn check_point_flags(args: &SweepArgs) -> Result<()> {
+    if args.points.point.is_empty() {
+        return Ok(());
+    }
+    if args.bench.out.is_none() {
+        return Err(Error::Config(
+            "--point needs --out DIR: each point writes DIR/points/ID.point.json".into(),
+        ));
+    }
+    if args.bench.json.is_some() {
+        return Err(Error::Config(
+            "--point writes point files, not --json; `flashbuf merge` writes sweep.json".into(),
+        ));
+    }
+    Ok(())
+}
+
+/// The error for points or schemes that did not complete, naming them (`Ok` if none).
+fn failed_points(sweep: &SweepResults) -> Result<()> {
     if !sweep.any_failed() {
         return Ok(());
     }
@@ -168,69 +223,114 @@ fn check_some_scheme_uses(info: &ParamInfo, bench: &BenchArgs) -> Result<()> {
 /// anything; returns the schemes and the values.
 ///
 /// # Errors
-/// As [`run_sweep`] before anything runs.
+/// As [`prepare_sweep`].
 pub fn check_sweep(args: &SweepArgs) -> Result<(Vec<String>, Vec<String>)> {
-    let (info, values) = param_and_values(args)?;
-    let points = prepare_points(args, info, &values, "check")?;
-    Ok((scheme_union(&points), values))
+    let prepared = prepare_sweep(args, "check", None)?;
+    Ok((prepared.plan.schemes, prepared.plan.values))
 }
 
-/// Checks every point, loads a record workload once, runs the points in order, writes the
-/// files after each, prints the table; returns the results (failures included).
+/// A sweep checked and ready to run: its plan and every point's flags and configuration (no
+/// image loaded yet).
+pub struct PreparedSweep {
+    /// The plan (its points, ids and identity).
+    pub plan: Plan,
+    points: Vec<PreparedPoint>,
+}
+
+/// Checks every point of the sweep (nothing is loaded or run) and makes its plan;
+/// `experiment` is the reproduction's id and `--quick`, if it is one.
 ///
 /// # Errors
-/// Bad flags or values (nothing ran), a failed load, files that cannot be written.
-pub fn run_sweep(args: &SweepArgs, command_line: &str) -> Result<SweepResults> {
+/// Bad flags or values, naming the point.
+pub fn prepare_sweep(
+    args: &SweepArgs,
+    command_line: &str,
+    experiment: Option<(&str, bool)>,
+) -> Result<PreparedSweep> {
     let (info, values) = param_and_values(args)?;
-    let mut points = prepare_points(args, info, &values, command_line)?;
-    attach_records(&mut points)?;
-    let schemes = scheme_union(&points);
-    let mut sweep = SweepResults::new(command_line, info.name, info.sets, values, schemes);
-    sweep.header.repeats = args.bench.repeat;
-    let total = points.len();
-    for (index, point) in points.iter().enumerate() {
-        if crate::bench::interrupt::interrupted() {
-            sweep.push(SweepPoint {
-                value: point.value.clone(),
-                status: PointStatus::NotRun,
-                error: Some("not run: interrupted (Ctrl-C)".into()),
-                results: None,
-            });
-            continue;
+    let points = prepare_points(args, info, &values, command_line)?;
+    let plan = Plan {
+        experiment: experiment.map(|(id, _)| id.to_string()),
+        quick: experiment.is_some_and(|(_, quick)| quick),
+        command_line: command_line.to_string(),
+        param: info.name.to_string(),
+        param_sets: info.sets.to_string(),
+        values,
+        schemes: scheme_union(&points),
+        repeats: args.bench.repeat,
+    };
+    Ok(PreparedSweep { plan, points })
+}
+
+impl PreparedSweep {
+    /// Runs the points `resume` says (loading a record workload's image once, if any point
+    /// runs), writing point files into `out` and calling `progress` after each point of a
+    /// whole run; returns the results ([`super::points::run_points`]).
+    ///
+    /// # Errors
+    /// A failed load, a point file that cannot be written.
+    pub fn run(
+        &mut self,
+        out: Option<&Path>,
+        resume: super::points::Resume,
+        progress: impl FnMut(&SweepResults),
+    ) -> Result<SweepResults> {
+        if !resume.todo.is_empty() {
+            attach_records(&mut self.points, &resume.todo)?;
         }
-        eprintln!(
-            "sweep: point {} of {total}: {} = {}",
-            index + 1,
-            info.name,
-            point.value
-        );
-        let outcome = bench::run_prepared(&point.args, &point.config);
-        sweep.push(match outcome {
-            Ok(results) => SweepPoint {
-                value: point.value.clone(),
-                status: if results.failures.is_empty() {
-                    PointStatus::Done
-                } else {
-                    PointStatus::SchemesFailed
-                },
-                error: None,
-                results: Some(results),
+        let total = self.plan.values.len();
+        let plan = &self.plan;
+        let points = &self.points;
+        super::points::run_points(
+            plan,
+            out,
+            resume,
+            |index| {
+                let point = &points[index];
+                eprintln!(
+                    "sweep: point {} of {total}: {} = {} ({})",
+                    index + 1,
+                    plan.param,
+                    point.value,
+                    plan.id(index)
+                );
+                run_point(point)
             },
-            Err(err) => {
-                eprintln!("  point failed: {err}");
-                SweepPoint {
-                    value: point.value.clone(),
-                    status: PointStatus::Failed,
-                    error: Some(err.to_string()),
-                    results: None,
-                }
-            }
-        });
-        write_outputs(args, &sweep);
+            progress,
+        )
     }
-    outln!("{}", sweep.format_table());
+}
+
+/// Runs one prepared point.
+fn run_point(point: &PreparedPoint) -> SweepPoint {
+    match bench::run_prepared(&point.args, &point.config) {
+        Ok(results) => SweepPoint {
+            value: point.value.clone(),
+            status: if results.failures.is_empty() {
+                PointStatus::Done
+            } else {
+                PointStatus::SchemesFailed
+            },
+            error: None,
+            results: Some(results),
+        },
+        Err(err) => {
+            eprintln!("  point failed: {err}");
+            SweepPoint {
+                value: point.value.clone(),
+                status: PointStatus::Failed,
+                error: Some(err.to_string()),
+                results: None,
+            }
+        }
+    }
+}
+
+/// At the end of a whole run: sweep.json, the plots and report.html (`--out`), sweep.json
+/// (`--json`).
+fn write_final(args: &SweepArgs, sweep: &SweepResults) -> Result<()> {
     if let Some(dir) = &args.bench.out {
-        write_sweep_dir(dir, &sweep)?;
+        write_sweep_dir(dir, sweep)?;
         eprintln!(
             "wrote sweep.json, plots and report.html to {}",
             dir.display()
@@ -240,7 +340,7 @@ pub fn run_sweep(args: &SweepArgs, command_line: &str) -> Result<SweepResults> {
         sweep.write_json(path)?;
         eprintln!("wrote {}", path.display());
     }
-    Ok(sweep)
+    Ok(())
 }
 
 /// After each point: the files so far (a failed write is reported, the sweep goes on).
@@ -293,8 +393,15 @@ fn prepare_points(
     Ok(points)
 }
 
-/// A record workload: one image for every point (the points must load the same database).
-fn attach_records(points: &mut [PreparedPoint]) -> Result<()> {
+/// A record workload: one image for the points at `indices` (the points must load the same
+/// database).
+fn attach_records(all: &mut [PreparedPoint], indices: &[usize]) -> Result<()> {
+    let mut points: Vec<&mut PreparedPoint> = all
+        .iter_mut()
+        .enumerate()
+        .filter(|(index, _)| indices.contains(index))
+        .map(|(_, point)| point)
+        .collect();
     let Some(first) = points.first() else {
         return Ok(());
     };
@@ -302,7 +409,7 @@ fn attach_records(points: &mut [PreparedPoint]) -> Result<()> {
         return Ok(());
     };
     let key = first_spec.load_key();
-    for point in points.iter() {
+    for point in &points {
         if let Some(spec) = &point.record
             && spec.load_key() != key
         {
@@ -315,7 +422,7 @@ fn attach_records(points: &mut [PreparedPoint]) -> Result<()> {
         }
     }
     let image = bench::load_image(&first.args, &first.config, first_spec)?;
-    for point in points.iter_mut() {
+    for point in &mut points {
         if let Some(spec) = point.record.take() {
             let value = point.value.clone();
             bench::attach_image(&point.args, &mut point.config, spec, Arc::clone(&image))

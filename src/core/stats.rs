@@ -12,7 +12,7 @@ use crate::sync::{AtomicU64, Mutex, MutexGuard, Ordering};
 use serde::Serialize;
 
 /// Acquisitions of and waiting time on one list mutex.
-#[derive(Debug, Clone, Default, Serialize, PartialEq)]
+#[derive(Debug, Clone, Default, Serialize, serde::Deserialize, PartialEq)]
 pub struct MutexStats {
     /// Times the mutex was taken.
     pub acquisitions: u64,
@@ -190,7 +190,7 @@ impl WaitRecorder {
 }
 
 /// A snapshot of a [`WaitRecorder`].
-#[derive(Debug, Clone, Default, Serialize, PartialEq)]
+#[derive(Debug, Clone, Default, Serialize, serde::Deserialize, PartialEq)]
 pub struct WaitHistogram {
     /// Waits recorded.
     pub count: u64,
@@ -269,7 +269,7 @@ impl WaitHistogram {
 }
 
 /// A snapshot of a pool's counters.
-#[derive(Debug, Clone, Default, Serialize, PartialEq)]
+#[derive(Debug, Clone, Default, Serialize, serde::Deserialize, PartialEq)]
 pub struct PoolStats {
     /// Page requests served from the pool.
     pub hits: u64,

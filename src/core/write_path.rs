@@ -57,7 +57,7 @@ pub struct PageWrite {
 }
 
 /// Counters of a write path (device time).
-#[derive(Debug, Clone, Default, Serialize, PartialEq)]
+#[derive(Debug, Clone, Default, Serialize, serde::Deserialize, PartialEq)]
 pub struct WritePathStats {
     /// Data-device syncs issued.
     pub fsyncs: u64,

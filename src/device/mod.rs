@@ -153,7 +153,7 @@ impl DeviceInfo {
 }
 
 /// Counters a device keeps about itself. Times are in device time.
-#[derive(Debug, Clone, Default, serde::Serialize)]
+#[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize)]
 pub struct DeviceStats {
     /// Page reads completed (fused commands count one read and one write).
     pub reads: u64,

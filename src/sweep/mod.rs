@@ -7,6 +7,7 @@
 pub mod metrics;
 pub mod params;
 pub mod plot;
+pub mod points;
 pub mod results;
 
 pub use results::{PointStatus, SweepPoint, SweepResults};

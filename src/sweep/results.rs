@@ -17,7 +17,7 @@ use crate::bench::report::{BenchResults, Header, RunResult};
 use crate::error::{Error, Result};
 
 /// What happened to one point.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum PointStatus {
     /// Every scheme ran.
@@ -31,7 +31,7 @@ pub enum PointStatus {
 }
 
 /// One point of the sweep.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize)]
 pub struct SweepPoint {
     /// The parameter's value at this point, as given.
     pub value: String,

@@ -1,0 +1,310 @@
+//! The point flags of `sweep` and `reproduce` (`--plan`, `--point`, `--fresh`) and the loop
+//! that runs a plan's points (issue 21 item 6; the plan, ids and files are
+//! [`crate::sweep::points`]).
+//!
+//! A whole run with an output directory writes each point's results file
+//! (`OUT/points/ID.point.json`) as the point ends and calls back with the results so far (the
+//! caller rewrites its report); a rerun into the same directory skips the points whose file
+//! says they are done (`--fresh` removes the files first and runs everything). A `--point`
+//! run writes only its points' files: other workers may be writing into the same directory,
+//! so the report is `flashbuf merge`'s job.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use crate::error::{Error, Result};
+use crate::sweep::points::{POINTS_DIR, PointFile, Provenance, SUFFIX, assemble};
+use crate::sweep::{PointStatus, SweepPoint, SweepResults, points::Plan};
+
+/// `--plan`, `--point`, `--fresh`.
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct PointFlags {
+    /// Print the plan and run nothing: one point id per line (`--plan=json`: one JSON record
+    /// per line with the id, the value, the schemes, the repeats and `argv`, the command that
+    /// runs the point). Every flag is checked as for a run. See docs/distributed.md.
+    #[arg(
+        long,
+        num_args = 0..=1,
+        require_equals = true,
+        default_missing_value = "ids",
+        value_name = "FORMAT",
+        value_parser = ["ids", "json"]
+    )]
+    pub plan: Option<String>,
+    /// Run only these points (ids from `--plan`; comma-separated or repeated), each writing
+    /// its own results file OUT/points/ID.point.json (with the flashbuf version, the command,
+    /// the host, the start and end time) and no report: `flashbuf merge` assembles that from
+    /// any set of point files. A point file that says the point is done is not run again
+    /// (`--fresh` does).
+    #[arg(
+        long,
+        value_delimiter = ',',
+        value_name = "ID",
+        conflicts_with = "plan"
+    )]
+    pub point: Vec<String>,
+    /// Run every point again: remove the point files in OUT/points first. Without it, a rerun
+    /// into the same --out skips the points already done (and says so).
+    #[arg(long, conflicts_with = "plan")]
+    pub fresh: bool,
+}
+
+impl PointFlags {
+    /// Whether `--plan=json` was asked for.
+    #[must_use]
+    pub fn plan_json(&self) -> bool {
+        self.plan.as_deref() == Some("json")
+    }
+}
+
+/// This process's arguments without `--plan`/`--plan=FORMAT`: the base of each point's
+/// command in `--plan=json`.
+#[must_use]
+pub fn argv_without_plan() -> Vec<String> {
+    std::env::args()
+        .filter(|arg| arg != "--plan" && !arg.starts_with("--plan="))
+        .collect()
+}
+
+/// `command_line` without the flags that say where output goes or which points run (`--out`,
+/// `--json`, `--plan`, `--point`, `--fresh`, with their values): the identity of a sweep's
+/// plan, the same for every worker.
+#[must_use]
+pub fn plan_identity(args: &[String]) -> String {
+    const WITH_VALUE: &[&str] = &["--out", "--json", "--point"];
+    const ALONE: &[&str] = &["--plan", "--fresh"];
+    let mut kept = Vec::new();
+    let mut skip_next = false;
+    for arg in args.iter().skip(1) {
+        if std::mem::take(&mut skip_next) {
+            continue;
+        }
+        let name = arg.split('=').next().unwrap_or(arg);
+        if WITH_VALUE.contains(&arg.as_str()) {
+            skip_next = true;
+        } else if !(WITH_VALUE.contains(&name) || ALONE.contains(&name)) {
+            kept.push(arg.clone());
+        }
+    }
+    format!("flashbuf {}", kept.join(" "))
+}
+
+/// Which points a run runs, and what is already done in its output directory.
+#[derive(Debug)]
+pub struct Resume {
+    /// Points done in an earlier run (by index), kept.
+    pub done: BTreeMap<usize, SweepPoint>,
+    /// Indices to run, in order.
+    pub todo: Vec<usize>,
+    /// Whether this runs the whole plan (a report after every point) rather than `--point`s.
+    pub whole: bool,
+}
+
+/// Works out what to run: `selected` (`None`: every point) minus the points whose file in
+/// `out` says they are done, unless `fresh` (which removes the files first). Prints a line per
+/// skipped point.
+///
+/// # Errors
+/// `out` holds point files of another plan (and not `fresh`), or files that cannot be read or
+/// removed.
+pub fn resume(
+    plan: &Plan,
+    out: Option<&Path>,
+    selected: Option<&[usize]>,
+    fresh: bool,
+) -> Result<Resume> {
+    let all: Vec<usize> = (0..plan.values.len()).collect();
+    let wanted = selected.unwrap_or(&all);
+    let mut done = BTreeMap::new();
+    if let Some(dir) = out {
+        if fresh {
+            remove_point_files(dir)?;
+        }
+        for (path, file) in readable_point_files(dir)? {
+            if file.plan != *plan {
+                return Err(Error::Config(format!(
+                    "--out {}: holds results of another run ({} from `{}`); rerun with \
+                     --fresh to replace them, or choose another --out",
+                    dir.display(),
+                    path.display(),
+                    file.plan.command_line
+                )));
+            }
+            if file.done() {
+                done.insert(file.index, (path, file));
+            }
+        }
+    }
+    let todo: Vec<usize> = wanted
+        .iter()
+        .copied()
+        .filter(|index| !done.contains_key(index))
+        .collect();
+    for index in wanted.iter().filter(|index| done.contains_key(index)) {
+        let (path, _) = &done[index];
+        eprintln!(
+            "{}: point {} ({} = {}) already done ({}): skipped; --fresh runs it again",
+            plan.label(),
+            plan.id(*index),
+            plan.param,
+            plan.values[*index],
+            path.display()
+        );
+    }
+    Ok(Resume {
+        done: done
+            .into_iter()
+            .map(|(index, (_, file))| (index, file.point))
+            .collect(),
+        todo,
+        whole: selected.is_none(),
+    })
+}
+
+/// The point files under `dir` that can be read; one that cannot is reported and left out
+/// (its point runs again and rewrites it).
+fn readable_point_files(dir: &Path) -> Result<Vec<(PathBuf, PointFile)>> {
+    let points = dir.join(POINTS_DIR);
+    if !points.is_dir() {
+        return Ok(Vec::new());
+    }
+    let mut files = Vec::new();
+    for path in crate::sweep::points::find_files(&[points])? {
+        match PointFile::read(&path) {
+            Ok(file) => files.push((path, file)),
+            Err(err) => eprintln!("flashbuf: {err}; that point runs again"),
+        }
+    }
+    Ok(files)
+}
+
+/// Removes `dir`'s point files (`--fresh`).
+fn remove_point_files(dir: &Path) -> Result<()> {
+    let points = dir.join(POINTS_DIR);
+    let Ok(entries) = std::fs::read_dir(&points) else {
+        return Ok(());
+    };
+    for entry in entries.flatten() {
+        let path: PathBuf = entry.path();
+        let is_point = path
+            .file_name()
+            .and_then(|name| name.to_str())
+            .is_some_and(|name| name.ends_with(SUFFIX));
+        if is_point {
+            std::fs::remove_file(&path)
+                .map_err(|err| Error::io(format!("--fresh: removing {}", path.display()), err))?;
+        }
+    }
+    Ok(())
+}
+
+/// Runs `resume.todo` in order with `run_one` (index -> point), writing each point's file
+/// into `out` (if any) and, for a whole run, calling `progress` with the results so far after
+/// each. On Ctrl-C the points not started are `not_run` (and get no file). Returns the
+/// results: every point of a whole run; a `--point` run's own points otherwise.
+///
+/// # Errors
+/// A point file that cannot be written.
+pub fn run_points(
+    plan: &Plan,
+    out: Option<&Path>,
+    resume: Resume,
+    mut run_one: impl FnMut(usize) -> SweepPoint,
+    mut progress: impl FnMut(&SweepResults),
+) -> Result<SweepResults> {
+    let Resume {
+        mut done,
+        todo,
+        whole,
+    } = resume;
+    let mut ran = BTreeMap::new();
+    for &index in &todo {
+        if crate::bench::interrupt::interrupted() {
+            ran.insert(
+                index,
+                SweepPoint {
+                    value: plan.values[index].clone(),
+                    status: PointStatus::NotRun,
+                    error: Some("not run: interrupted (Ctrl-C)".into()),
+                    results: None,
+                },
+            );
+            continue;
+        }
+        let started = crate::bench::report::utc_now_iso8601();
+        let point = run_one(index);
+        if let Some(dir) = out
+            && point.status != PointStatus::NotRun
+        {
+            let file = PointFile {
+                format: crate::sweep::points::FORMAT.into(),
+                id: plan.id(index),
+                index,
+                plan: plan.clone(),
+                provenance: Provenance::ending_now(started),
+                point: point.clone(),
+            };
+            let path = file.write(dir)?;
+            eprintln!("{}: wrote {}", plan.label(), path.display());
+        }
+        ran.insert(index, point.clone());
+        if whole {
+            done.insert(index, point);
+            progress(&assemble(plan, &done, false));
+        }
+    }
+    if whole {
+        done.extend(ran);
+        Ok(assemble(plan, &done, true))
+    } else {
+        Ok(only(plan, &ran))
+    }
+}
+
+/// A `--point` run's results: its own points, in plan order (for the table and exit code).
+fn only(plan: &Plan, points: &BTreeMap<usize, SweepPoint>) -> SweepResults {
+    let mut sweep = plan.empty_results();
+    sweep.values = points
+        .keys()
+        .map(|&index| plan.values[index].clone())
+        .collect();
+    for point in points.values() {
+        sweep.push(point.clone());
+    }
+    sweep
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn strings(items: &[&str]) -> Vec<String> {
+        items.iter().map(|s| (*s).to_string()).collect()
+    }
+
+    #[test]
+    fn the_identity_drops_output_and_point_flags() {
+        let line = strings(&[
+            "/bin/flashbuf",
+            "sweep",
+            "--param",
+            "threads",
+            "--out",
+            "dir",
+            "--point=p2",
+            "--plan",
+            "--fresh",
+            "--json",
+            "x.json",
+            "--values",
+            "1,2",
+            "--point",
+            "p1",
+            "--out=elsewhere",
+        ]);
+        assert_eq!(
+            plan_identity(&line),
+            "flashbuf sweep --param threads --values 1,2"
+        );
+    }
+}

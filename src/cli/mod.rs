@@ -17,7 +17,9 @@ pub mod limits;
 pub mod load;
 pub mod preflight;
 pub mod probe;
+pub mod probe_corun;
 pub mod reproduce;
+pub mod reproduce_probe;
 pub mod schemes;
 pub mod sweep;
 

@@ -289,6 +289,7 @@ pub fn command_line(
     let name = match experiment.ours.command {
         Command::Bench => "bench",
         Command::Sweep => "sweep",
+        Command::Probe => "device probe",
     };
     let mut line = vec![name.to_string()];
     line.extend(experiment.args(quick).iter().cloned());
@@ -352,6 +353,9 @@ pub fn check_line(
     let line = command_line(experiment, quick, repeat, set);
     let fail = |why: String| Error::Config(format!("experiment {}: {why}", experiment.id));
     Ok(match experiment.ours.command {
+        Command::Probe => {
+            super::reproduce_probe::check_line(&line).map_err(|e| fail(e.to_string()))?
+        }
         Command::Sweep => {
             let parsed = parse_sweep_line(&line).map_err(|e| fail(e.render().to_string()))?;
             sweep_cli::check_sweep(&parsed.args).map_err(|e| fail(e.to_string()))?
@@ -397,6 +401,7 @@ pub fn run_experiment(
         ))
     };
     let sweep = match experiment.ours.command {
+        Command::Probe => super::reproduce_probe::run_line(&line, &shown)?,
         Command::Sweep => {
             let parsed = parse_sweep_line(&line).map_err(parse_error)?;
             sweep_cli::run_sweep(&parsed.args, &shown)?

@@ -19,7 +19,9 @@ pub mod merge;
 pub mod points;
 pub mod preflight;
 pub mod probe;
+pub mod probe_corun;
 pub mod reproduce;
+pub mod reproduce_probe;
 pub mod schemes;
 pub mod sweep;
 

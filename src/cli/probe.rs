@@ -100,6 +100,26 @@ pub struct ProbeArgs {
     /// noise then stays small in device time); `default` keeps the profile's; or a number.
     #[arg(long, default_value = "auto")]
     pub time_scale: String,
+    /// Co-run mode (RW paper section 5.2.1, Table 3): a read stream and a write stream at
+    /// once, each its own closed-loop submitters, each reported while the other runs (and
+    /// alone, unless --no-solo). Not with the sweep, steady-state or fsync flags.
+    #[arg(long)]
+    pub corun: bool,
+    /// With --corun: read submitters (default 32, the RW paper's fio queue depth).
+    #[arg(long)]
+    pub readers: Option<usize>,
+    /// With --corun: write submitters (default 32).
+    #[arg(long)]
+    pub writers: Option<usize>,
+    /// With --corun: device milliseconds counted per phase (default 5000).
+    #[arg(long)]
+    pub corun_ms: Option<u64>,
+    /// With --corun: device milliseconds of warm-up per phase, not counted (default 1000).
+    #[arg(long)]
+    pub warmup_ms: Option<u64>,
+    /// With --corun: skip measuring each stream alone.
+    #[arg(long)]
+    pub no_solo: bool,
     /// Write the report as JSON to this file.
     #[arg(long)]
     pub json: Option<PathBuf>,
@@ -108,14 +128,24 @@ pub struct ProbeArgs {
     pub given: super::given::Given,
 }
 
-/// Runs the probe.
+/// The device, profile, page size and region a probe's arguments name, checked.
+pub(super) struct Resolved {
+    pub(super) spec: DeviceSpec,
+    pub(super) profile: Option<Profile>,
+    pub(super) paper: Option<PaperFigures>,
+    pub(super) page_size: usize,
+    pub(super) options: OpenOptions,
+}
+
+/// Resolves and checks the arguments (nothing is opened).
 ///
 /// # Errors
-/// Bad arguments or device strings (listing the valid forms), device and I/O errors.
-pub fn run(args: &ProbeArgs) -> Result<()> {
+/// Bad arguments or device strings, naming the flag.
+pub(super) fn resolve(args: &ProbeArgs) -> Result<Resolved> {
     let spec = DeviceSpec::parse(&args.device)?;
     let resolved = emulated_profile(&spec)?;
     check_flags(args, resolved.is_some())?;
+    super::probe_corun::check_flags(args)?;
     let paper = resolved
         .as_ref()
         .and_then(|p| profile::paper_figures(p.name));
@@ -139,6 +169,31 @@ pub fn run(args: &ProbeArgs) -> Result<()> {
         )));
     }
     options.validate()?;
+    Ok(Resolved {
+        spec,
+        profile: resolved,
+        paper,
+        page_size,
+        options,
+    })
+}
+
+/// Runs the probe.
+///
+/// # Errors
+/// Bad arguments or device strings (listing the valid forms), device and I/O errors.
+pub fn run(args: &ProbeArgs) -> Result<()> {
+    let Resolved {
+        spec,
+        profile: resolved,
+        paper,
+        page_size,
+        options,
+    } = resolve(args)?;
+    if args.corun {
+        let report = super::probe_corun::measure(args)?;
+        return super::probe_corun::print_and_save(args, &report);
+    }
     let mut config = config_from(args, options.pages)?;
     let report = if args.model {
         let Some(profile) = &resolved else {
@@ -255,7 +310,7 @@ fn emulated_profile(spec: &DeviceSpec) -> Result<Option<Profile>> {
 }
 
 /// The probe configuration the arguments ask for.
-fn config_from(args: &ProbeArgs, region_pages: u64) -> Result<ProbeConfig> {
+pub(super) fn config_from(args: &ProbeArgs, region_pages: u64) -> Result<ProbeConfig> {
     let defaults = ProbeConfig::default();
     let precondition = if args.no_precondition {
         Precondition::None
@@ -434,7 +489,7 @@ fn kernel_write_cache(path: &Path) -> Option<WriteCache> {
 }
 
 /// Opens the device; a file device shows progress while its pages are written the first time.
-fn open_device(spec: &DeviceSpec, options: &OpenOptions) -> Result<SharedDevice> {
+pub(super) fn open_device(spec: &DeviceSpec, options: &OpenOptions) -> Result<SharedDevice> {
     let DeviceSpec::File(path) = spec else {
         return crate::device::open(spec, options);
     };

@@ -373,6 +373,7 @@ pub fn command_line(
     let name = match experiment.ours.command {
         Command::Bench => "bench",
         Command::Sweep => "sweep",
+        Command::Probe => "device probe",
     };
     let mut line = vec![name.to_string()];
     line.extend(experiment.args(quick).iter().cloned());
@@ -440,6 +441,9 @@ pub fn check_line(
     let line = command_line(experiment, quick, repeat, set);
     let fail = |why: String| Error::Config(format!("experiment {}: {why}", experiment.id));
     Ok(match experiment.ours.command {
+        Command::Probe => {
+            super::reproduce_probe::check_line(&line).map_err(|e| fail(e.to_string()))?
+        }
         Command::Sweep => {
             let parsed = parse_sweep_line(&line).map_err(|e| fail(e.render().to_string()))?;
             sweep_cli::check_sweep(&parsed.args).map_err(|e| fail(e.to_string()))?
@@ -465,6 +469,8 @@ pub struct ExperimentRun<'a> {
 
 /// How an experiment's points run.
 enum Runner {
+    /// A co-run `device probe` line, one run per device (`reproduce_probe`).
+    Probe(Vec<String>),
     /// Through the sweep code.
     Sweep(Box<PreparedSweep>),
     /// One bench run (the single point `-`).
@@ -486,6 +492,21 @@ pub fn prepare_experiment<'a>(
     let shown = format!("flashbuf {}", line.join(" "));
     let fail = |why: String| Error::Config(format!("experiment {}: {why}", experiment.id));
     let (plan, runner) = match experiment.ours.command {
+        Command::Probe => {
+            let (schemes, values) =
+                super::reproduce_probe::check_line(&line).map_err(|e| fail(e.to_string()))?;
+            let plan = Plan {
+                experiment: Some(experiment.id.clone()),
+                quick,
+                command_line: shown,
+                param: "device".into(),
+                param_sets: "the device of a co-run probe".into(),
+                values,
+                schemes,
+                repeats: 1,
+            };
+            (plan, Runner::Probe(line))
+        }
         Command::Sweep => {
             let parsed = parse_sweep_line(&line).map_err(|e| fail(e.render().to_string()))?;
             let prepared =
@@ -553,6 +574,13 @@ pub fn run_experiment(
         }
     };
     let sweep = match &mut run.runner {
+        Runner::Probe(line) => {
+            // A co-run probe is deterministic and takes about a second: it runs whole.
+            let sweep = super::reproduce_probe::run_line(line, &plan.command_line)?;
+            progress(&sweep);
+            report_experiment(plan, &sweep, dir)?;
+            return Ok(sweep);
+        }
         Runner::Sweep(prepared) => prepared.run(Some(dir), resume, progress)?,
         Runner::Bench(args) => super::points::run_points(
             plan,

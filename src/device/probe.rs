@@ -41,6 +41,7 @@
 //!
 //! [`DeviceInfo::time_scale`]: crate::device::DeviceInfo::time_scale
 
+pub mod corun;
 mod fsync_probe;
 mod live;
 mod model;
@@ -50,6 +51,7 @@ use std::time::Instant;
 
 use hdrhistogram::Histogram;
 
+pub use corun::{CorunConfig, CorunReport, StreamStats, corun, corun_model};
 pub use fsync_probe::{FsyncConfig, FsyncReport, SyncLatency};
 pub use model::probe_model;
 pub use steady::{Convergence, SteadyConfig};

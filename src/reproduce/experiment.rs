@@ -6,7 +6,8 @@
 //!
 //! An experiment records: its id, the paper and figure, what it measures, the paper's setup,
 //! the paper's values (cited from the seed text, with units), the claims that count as
-//! reproduced, and how to run it here (a `bench` or `sweep` command line, full and `--quick`),
+//! reproduced, and how to run it here (a `bench`, `sweep` or co-run `device probe` command line,
+//! full and `--quick`),
 //! with the approximations we make. `needs` marks an experiment that needs something not
 //! built: it is listed, and running it is an error, never a fabricated number.
 
@@ -50,6 +51,9 @@ pub enum Command {
     Bench,
     /// `flashbuf sweep ARGS` (ARGS include `--param` and `--values`).
     Sweep,
+    /// `flashbuf device probe --corun ARGS`, once per `--device` of ARGS (each device a point;
+    /// the streams `read` and `write` are the schemes).
+    Probe,
 }
 
 /// The paper's setup, as the paper states it.
@@ -68,7 +72,7 @@ pub struct PaperSetup {
 pub struct Ours {
     /// Where our setup differs from the paper's.
     pub approximations: String,
-    /// `bench` or `sweep`.
+    /// `bench`, `sweep` or `probe` (a co-run `device probe`).
     pub command: Command,
     /// The full run's arguments (after the command name).
     pub args: Vec<String>,

@@ -283,6 +283,9 @@ pub struct Window {
     pub fused: u64,
     /// Latency of every request completed in the window, device nanoseconds.
     pub latencies_ns: Vec<u64>,
+    /// The kind of client each of `latencies_ns` came from (same order and length), so a
+    /// mixed load can be split into its streams.
+    pub kinds: Vec<ClientKind>,
 }
 
 impl Window {
@@ -400,6 +403,7 @@ impl ClosedLoop {
             ClientKind::Fused => window.fused += 1,
         }
         window.latencies_ns.push(latency);
+        window.kinds.push(self.clients[client]);
     }
 
     /// When every client's outstanding request completes (the loop's drain point).

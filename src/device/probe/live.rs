@@ -50,7 +50,7 @@ pub(super) fn device_now(device: &SharedDevice, started: Instant) -> u64 {
     )
 }
 
-fn to_device_ns(real: Duration, scale: f64) -> u64 {
+pub(super) fn to_device_ns(real: Duration, scale: f64) -> u64 {
     let scale = if scale > 0.0 { scale } else { 1.0 };
     (real.as_nanos() as f64 / scale) as u64
 }
@@ -173,7 +173,7 @@ fn random(
     })
 }
 
-fn join_all<T>(handles: Vec<ScopedJoinHandle<'_, Result<T>>>) -> Result<Vec<T>> {
+pub(super) fn join_all<T>(handles: Vec<ScopedJoinHandle<'_, Result<T>>>) -> Result<Vec<T>> {
     let mut results = Vec::with_capacity(handles.len());
     let mut first_error = None;
     for handle in handles {
@@ -218,14 +218,14 @@ pub(super) fn measure(
 
 /// State the I/O threads share with the main thread.
 #[derive(Debug, Default)]
-struct Shared {
-    stop: AtomicBool,
-    failed: AtomicBool,
+pub(super) struct Shared {
+    pub(super) stop: AtomicBool,
+    pub(super) failed: AtomicBool,
     completed: AtomicU64,
 }
 
 /// One thread's latest samples: (completion, latency), real nanoseconds since the point began.
-type Samples = VecDeque<(u64, u64)>;
+pub(super) type Samples = VecDeque<(u64, u64)>;
 
 struct LiveRunner<'scope> {
     shared: &'scope Shared,
@@ -339,7 +339,7 @@ pub(super) fn tight_timer() {
 }
 
 /// One thread: keeps one I/O outstanding until told to stop.
-fn io_loop(
+pub(super) fn io_loop(
     device: &dyn Device,
     shared: &Shared,
     region_pages: u64,

@@ -40,23 +40,7 @@ pub fn probe_model(
     let region_pages = region_pages.max(1);
     let mut model = Model::new(profile, page_size, region_pages)?;
     progress(ProbeEvent::Phase("preconditioning"));
-    let mut now = match config.precondition {
-        Precondition::None => 0,
-        Precondition::Sequential => {
-            return Err(Error::Config(
-                "the model probe preconditions with random writes or not at all".into(),
-            ));
-        }
-        Precondition::Random {
-            passes,
-            concurrency,
-        } => {
-            let clients = vec![ClientKind::Writer; concurrency];
-            let mut load = ClosedLoop::new(&clients, region_pages, 0, config.seed);
-            load.run_requests(&mut model, u64::from(passes) * region_pages);
-            load.drained_at()
-        }
-    };
+    let mut now = precondition(&mut model, config, region_pages)?;
     let precondition_ns = now;
     let total = 2 * config.concurrency.len();
     let mut index = 0;
@@ -114,6 +98,34 @@ pub fn probe_model(
         real_seconds: started.elapsed().as_secs_f64(),
         ..ProbeReport::empty()
     }))
+}
+
+/// Preconditions `model` as `config` says; returns the device time it drained at.
+///
+/// # Errors
+/// [`Error::Config`] for sequential preconditioning (not modelled: use random or none).
+pub(super) fn precondition(
+    model: &mut Model,
+    config: &ProbeConfig,
+    region_pages: u64,
+) -> Result<u64> {
+    Ok(match config.precondition {
+        Precondition::None => 0,
+        Precondition::Sequential => {
+            return Err(Error::Config(
+                "the model probe preconditions with random writes or not at all".into(),
+            ));
+        }
+        Precondition::Random {
+            passes,
+            concurrency,
+        } => {
+            let clients = vec![ClientKind::Writer; concurrency];
+            let mut load = ClosedLoop::new(&clients, region_pages, 0, config.seed);
+            load.run_requests(model, u64::from(passes) * region_pages);
+            load.drained_at()
+        }
+    })
 }
 
 /// Measures one point on the model from device time `now`; moves `now` to where its load

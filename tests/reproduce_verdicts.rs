@@ -325,7 +325,7 @@ fn a_mechanism_the_run_did_not_exercise_is_not_evaluated() {
             .find(|c| c.scheme == "lru-c" && c.metric == metric)
             .unwrap();
         assert_eq!(lru_d.requires.len(), 1, "{id}");
-        assert_eq!(lru_d.requires[0].metric, "mutex_wait_ms");
+        assert_eq!(lru_d.requires[0].metric, "mutex_wait_pct");
     }
 }
 

@@ -83,6 +83,8 @@ pub fn skeleton(run: &Value) -> RunResult {
         cpu_util: number(run, &["cpu_util"]),
         mutex_wait_total_ms: number(run, &["mutex_wait_total_ms"]).unwrap_or(f64::NAN),
         tpmc: number(run, &["tpmc"]),
+        threads: count(run, &["threads"]) as usize,
+        duration_real_s: number(run, &["duration_real_s"]).unwrap_or(f64::NAN),
         ..RunResult::default()
     };
     out.latency_ms.mean = number(run, &["latency_ms", "mean"]).unwrap_or(f64::NAN);
@@ -111,7 +113,8 @@ pub fn skeleton(run: &Value) -> RunResult {
 }
 
 /// What a saved results.json measured: the series rows' values and intervals as written, the
-/// repeats and activity from the run records.
+/// repeats and activity from the run records (and, from the records too, any metric added
+/// since the run was saved).
 ///
 /// # Errors
 /// A file that is not a results.json (no `points` or `series`).
@@ -160,6 +163,16 @@ pub fn measured_from_json(results: &Value) -> std::result::Result<Measured, Stri
                     measured
                         .repeats
                         .push((index, run.scheme.clone(), metric.id, values));
+                }
+                // A metric added after the run was saved: read from the record.
+                let written = measured
+                    .values
+                    .iter()
+                    .any(|(i, s, id, _)| *i == index && *s == run.scheme && *id == metric.id);
+                if !written && let Some(value) = (metric.read)(run, first) {
+                    measured
+                        .values
+                        .push((index, run.scheme.clone(), metric.id, value));
                 }
             }
         }
@@ -299,6 +312,8 @@ mod tests {
             cpu_util: Some(37.0),
             mutex_wait_total_ms: 2.5,
             tpmc: Some(11_000.0),
+            threads: 64,
+            duration_real_s: 80.0,
             ..RunResult::default()
         };
         run.latency_ms.mean = 3.1;

@@ -137,6 +137,18 @@ pub const METRICS: &[Metric] = &[
         read: |run, _| finite(run.mutex_wait_total_ms),
     },
     Metric {
+        id: "mutex_wait_pct",
+        title: "List mutex waits, share of client time",
+        y_label: "% of the threads' real time waiting for list mutexes",
+        higher_is_better: false,
+        read: |run, _| {
+            let client_s = run.threads as f64 * run.duration_real_s;
+            (client_s > 0.0)
+                .then(|| run.mutex_wait_total_ms / 1000.0 / client_s * 100.0)
+                .and_then(finite)
+        },
+    },
+    Metric {
         id: "io_per_op",
         title: "Device I/Os per operation",
         y_label: "page reads + writes per op (or tx)",

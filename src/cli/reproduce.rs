@@ -24,7 +24,7 @@ use crate::reproduce::experiment::{self, Command, Experiment};
 use crate::reproduce::report::write_report_dir;
 use crate::reproduce::verdict::{Measured, Verdict, judge_all};
 use crate::sweep::points::{self, Plan};
-use crate::sweep::{PointStatus, SweepPoint, SweepResults};
+use crate::sweep::{SweepPoint, SweepResults};
 
 /// Arguments of `reproduce`.
 #[derive(Debug, Clone, clap::Args)]
@@ -604,27 +604,7 @@ pub fn run_experiment(
 
 /// A bench experiment's one point.
 fn bench_point(args: &BenchArgs, shown: &str) -> SweepPoint {
-    match bench::run_to_results(args, shown) {
-        Ok(results) => SweepPoint {
-            value: "-".into(),
-            status: if results.failures.is_empty() {
-                PointStatus::Done
-            } else {
-                PointStatus::SchemesFailed
-            },
-            error: None,
-            results: Some(results),
-        },
-        Err(err) => {
-            eprintln!("  run failed: {err}");
-            SweepPoint {
-                value: "-".into(),
-                status: PointStatus::Failed,
-                error: Some(err.to_string()),
-                results: None,
-            }
-        }
-    }
+    SweepPoint::from_outcome("-", bench::run_to_results(args, shown), "run")
 }
 
 /// Judges an experiment's results (of `plan`, from a whole run or `merge`), writes its report

@@ -303,27 +303,8 @@ impl PreparedSweep {
 
 /// Runs one prepared point.
 fn run_point(point: &PreparedPoint) -> SweepPoint {
-    match bench::run_prepared(&point.args, &point.config) {
-        Ok(results) => SweepPoint {
-            value: point.value.clone(),
-            status: if results.failures.is_empty() {
-                PointStatus::Done
-            } else {
-                PointStatus::SchemesFailed
-            },
-            error: None,
-            results: Some(results),
-        },
-        Err(err) => {
-            eprintln!("  point failed: {err}");
-            SweepPoint {
-                value: point.value.clone(),
-                status: PointStatus::Failed,
-                error: Some(err.to_string()),
-                results: None,
-            }
-        }
-    }
+    let outcome = bench::run_prepared(&point.args, &point.config);
+    SweepPoint::from_outcome(&point.value, outcome, "point")
 }
 
 /// At the end of a whole run: sweep.json, the plots and report.html (`--out`), sweep.json

@@ -43,6 +43,35 @@ pub struct SweepPoint {
     pub results: Option<BenchResults>,
 }
 
+impl SweepPoint {
+    /// The point of `value` from its bench run's outcome: done, some schemes failed, or the
+    /// run failed (printed as `  {what} failed: ...`).
+    #[must_use]
+    pub fn from_outcome(value: &str, outcome: Result<BenchResults>, what: &str) -> SweepPoint {
+        match outcome {
+            Ok(results) => SweepPoint {
+                value: value.to_string(),
+                status: if results.failures.is_empty() {
+                    PointStatus::Done
+                } else {
+                    PointStatus::SchemesFailed
+                },
+                error: None,
+                results: Some(results),
+            },
+            Err(err) => {
+                eprintln!("  {what} failed: {err}");
+                SweepPoint {
+                    value: value.to_string(),
+                    status: PointStatus::Failed,
+                    error: Some(err.to_string()),
+                    results: None,
+                }
+            }
+        }
+    }
+}
+
 /// One scheme's row at one point of the compact series.
 #[derive(Debug, Clone, Serialize)]
 pub struct SeriesRow {

@@ -135,6 +135,14 @@ pub fn run_bench_with(
     on_result: &mut dyn FnMut(&BenchResults, Finished<'_>),
 ) -> Result<BenchResults> {
     config.validate()?;
+    let scaled;
+    let config = match paper_scaled(config)? {
+        Some(with_defaults) => {
+            scaled = with_defaults;
+            &scaled
+        }
+        None => config,
+    };
     let synthetic;
     let driver: &dyn Driver = if let Some(record) = &config.record {
         &**record
@@ -185,6 +193,24 @@ pub fn run_bench_with(
         }
     }
     Ok(results)
+}
+
+/// A TPC-C run's configuration with the paper-scaled pool defaults
+/// ([`super::paper_scale`]) where its pool config leaves them unset; `None` for other workloads.
+fn paper_scaled(config: &BenchConfig) -> Result<Option<BenchConfig>> {
+    let Some(record) = &config.record else {
+        return Ok(None);
+    };
+    if !matches!(record.spec(), super::driver::RecordSpec::Tpcc(_)) {
+        return Ok(None);
+    }
+    let text = super::paper_scale::with_tpcc_defaults(
+        config.pool_config.as_deref(),
+        record.loaded_pages(),
+    )?;
+    let mut scaled = config.clone();
+    scaled.pool_config = Some(text);
+    Ok(Some(scaled))
 }
 
 /// Runs scheme `index` once (repeat `repeat`, 0-based): set-up, run, scratch files removed.

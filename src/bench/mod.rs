@@ -15,6 +15,7 @@
 //!   summary); [`stats`]: the means and 95% confidence intervals. [`cycles`]: the whole
 //!   background-writer cycles a measured phase held. [`lateness`]: how late the host wakes
 //!   sleeping threads, the emulated devices' timing error.
+//!   [`paper_scale`]: the LRU-C paper's TPC-C setup shrunk to the image (pool defaults).
 //!   [`progress`]: the progress line (scheme i of N, phase, ETA of the whole command).
 //!   [`estimate`]: the real time of a scheme, estimated before the run.
 //!
@@ -40,6 +41,7 @@ pub mod harness;
 pub mod image;
 pub mod interrupt;
 pub mod lateness;
+pub mod paper_scale;
 pub mod plot;
 pub mod progress;
 pub mod regime;

@@ -2,7 +2,9 @@
 """Prints the regime of one scheme across several `flashbuf bench` results.json files as a
 Markdown table: the paper's value, then each file's (docs/regime.md).
 
-usage: scripts/regime_table.py SCHEME LABEL=results.json [LABEL=results.json ...]
+usage: scripts/regime_table.py SCHEME LABEL=results.json[@POINT] [LABEL=results.json ...]
+
+A results.json of `flashbuf bench`, or of `sweep`/`reproduce` (then the first point, or POINT).
 """
 import json
 import sys
@@ -27,8 +29,17 @@ def main():
     columns = []
     for arg in sys.argv[2:]:
         label, _, path = arg.partition("=")
+        point = None
+        if "@" in path:
+            path, _, point = path.partition("@")
         with open(path) as f:
-            runs = [r for r in json.load(f)["runs"] if r["scheme"] == scheme]
+            results = json.load(f)
+        if "points" in results:  # a sweep's or a reproduction's results.json
+            points = [p for p in results["points"] if point is None or p["value"] == point]
+            if not points:
+                sys.exit(f"{path}: no point {point}")
+            results = points[0]["results"]
+        runs = [r for r in results["runs"] if r["scheme"] == scheme]
         if not runs:
             sys.exit(f"{path}: no run of scheme {scheme}")
         columns.append((label, runs[0]))

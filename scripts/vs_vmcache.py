@@ -1,9 +1,18 @@
 #!/usr/bin/env python3
 """Runs flashbuf and vmcache side by side, interleaved, on this machine (issue 20 item 5).
 
-usage: scripts/vs_vmcache.py VMCACHE_CHECKOUT [--quick] [--runs N] [--seconds S]
+usage: scripts/vs_vmcache.py --table RESULTS.json   (re-prints a sitting's tables)
+       scripts/vs_vmcache.py VMCACHE_CHECKOUT [--quick] [--runs N] [--seconds S]
                              [--points tpcc-mem,tpcc-oom,lookup-mem] [--work DIR]
                              [--out FILE.json] [--nice N] [--page-size BYTES]
+                             [--flashbuf BINARY] [--flashbuf-oom-warehouses W]
+
+  git clone https://github.com/viktorleis/vmcache ~/vmcache
+  scripts/vs_vmcache.py ~/vmcache --quick      # checks the script: about 5 minutes
+  scripts/vs_vmcache.py ~/vmcache              # 3 runs each: about 15 minutes on 2 loaded cores
+
+WORK (default target/vs_vmcache) needs about 12 GB of disk; peak RAM is `flashbuf load`'s, about
+3x the image (3.6 GB for 15 warehouses, about 4.8 GB for 20).
 
 VMCACHE_CHECKOUT is a checkout of https://github.com/viktorleis/vmcache that you provide (it is
 never copied into this repository). The script
@@ -13,8 +22,10 @@ never copied into this repository). The script
   2. pre-writes vmcache's data files in WORK (real zeros, not a sparse or fallocated file, whose
      unwritten extents would read back as zeros without touching the device) and builds
      flashbuf's images with `flashbuf load` (kept in WORK and reused by later sittings);
-  3. runs, for every point, flashbuf then vmcache, RUNS times (A B A B ...), each run a warm-up
-     then SECONDS measured, both engines with the same worker threads at the same nice level;
+  3. runs, for every point, flashbuf then vmcache, RUNS times (A B A B ...), each run 5 s of
+     warm-up then SECONDS measured, both engines with the same worker threads at the same nice
+     level (flashbuf: scheme `vanilla`, its full transactions and redo log, the consistency
+     check skipped; its pool starts cold, hence the warm-up and the hit % in the second table);
   4. records per run the throughput, the CPU seconds the process used in the measured phase,
      throughput per CPU-second and the 1-minute load average before and after, prints a table
      of medians with the flashbuf/vmcache ratios (raw and per CPU-second), and writes every run
@@ -231,6 +242,18 @@ def per_op_kib(result, kind):
     return value / 1024 if value is not None else None
 
 
+def process_run_queue_seconds(pid):
+    """Seconds the process's live threads waited runnable for a core (schedstat's 2nd field)."""
+    total = 0
+    try:
+        for task in os.listdir(f"/proc/{pid}/task"):
+            with open(f"/proc/{pid}/task/{task}/schedstat") as f:
+                total += int(f.read().split()[1])
+    except (OSError, IndexError, ValueError):
+        return None
+    return total / 1e9
+
+
 def run_flashbuf(flashbuf, point, image, work, seconds, nice):
     out = work / f"flashbuf-{point.name}.json"
     if out.exists():
@@ -291,18 +314,20 @@ def run_vmcache(vmcache, point, work, seconds, nice):
     started = time.monotonic()
     proc = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             text=True)
-    # Each row: (monotonic time, process CPU seconds, its transactions); the header is row 0.
+    # Each row: (monotonic time, process CPU seconds, its transactions, run-queue wait
+    # seconds); the header is row 0.
     samples = []
     rows = []
     for line in proc.stdout:
         now = time.monotonic()
         cpu = process_cpu_seconds(proc.pid)
+        queued = process_run_queue_seconds(proc.pid)
         if line.startswith("ts,"):
-            samples.append((now, cpu, 0))
+            samples.append((now, cpu, 0, queued))
         elif samples and line[:1].isdigit():
             fields = line.strip().split(",")
             rows.append(fields)
-            samples.append((now, cpu, int(fields[1])))
+            samples.append((now, cpu, int(fields[1]), queued))
     _, status, usage = os.wait4(proc.pid, 0)
     wall = time.monotonic() - started
     load_after = load_average()
@@ -320,6 +345,7 @@ def run_vmcache(vmcache, point, work, seconds, nice):
     measured = last[0] - first[0]
     transactions = sum(sample[2] for sample in samples[point.warmup_s + 1:])
     cpu = last_cpu - first[1]
+    queued = (last[3] - first[3]) if last[3] is not None and first[3] is not None else None
     space = [line for line in stderr.splitlines() if line.startswith("space:")]
     mib_read = sum(float(row[2]) for row in rows[point.warmup_s:])
     mib_written = sum(float(row[3]) for row in rows[point.warmup_s:])
@@ -334,6 +360,8 @@ def run_vmcache(vmcache, point, work, seconds, nice):
         "max_rss_mib": usage.ru_maxrss / 1024,
         "load_before": load_before,
         "load_after": load_after,
+        "run_queue_wait_share": (queued / (queued + cpu)
+                                 if queued is not None and queued + cpu > 0 else None),
         "space_gb_after_load": float(space[0].split()[1]) if space else None,
         "data_to_pool": (float(space[0].split()[1]) / float(point.vmcache_env["PHYSGB"])
                          if space else None),
@@ -367,8 +395,10 @@ def summarize(results):
             entry[engine] = {key: median(mine, key) for key in
                              ("throughput", "per_cpu_s", "cpu_s", "measured_s", "load_before",
                               "load_after", "hit_ratio", "kb_read_per_op", "kb_written_per_op",
-                              "data_to_pool")}
+                              "data_to_pool", "run_queue_wait_share")}
             entry[engine]["runs"] = len(mine)
+        loads = [run[key] for run in runs for key in ("load_before", "load_after")]
+        entry["load_min"], entry["load_max"] = min(loads), max(loads)
         f, v = entry["flashbuf"], entry["vmcache"]
         entry["ratio"] = f["throughput"] / v["throughput"] if v["throughput"] else None
         entry["ratio_per_cpu_s"] = (f["per_cpu_s"] / v["per_cpu_s"]
@@ -379,30 +409,31 @@ def summarize(results):
 
 def print_table(summary, titles):
     print("| point | vmcache /s | flashbuf /s | ratio | vmcache per CPU-s | flashbuf per CPU-s "
-          "| ratio per CPU-s | load before-after |")
+          "| ratio per CPU-s | load average, all runs |")
     print("|---|---|---|---|---|---|---|---|")
     for name, entry in summary.items():
         f, v = entry["flashbuf"], entry["vmcache"]
-        loads = [x for e in (f, v) for x in (e["load_before"], e["load_after"]) if x is not None]
-        load = f"{min(loads):.1f}-{max(loads):.1f}" if loads else "-"
+        load = f"{entry['load_min']:.1f}-{entry['load_max']:.1f}"
         print(f"| {titles[name]} | {fmt(v['throughput'])} | {fmt(f['throughput'])} | "
               f"{fmt(entry['ratio'], 2)} | {fmt(v['per_cpu_s'])} | {fmt(f['per_cpu_s'])} | "
               f"{fmt(entry['ratio_per_cpu_s'], 2)} | {load} |")
     print()
     print("| point | data / pool (flashbuf, vmcache) | flashbuf hit % | KB read / written per "
-          "op, flashbuf | same, vmcache |")
-    print("|---|---|---|---|---|")
+          "op, flashbuf | same, vmcache | run-queue wait share (flashbuf, vmcache) |")
+    print("|---|---|---|---|---|---|")
     for name, entry in summary.items():
         f, v = entry["flashbuf"], entry["vmcache"]
         hit = f"{100 * f['hit_ratio']:.1f}" if f["hit_ratio"] is not None else "-"
         print(f"| {titles[name]} | {fmt(f['data_to_pool'], 2)}, {fmt(v['data_to_pool'], 2)} | "
               f"{hit} | {fmt(f['kb_read_per_op'], 1)} / {fmt(f['kb_written_per_op'], 1)} | "
-              f"{fmt(v['kb_read_per_op'], 1)} / {fmt(v['kb_written_per_op'], 1)} |")
+              f"{fmt(v['kb_read_per_op'], 1)} / {fmt(v['kb_written_per_op'], 1)} | "
+              f"{fmt(f['run_queue_wait_share'], 2)}, {fmt(v['run_queue_wait_share'], 2)} |")
 
 
 def write_csv(path, results):
     keys = ["point", "round", "engine", "throughput", "measured_s", "cpu_s", "per_cpu_s",
-            "process_cpu_s", "process_wall_s", "max_rss_mib", "load_before", "load_after"]
+            "process_cpu_s", "process_wall_s", "max_rss_mib", "load_before", "load_after",
+            "run_queue_wait_share", "hit_ratio", "kb_read_per_op", "kb_written_per_op"]
     with open(path, "w", newline="") as f:
         writer = csv.DictWriter(f, fieldnames=keys, extrasaction="ignore")
         writer.writeheader()
@@ -427,8 +458,26 @@ def machine():
 # ----- main ------------------------------------------------------------------------------------
 
 
+def print_report(report):
+    """The summary lines and tables of a results file."""
+    load_start, load_end = report["load_average_start_end"]
+    print(f"flashbuf {report['flashbuf_commit']} against vmcache {report['vmcache_commit']}; "
+          f"{report['runs_per_engine']} interleaved runs per engine, {report['measured_s']} s "
+          f"measured; medians; sitting {report['sitting_s']:.0f} s from "
+          f"{report['started_utc']}, load average {load_start:.1f} -> {load_end:.1f} on "
+          f"{report['machine']['cores']} cores ({report['machine']['cpu']})")
+    titles = {name: point["title"] for name, point in report["points"].items()}
+    print_table(report["summary"], titles)
+
+
 def parse_args():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    if len(sys.argv) == 3 and sys.argv[1] == "--table":
+        with open(sys.argv[2]) as f:
+            report = json.load(f)
+        report["summary"] = summarize(report["runs"])
+        print_report(report)
+        sys.exit(0)
     parser.add_argument("vmcache", type=Path, help="a vmcache checkout (not vendored)")
     parser.add_argument("--quick", action="store_true",
                         help="one run per engine and point, 3 s measured after 1 s of warm-up")
@@ -533,11 +582,7 @@ def main():
     with open(out, "w") as f:
         json.dump(report, f, indent=1)
     write_csv(out.with_suffix(".csv"), results)
-    print(f"flashbuf {report['flashbuf_commit']} against vmcache {report['vmcache_commit']}; "
-          f"{args.runs} interleaved runs per engine, {args.seconds} s measured; medians; "
-          f"sitting {report['sitting_s']:.0f} s, load average {load_start:.1f} -> "
-          f"{report['load_average_start_end'][1]:.1f} on {report['machine']['cores']} cores")
-    print_table(summary, {name: table[name].title for name in wanted})
+    print_report(report)
     print(f"wrote {out} and {out.with_suffix('.csv')}")
 
 

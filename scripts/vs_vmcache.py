@@ -8,8 +8,8 @@ usage: scripts/vs_vmcache.py --table RESULTS.json   (re-prints a sitting's table
                              [--flashbuf BINARY] [--flashbuf-oom-warehouses W]
 
   git clone https://github.com/viktorleis/vmcache ~/vmcache
-  scripts/vs_vmcache.py ~/vmcache --quick      # checks the script: about 5 minutes
-  scripts/vs_vmcache.py ~/vmcache              # 3 runs each: about 15 minutes on 2 loaded cores
+  scripts/vs_vmcache.py ~/vmcache --quick      # checks the script: about 4 minutes
+  scripts/vs_vmcache.py ~/vmcache              # 3 runs each: about 12 minutes on 2 loaded cores
 
 WORK (default target/vs_vmcache) needs about 12 GB of disk; peak RAM is `flashbuf load`'s, about
 3x the image (3.6 GB for 15 warehouses, about 4.8 GB for 20).
@@ -104,8 +104,9 @@ def points(work, oom_warehouses):
         ),
         "tpcc-oom": Point(
             "tpcc-oom",
-            f"TPC-C out of memory, 20 warehouses (flashbuf {oom_warehouses}), data ~3.6x the "
-            "pool, 2 threads",
+            "TPC-C out of memory, 20 warehouses"
+            + (f" (flashbuf {oom_warehouses})" if oom_warehouses != 20 else "")
+            + ", data ~3.6x the pool, 2 threads",
             2,
             5,
             ["--workload", "tpcc", "--warehouses", str(oom_warehouses)],
@@ -256,8 +257,12 @@ def process_run_queue_seconds(pid):
 
 def run_flashbuf(flashbuf, point, image, work, seconds, nice):
     out = work / f"flashbuf-{point.name}.json"
-    if out.exists():
-        out.unlink()
+    # `bench` creates its file: devices and refuses existing ones; a run interrupted before it
+    # removed them leaves them behind (they are this script's, in WORK).
+    stale = [out, *(Path(arg[5:]) for arg in point.flashbuf_bench if arg.startswith("file:"))]
+    for path in stale:
+        if path.exists():
+            path.unlink()
     command = [*nice_prefix(nice), str(flashbuf), "bench", *point.flashbuf_load,
                *point.flashbuf_bench, "--db",
                str(image), "--threads", str(point.threads), "--schemes", "vanilla", "--duration",

@@ -123,7 +123,7 @@ def points(work, oom_warehouses):
             5,
             # vmcache's rows: an 8-byte key and a 120-byte payload.
             ["--workload", "ycsb-c", "--records", "1000000", "--field-count", "1",
-             "--field-length", "120"],
+             "--field-length", "120", "--request-distribution", "uniform"],
             mem_devices,
             {"RNDREAD": "1", "DATASIZE": "1e6", "PHYSGB": "2", "VIRTGB": "4"},
             1,

@@ -107,6 +107,20 @@ fn bench_flags() {
             vec!["bench", "--workload", "linkbench", "--nodes", "1"],
             "--nodes `1`",
         ),
+        (
+            vec![
+                "bench",
+                "--workload",
+                "ycsb-c",
+                "--request-distribution",
+                "hotspot",
+            ],
+            "--request-distribution `hotspot`",
+        ),
+        (
+            vec!["bench", "--request-distribution", "uniform"],
+            "--request-distribution applies to ycsb-* only",
+        ),
         // An option without a key named an option `` before; without a value, its parse error.
         (
             vec!["bench", "--device", "emu:ssd-a,=4"],

@@ -46,7 +46,7 @@ use crate::workload::keys::Skew;
 use crate::workload::linkbench::LinkBenchConfig;
 use crate::workload::synthetic::{Mix, SyntheticConfig};
 use crate::workload::tpcc::{TpccConfig, TpccMix};
-use crate::workload::ycsb::{YcsbConfig, YcsbWorkload};
+use crate::workload::ycsb::{RequestDistribution, YcsbConfig, YcsbWorkload};
 
 /// Default worker threads (see the module docs).
 pub const DEFAULT_THREADS: usize = 64;
@@ -206,6 +206,10 @@ pub struct RecordFlags {
     /// YCSB: bytes per field (default 100).
     #[arg(long)]
     pub field_length: Option<usize>,
+    /// YCSB: `requestdistribution`: uniform, zipfian (YCSB's scrambled zipfian; the default,
+    /// `latest` for ycsb-d), unscrambled-zipfian or latest.
+    #[arg(long)]
+    pub request_distribution: Option<String>,
     /// LinkBench: nodes loaded (default 100000).
     #[arg(long)]
     pub nodes: Option<u64>,
@@ -446,6 +450,12 @@ impl RecordFlags {
             is_ycsb,
             "ycsb-*",
         )?;
+        not_for(
+            "--request-distribution",
+            self.request_distribution.is_some(),
+            is_ycsb,
+            "ycsb-*",
+        )?;
         not_for("--nodes", self.nodes.is_some(), is_linkbench, "linkbench")?;
         self.check_ranges()?;
         if is_tpcc {
@@ -471,6 +481,15 @@ impl RecordFlags {
             }
             if let Some(length) = self.field_length {
                 config.field_length = length;
+            }
+            if let Some(text) = &self.request_distribution {
+                config.request_distribution = RequestDistribution::parse(text).map_err(|_| {
+                    flag_error(
+                        "--request-distribution",
+                        text,
+                        "uniform, zipfian, unscrambled-zipfian or latest",
+                    )
+                })?;
             }
             config.validate()?;
             return Ok(Some(RecordSpec::Ycsb(config)));

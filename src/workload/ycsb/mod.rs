@@ -100,6 +100,25 @@ pub enum RequestDistribution {
     Latest,
 }
 
+impl RequestDistribution {
+    /// YCSB's `requestdistribution` names: `uniform`, `zipfian` (YCSB's scrambled zipfian),
+    /// `latest`, and `unscrambled-zipfian` (low key numbers hot).
+    ///
+    /// # Errors
+    /// [`Error::Config`] naming the accepted values.
+    pub fn parse(text: &str) -> Result<RequestDistribution> {
+        match text {
+            "uniform" => Ok(RequestDistribution::Uniform),
+            "zipfian" => Ok(RequestDistribution::ScrambledZipfian),
+            "unscrambled-zipfian" => Ok(RequestDistribution::Zipfian),
+            "latest" => Ok(RequestDistribution::Latest),
+            _ => Err(Error::Config(format!(
+                "unknown request distribution `{text}`: uniform, zipfian, unscrambled-zipfian or latest"
+            ))),
+        }
+    }
+}
+
 /// One of the six standard workloads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 pub enum YcsbWorkload {

@@ -459,7 +459,9 @@ fn run_scheme(
         )));
     }
     let mut result = build_result(config, driver, scheme, device, &measured, &outcome);
-    result.host_lateness = lateness.and_then(|probe| {
+    // Only an emulated device's timing depends on wake-ups (`mem` and real files do not sleep).
+    let emulated = device.info().emulated;
+    result.host_lateness = lateness.filter(|_| emulated).and_then(|probe| {
         let reference = super::lateness::reference_us(
             result.fsync.count,
             result.fsync.mean_ms,

@@ -20,6 +20,10 @@ pub enum TornPageProtection {
     /// InnoDB's doublewrite buffer: every page is written to the doublewrite area and synced
     /// before it is written in place; recovery restores a torn page from its copy.
     Doublewrite,
+    /// MySQL 8.0's doublewrite (WL#5655): the same guarantee, with the area cut into segments
+    /// of `doublewrite_pages` pages that batches take one each, so batches of different
+    /// threads write and sync their copies in parallel (`engine::innodb::doublewrite8`).
+    Doublewrite8,
     /// PostgreSQL's `full_page_writes`: the first change to a page after it was last clean logs
     /// the page's image; recovery restores a torn page from it.
     PageImages,
@@ -33,6 +37,7 @@ impl TornPageProtection {
     pub fn name(self) -> &'static str {
         match self {
             TornPageProtection::Doublewrite => "doublewrite",
+            TornPageProtection::Doublewrite8 => "doublewrite8",
             TornPageProtection::PageImages => "page-images",
             TornPageProtection::None => "none",
         }
@@ -96,6 +101,9 @@ pub struct PoolConfig {
     /// With the doublewrite: whether background batches go through it too (InnoDB: yes). Off
     /// keeps it for single-page flushes only (the drill-down of issue 9 separates the two).
     pub doublewrite_batches: bool,
+    /// With `doublewrite8`: pages per doublewrite segment (`innodb_doublewrite_pages`), the
+    /// largest batch; 0 = 16. A power of two up to 32.
+    pub doublewrite_pages: usize,
     /// ACE: dirty pages written concurrently (`n_w`; 0 = the device's write concurrency `k_w`).
     pub ace_n_w: usize,
     /// Cleaner period in device-time milliseconds (InnoDB: 1000), before
@@ -116,12 +124,14 @@ pub struct PoolConfig {
     pub checkpoint_timeout_ms: u64,
     /// PostgreSQL: `checkpoint_completion_target` (0..=1).
     pub checkpoint_completion_target: f64,
-    /// Torn-page protection (`doublewrite`, `page-images`, `none`; default by host engine).
+    /// Torn-page protection (`doublewrite`, `doublewrite8`, `page-images`, `none`; default by
+    /// host engine).
     pub torn_page_protection: Option<TornPageProtection>,
     /// `innodb_flush_method`: `o_direct` or `o_direct_no_fsync`.
     pub flush_method: FlushMethod,
     /// Largest write submitted at once (the bounded burst): 0 = the doublewrite batch (120)
-    /// with the doublewrite, else 1000 (the LRU-C prototype's chunk).
+    /// with the doublewrite, the segment (`doublewrite_pages`) with `doublewrite8`, else 1000
+    /// (the LRU-C prototype's chunk).
     pub write_batch_pages: usize,
     /// Sequential prefetcher: misses in a row that start prefetching.
     pub prefetch_trigger: usize,
@@ -285,6 +295,12 @@ impl PoolConfig {
             "true | false",
         ),
         key(
+            "doublewrite_pages",
+            "with doublewrite8: pages per doublewrite segment (innodb_doublewrite_pages), the \
+             largest batch; 0 = 16",
+            "0 | 1 | 2 | 4 | 8 | 16 | 32",
+        ),
+        key(
             "ace_n_w",
             "ACE: dirty pages written concurrently (n_w); 0 = the device's write concurrency k_w",
             ">= 0",
@@ -327,7 +343,7 @@ impl PoolConfig {
         key(
             "torn_page_protection",
             "torn-page protection; unset = by host engine (InnoDB doublewrite, PostgreSQL page-images)",
-            "\"doublewrite\" | \"page-images\" | \"none\"",
+            "\"doublewrite\" | \"doublewrite8\" | \"page-images\" | \"none\"",
         ),
         key(
             "flush_method",
@@ -336,7 +352,8 @@ impl PoolConfig {
         ),
         key(
             "write_batch_pages",
-            "largest write submitted at once; 0 = 120 with the doublewrite, else 1000",
+            "largest write submitted at once; 0 = 120 with the doublewrite, doublewrite_pages \
+             with doublewrite8, else 1000",
             ">= 0",
         ),
         key(
@@ -434,6 +451,7 @@ impl PoolConfig {
             twb_slots: 0,
             war_copy_batch: 0,
             doublewrite_batches: true,
+            doublewrite_pages: 0,
             ace_n_w: 0,
             cleaner_period_ms: 1000,
             time_constant_scale: 0.0,
@@ -567,11 +585,22 @@ impl PoolConfig {
             })
     }
 
+    /// Pages per `doublewrite8` segment (`doublewrite_pages`, 0 = the default).
+    pub fn effective_doublewrite_pages(&self) -> usize {
+        match self.doublewrite_pages {
+            0 => crate::engine::innodb::doublewrite8::DEFAULT_SEGMENT_PAGES,
+            n => n,
+        }
+    }
+
     /// The largest write submitted at once.
     pub fn effective_write_batch(&self) -> usize {
         match self.write_batch_pages {
             0 if self.effective_torn_page_protection() == TornPageProtection::Doublewrite => {
                 crate::engine::innodb::doublewrite::BATCH_SLOTS
+            }
+            0 if self.effective_torn_page_protection() == TornPageProtection::Doublewrite8 => {
+                self.effective_doublewrite_pages()
             }
             0 => 1000,
             n => n,
@@ -621,6 +650,18 @@ impl PoolConfig {
             return bad(format!(
                 "cflru_window_pct = {} is outside 1..=100",
                 self.cflru_window_pct
+            ));
+        }
+        if self.doublewrite_pages != 0
+            && !crate::engine::innodb::doublewrite8::Layout::valid_segment_pages(
+                self.doublewrite_pages,
+            )
+        {
+            return bad(format!(
+                "doublewrite_pages = {} is not 0 or a power of two up to {} (the doublewrite \
+                 area's 96 batch pages are cut into segments of this size)",
+                self.doublewrite_pages,
+                crate::engine::innodb::doublewrite8::MAX_SEGMENT_PAGES
             ));
         }
         if self.io_capacity == 0 {

@@ -21,7 +21,7 @@
 //!   Every page verifies, the pool's invariants hold.
 //!
 //! The normal suite runs 1000 points and requires torn pages to have been repaired (restored
-//! from the doublewrite or a page image) at least once; `crash_campaign_doublewrite8` runs 400
+//! from the doublewrite or a page image) at least once; `crash_campaign_doublewrite8` runs 1500
 //! more with MySQL 8.0's segmented doublewrite forced and requires restores from its area;
 //! `crash_campaign_long` (ignored) runs 20,000. `CAMPAIGN_PROTECTION=doublewrite8` makes
 //! `replay_one_seed` replay a point of the doublewrite8 campaign.
@@ -196,7 +196,7 @@ fn recover(
 /// Runs one crash point; returns what happened, or a description of the violated property.
 /// The seed chooses the torn-page protection (the doublewrite or page images) unless `forced`
 /// names one (the seed's other choices unchanged); with `doublewrite8` the segment size rotates
-/// with the seed over 16 (the default), 2 and 4 pages.
+/// with the seed over 16 (the default), 2 and 4 pages, with batches of 16, 4 and 4 pages.
 fn one_point_with(seed: u64, forced: Option<TornPageProtection>) -> Result<Outcome, String> {
     let mut rng = SmallRng::seed_from_u64(seed);
     let presets = Scheme::presets();
@@ -211,7 +211,11 @@ fn one_point_with(seed: u64, forced: Option<TornPageProtection>) -> Result<Outco
     let threads = rng.gen_range(1..=MAX_THREADS);
     let mut config = config(scheme, protection, mode);
     if protection == TornPageProtection::Doublewrite8 {
-        config.pool.doublewrite_pages = [0, 2, 4][(seed % 3) as usize];
+        // Segment sizes 16 (the default), 2 and 4, and batches of one segment or spread over
+        // two, so that the 16-frame pools make many batches (each a window for a torn write).
+        let rotation = (seed % 3) as usize;
+        config.pool.doublewrite_pages = [0, 2, 4][rotation];
+        config.pool.write_batch_pages = [16, 4, 4][rotation];
     }
     if std::env::var_os("CAMPAIGN_SEED").is_some() {
         eprintln!(
@@ -418,8 +422,8 @@ fn crash_campaign() {
 /// from its segments and slots (not only repaired some other way), every oracle holds.
 #[test]
 fn crash_campaign_doublewrite8() {
-    let totals = campaign_with(0, 400, Some(TornPageProtection::Doublewrite8));
-    assert!(totals.acknowledged > 4_000, "{totals:?}");
+    let totals = campaign_with(0, 1500, Some(TornPageProtection::Doublewrite8));
+    assert!(totals.acknowledged > 15_000, "{totals:?}");
     assert!(
         totals.doublewrite_restored > 0,
         "no torn page was restored from the doublewrite8 area ({totals:?})"

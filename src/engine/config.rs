@@ -101,8 +101,8 @@ pub struct PoolConfig {
     /// With the doublewrite: whether background batches go through it too (InnoDB: yes). Off
     /// keeps it for single-page flushes only (the drill-down of issue 9 separates the two).
     pub doublewrite_batches: bool,
-    /// With `doublewrite8`: pages per doublewrite segment (`innodb_doublewrite_pages`), the
-    /// largest batch; 0 = 16. A power of two up to 32.
+    /// With `doublewrite8`: pages per doublewrite segment (`innodb_doublewrite_pages`); 0 = 16.
+    /// A power of two up to 32.
     pub doublewrite_pages: usize,
     /// ACE: dirty pages written concurrently (`n_w`; 0 = the device's write concurrency `k_w`).
     pub ace_n_w: usize,
@@ -130,8 +130,7 @@ pub struct PoolConfig {
     /// `innodb_flush_method`: `o_direct` or `o_direct_no_fsync`.
     pub flush_method: FlushMethod,
     /// Largest write submitted at once (the bounded burst): 0 = the doublewrite batch (120)
-    /// with the doublewrite, the segment (`doublewrite_pages`) with `doublewrite8`, else 1000
-    /// (the LRU-C prototype's chunk).
+    /// with either doublewrite, else 1000 (the LRU-C prototype's chunk).
     pub write_batch_pages: usize,
     /// Sequential prefetcher: misses in a row that start prefetching.
     pub prefetch_trigger: usize,
@@ -296,8 +295,7 @@ impl PoolConfig {
         ),
         key(
             "doublewrite_pages",
-            "with doublewrite8: pages per doublewrite segment (innodb_doublewrite_pages), the \
-             largest batch; 0 = 16",
+            "with doublewrite8: pages per doublewrite segment (innodb_doublewrite_pages); 0 = 16",
             "0 | 1 | 2 | 4 | 8 | 16 | 32",
         ),
         key(
@@ -352,8 +350,7 @@ impl PoolConfig {
         ),
         key(
             "write_batch_pages",
-            "largest write submitted at once; 0 = 120 with the doublewrite, doublewrite_pages \
-             with doublewrite8, else 1000",
+            "largest write submitted at once; 0 = 120 with either doublewrite, else 1000",
             ">= 0",
         ),
         key(
@@ -596,11 +593,12 @@ impl PoolConfig {
     /// The largest write submitted at once.
     pub fn effective_write_batch(&self) -> usize {
         match self.write_batch_pages {
-            0 if self.effective_torn_page_protection() == TornPageProtection::Doublewrite => {
+            0 if matches!(
+                self.effective_torn_page_protection(),
+                TornPageProtection::Doublewrite | TornPageProtection::Doublewrite8
+            ) =>
+            {
                 crate::engine::innodb::doublewrite::BATCH_SLOTS
-            }
-            0 if self.effective_torn_page_protection() == TornPageProtection::Doublewrite8 => {
-                self.effective_doublewrite_pages()
             }
             0 => 1000,
             n => n,

@@ -2,10 +2,10 @@
 //! `doublewrite8` torn-page protection: the same guarantee as the 5.7 doublewrite
 //! ([`super::doublewrite`]): a page's copy is durable before its in-place write starts, but
 //! batches no longer queue behind one global batch. The area is cut into *segments* of
-//! `doublewrite_pages` pages (`innodb_doublewrite_pages`) and single-page slots, and every
-//! batch takes a free segment of its own, so batches of different flushing threads (the page
-//! cleaner's workers, one per instance, the LRU-C flusher, the TWB) write and sync their copies
-//! in parallel.
+//! `doublewrite_pages` pages (`innodb_doublewrite_pages`) and single-page slots; a batch is cut
+//! into segment-sized groups, each written through a free segment of its own, so batches of
+//! different flushing threads (the page cleaner's workers, the LRU-C flusher, the TWB) write
+//! and sync their copies in parallel.
 //!
 //! **Layout** ([`Layout`]; `docs/datafile-format.md` draws it): the 128 pages of the data
 //! file's doublewrite area, read as MySQL 8.0's two doublewrite files:
@@ -21,20 +21,24 @@
 //! is synced through a [`SyncGate`] of its own (8.0's files are files of their own), a sibling
 //! of the data file's gate.
 //!
-//! - **Batch**: take a free segment (waiting while all are taken), write the batch's copies to
-//!   it as one sequential submission, sync its file, write the pages in place concurrently
-//!   (each reported as it completes), sync the data file, release the segment (8.0 returns the
-//!   segment to its queue after `fil_flush_file_spaces`, when the last page completes).
+//! - **Batch** (at most `write_batch_pages`, 120 by default, as the 5.7 path): cut into groups
+//!   of `P` pages, written in *waves*: take as many free segments as there are groups left, up
+//!   to half the segments (at least one, waiting while all are taken), so that another thread
+//!   always finds one free; write every group's copies into its segment (one submission, each
+//!   group sequential), sync the files used, write the wave's pages in place concurrently (each
+//!   reported as it completes), sync the data file, release the segments (8.0 returns a segment
+//!   to its queue after `fil_flush_file_spaces`, when its batch's last page completes). A wave
+//!   stands for the batches 8.0's instances have in flight at once (each instance one).
 //! - **Single page** (a read stall's single-page flush, the fused RW command's victim): take a
 //!   free single-page slot (waiting while all 32 are taken), write the copy, sync the LRU
 //!   file, write in place, sync the data file, release the slot (8.0's `sync_page_flush`).
 //!
 //! Differences from MySQL 8.0 (all in `docs/policies.md`): 8.0 keeps one doublewrite instance
 //! per buffer-pool instance and list (LRU, flush list), each collecting pages into a buffer of
-//! `P` pages and taking a segment of its list's file when full; here the core hands over
-//! batches already formed (at most `P` pages, the bounded burst), so the caller's thread plays
-//! the instance and every batch takes the first free segment of either file (the core does not
-//! say which list a batch came from). 8.0 has 512 single-page slots; the area holds 32. 8.0
+//! `P` pages and taking a segment of its list's file when full, its in-place writes completing
+//! asynchronously while the flushing thread goes on; here the core hands over batches already
+//! formed and waits for them, so a batch's groups go out together in a wave, and every group
+//! takes any free segment of either file (the core does not say which list a batch came from). 8.0 has 512 single-page slots; the area holds 32. 8.0
 //! skips the segment's fsync under `O_DIRECT`; here it is skipped only under
 //! `O_DIRECT_NO_FSYNC`, as the 5.7 path does, since without it a drive with a volatile cache
 //! may lose the copy of a page whose in-place write then tears.
@@ -72,11 +76,12 @@ const MAX_WAITS: usize = 1 << 20;
 
 /// The two doublewrite files of MySQL 8.0, as halves of the area.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(usize)]
 pub enum DoublewriteFile {
     /// `#ib_<page size>_0.dblwr`: flush-list batches in 8.0.
-    FlushList,
+    FlushList = 0,
     /// `#ib_<page size>_1.dblwr`: LRU batches and the single-page slots in 8.0.
-    Lru,
+    Lru = 1,
 }
 
 /// A batch segment: where it starts in the area and which file holds it.
@@ -158,6 +163,30 @@ impl FreeSet {
             waits: AtomicU64::new(0),
             wait_ns: AtomicU64::new(0),
         }
+    }
+
+    /// Takes up to `wanted` free members (at least one, waiting while all are taken).
+    fn acquire_up_to(
+        &self,
+        wanted: usize,
+        scale: f64,
+        what: &str,
+    ) -> std::result::Result<Vec<usize>, DeviceError> {
+        let first = self.acquire(scale, what)?;
+        let mut held = vec![first];
+        let mut taken = self.taken.lock();
+        for (index, busy) in taken.iter_mut().enumerate() {
+            if held.len() >= wanted {
+                break;
+            }
+            if !*busy {
+                *busy = true;
+                held.push(index);
+            }
+        }
+        drop(taken);
+        held.sort_unstable();
+        Ok(held)
     }
 
     /// Takes a free member, waiting while all are taken; `scale` converts real waits to device
@@ -243,7 +272,7 @@ impl Doublewrite8 {
             data_gate,
             fsync,
             batches_through_area: true,
-            max_batch: segment_pages,
+            max_batch: super::doublewrite::BATCH_SLOTS,
             segments: FreeSet::new(layout.segments.len()),
             singles: FreeSet::new(layout.single_slots.len()),
             layout,
@@ -253,15 +282,11 @@ impl Doublewrite8 {
     }
 
     /// Whether background batches go through the area (`true`, InnoDB) or are written in place
-    /// and synced, up to `max_batch` pages at a time (as the 5.7 path's `with_batches`).
+    /// and synced; either way up to `max_batch` pages per call (the bounded burst).
     #[must_use]
     pub fn with_batches(mut self, through_area: bool, max_batch: usize) -> Self {
         self.batches_through_area = through_area;
-        self.max_batch = if through_area {
-            self.layout.segment_pages
-        } else {
-            max_batch.max(1)
-        };
+        self.max_batch = max_batch.max(1);
         self
     }
 
@@ -319,34 +344,86 @@ impl Doublewrite8 {
         Ok(())
     }
 
+    /// Segments one call holds at once at most: half of them, rounded up, so that another
+    /// flushing thread finds one free while a large batch is written.
+    fn wave_cap(&self) -> usize {
+        self.layout.segments.len().div_ceil(2)
+    }
+
+    /// A batch: cut into segment-sized groups, written in waves of as many free segments as
+    /// the cap allows (at least one; see the module docs).
     fn write_batch(
         &self,
         pages: &[PageWrite],
         done: &mut dyn FnMut(usize, std::result::Result<(), DeviceError>),
     ) -> std::result::Result<(), DeviceError> {
-        assert!(
-            pages.len() <= self.layout.segment_pages,
-            "the core chunks batches to the segment size"
-        );
-        let index = self.segments.acquire(self.scale(), "segment")?;
-        let segment = self.layout.segments[index];
-        let gate = self.gate(segment.file);
-        let result = self
-            .write_copies(
-                segment.first_page,
-                pages.iter().map(|write| write.buf),
-                gate,
-            )
-            .and_then(|()| self.sync_if_asked(gate))
-            .and_then(|()| {
-                self.batches.fetch_add(1, Ordering::Relaxed);
-                // SAFETY: the pages stay latched until their in-place writes are reported.
-                unsafe { write_in_place(&self.data_gate, pages, done) };
-                // The segment may be reused only once the in-place writes are durable.
-                self.sync_if_asked(&self.data_gate)
-            });
-        self.segments.release(index);
-        result
+        let groups: Vec<&[PageWrite]> = pages.chunks(self.layout.segment_pages).collect();
+        let (mut next, mut offset) = (0, 0);
+        // Bounded: each wave takes at least one group.
+        while next < groups.len() {
+            let wanted = (groups.len() - next).min(self.wave_cap());
+            let held = self
+                .segments
+                .acquire_up_to(wanted, self.scale(), "segment")?;
+            let wave = &groups[next..next + held.len()];
+            let wave_pages: usize = wave.iter().map(|group| group.len()).sum();
+            let result = self.write_wave(
+                &held,
+                wave,
+                &pages[offset..offset + wave_pages],
+                &mut |index, result| done(offset + index, result),
+            );
+            for &index in &held {
+                self.segments.release(index);
+            }
+            result?;
+            next += held.len();
+            offset += wave_pages;
+        }
+        Ok(())
+    }
+
+    /// One wave: every group's copies into its segment (one submission), the doublewrite
+    /// files synced, the pages written in place and the data file synced; the segments are
+    /// released by the caller after this returns.
+    fn write_wave(
+        &self,
+        held: &[usize],
+        groups: &[&[PageWrite]],
+        pages: &[PageWrite],
+        done: &mut dyn FnMut(usize, std::result::Result<(), DeviceError>),
+    ) -> std::result::Result<(), DeviceError> {
+        let mut copies = Vec::with_capacity(pages.len());
+        let mut per_file = [0usize; 2];
+        for (&index, group) in held.iter().zip(groups) {
+            let segment = self.layout.segments[index];
+            per_file[segment.file as usize] += group.len();
+            copies.extend(group.iter().enumerate().map(|(offset, write)| {
+                IoRequest::write(
+                    self.area.first_page + segment.first_page + offset as u64,
+                    write.buf,
+                )
+            }));
+        }
+        // SAFETY: the pages stay latched until their in-place writes are reported; we wait
+        // for the copies here.
+        let tickets = unsafe { self.area_device().submit(copies) };
+        crate::device::ticket::wait_all(tickets)?;
+        self.pages.fetch_add(pages.len() as u64, Ordering::Relaxed);
+        self.batches.fetch_add(held.len() as u64, Ordering::Relaxed);
+        for file in [DoublewriteFile::FlushList, DoublewriteFile::Lru] {
+            let gate = self.gate(file);
+            for _ in 0..per_file[file as usize] {
+                gate.write_completed();
+            }
+            if per_file[file as usize] > 0 {
+                self.sync_if_asked(gate)?;
+            }
+        }
+        // SAFETY: the pages stay latched until their in-place writes are reported.
+        unsafe { write_in_place(&self.data_gate, pages, done) };
+        // The segments may be reused only once the in-place writes are durable.
+        self.sync_if_asked(&self.data_gate)
     }
 
     fn write_single(
@@ -535,7 +612,7 @@ mod tests {
     fn concurrent_batches_take_segments_of_their_own_and_singles_take_slots() {
         let (area, data_gate) = devices(64);
         let path = Doublewrite8::new(area.clone(), Arc::clone(&data_gate), true, 4);
-        assert_eq!(path.max_batch(), 4);
+        assert_eq!(path.max_batch(), super::super::doublewrite::BATCH_SLOTS);
         // Six threads write a batch of 4 pages each at once: 6 of the 24 segments. Each waits
         // in its first completion (its segment still held) until all six got that far.
         let all_hold = std::sync::Barrier::new(6);
@@ -602,6 +679,40 @@ mod tests {
         // Every segment and slot was returned.
         assert!(path.segments.taken.lock().iter().all(|busy| !busy));
         assert!(path.singles.taken.lock().iter().all(|busy| !busy));
+    }
+
+    #[test]
+    fn a_large_batch_is_spread_over_half_the_segments_in_waves() {
+        let (area, data_gate) = devices(64);
+        let path = Doublewrite8::new(area.clone(), data_gate, true, 8);
+        // 12 segments of 8 pages: a call holds at most 6 at once, so 60 pages (8 groups) go in
+        // two waves (6 groups, then 2), every page reported once and in order.
+        let mut bufs: Vec<crate::device::AlignedBuf> = (0..60u64).map(|p| stamped(p, 30)).collect();
+        let pages: Vec<PageWrite> = bufs
+            .iter_mut()
+            .enumerate()
+            .map(|(p, buf)| PageWrite {
+                page: p as u64,
+                buf: buf.io_buffer(),
+            })
+            .collect();
+        let mut reported = Vec::new();
+        path.write(&pages, WriteKind::Batch, &mut |index, result| {
+            result.unwrap();
+            reported.push(index);
+        })
+        .unwrap();
+        assert_eq!(reported, (0..60).collect::<Vec<_>>());
+        let stats = path.stats();
+        assert_eq!(stats.doublewrite_pages, 60);
+        assert_eq!(stats.doublewrite_batches, 8);
+        // The second wave's 2 groups overwrote the first two segments: pages 48..60 there.
+        let contents = area_contents(&area);
+        assert_eq!(contents[0], Some(48));
+        assert_eq!(contents[8], Some(56));
+        assert_eq!(contents[11], Some(59));
+        assert_eq!(contents[16], Some(16), "the first wave's third group stays");
+        assert!(path.segments.taken.lock().iter().all(|busy| !busy));
     }
 
     #[test]

@@ -605,6 +605,19 @@ impl PoolConfig {
         }
     }
 
+    /// Checks `doublewrite_pages` (the `doublewrite8` segment size).
+    fn validate_doublewrite_pages(&self) -> Result<()> {
+        use crate::engine::innodb::doublewrite8::{Layout, MAX_SEGMENT_PAGES};
+        if self.doublewrite_pages == 0 || Layout::valid_segment_pages(self.doublewrite_pages) {
+            return Ok(());
+        }
+        Err(Error::Config(format!(
+            "doublewrite_pages = {} is not 0 or a power of two up to {MAX_SEGMENT_PAGES} (the \
+             doublewrite area's 96 batch pages are cut into segments of this size)",
+            self.doublewrite_pages
+        )))
+    }
+
     /// Checks ranges and the composition's needs.
     ///
     /// # Errors
@@ -650,18 +663,7 @@ impl PoolConfig {
                 self.cflru_window_pct
             ));
         }
-        if self.doublewrite_pages != 0
-            && !crate::engine::innodb::doublewrite8::Layout::valid_segment_pages(
-                self.doublewrite_pages,
-            )
-        {
-            return bad(format!(
-                "doublewrite_pages = {} is not 0 or a power of two up to {} (the doublewrite \
-                 area's 96 batch pages are cut into segments of this size)",
-                self.doublewrite_pages,
-                crate::engine::innodb::doublewrite8::MAX_SEGMENT_PAGES
-            ));
-        }
+        self.validate_doublewrite_pages()?;
         if self.io_capacity == 0 {
             return bad("io_capacity must be positive".into());
         }
@@ -783,6 +785,36 @@ mod tests {
             "{err}"
         );
         assert!(PoolConfig::from_toml(Scheme::Vanilla, 256, "instances = 16").is_ok());
+    }
+
+    #[test]
+    fn doublewrite8_is_selectable_by_key_and_its_segment_size_checked() {
+        let config = PoolConfig::from_toml(
+            Scheme::Vanilla,
+            4096,
+            "torn_page_protection = \"doublewrite8\"\ndoublewrite_pages = 4\n",
+        )
+        .unwrap();
+        assert_eq!(
+            config.effective_torn_page_protection(),
+            TornPageProtection::Doublewrite8
+        );
+        assert_eq!(config.effective_doublewrite_pages(), 4);
+        assert_eq!(config.effective_write_batch(), 120);
+        let preset = PoolConfig::for_scheme(Scheme::Vanilla, 4096);
+        assert_eq!(
+            preset.effective_torn_page_protection(),
+            TornPageProtection::Doublewrite,
+            "the presets keep the 5.7 doublewrite"
+        );
+        assert_eq!(preset.effective_doublewrite_pages(), 16);
+        for bad in [3, 64] {
+            let err =
+                PoolConfig::from_toml(Scheme::Vanilla, 4096, &format!("doublewrite_pages = {bad}"))
+                    .unwrap_err()
+                    .to_string();
+            assert!(err.contains(&format!("doublewrite_pages = {bad}")), "{err}");
+        }
     }
 
     #[test]

@@ -167,11 +167,11 @@ fn the_single_ring_with_a_reaper_still_works() {
 }
 
 #[test]
-fn the_file_registration_can_be_turned_off() {
+fn the_file_can_be_registered_in_the_rings() {
     if uring_available() {
         // SAFETY (of set_var): this test binary's other tests do not read FIXED_FILE_ENV, and
-        // a concurrent open seeing it only skips registration, which is correct either way.
-        unsafe { std::env::set_var(file::FIXED_FILE_ENV, "0") };
+        // a concurrent open seeing it only registers the file, which is correct either way.
+        unsafe { std::env::set_var(file::FIXED_FILE_ENV, "1") };
         round_trip(FileBackend::Uring);
         // SAFETY: as above.
         unsafe { std::env::remove_var(file::FIXED_FILE_ENV) };

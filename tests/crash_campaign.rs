@@ -21,8 +21,10 @@
 //!   Every page verifies, the pool's invariants hold.
 //!
 //! The normal suite runs 1000 points and requires torn pages to have been repaired (restored
-//! from the doublewrite or a page image) at least once; `crash_campaign_long` (ignored) runs
-//! 20,000.
+//! from the doublewrite or a page image) at least once; `crash_campaign_doublewrite8` runs 1500
+//! more with MySQL 8.0's segmented doublewrite forced and requires restores from its area;
+//! `crash_campaign_long` (ignored) runs 20,000. `CAMPAIGN_PROTECTION=doublewrite8` makes
+//! `replay_one_seed` replay a point of the doublewrite8 campaign.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -100,6 +102,8 @@ struct Outcome {
     recovery_crashed: bool,
     sync_failures: u64,
     io_errors: u64,
+    /// Pages restored from the doublewrite area (either layout) by recoveries.
+    doublewrite_restored: u64,
 }
 
 fn config(scheme: Scheme, protection: TornPageProtection, mode: u8) -> DatabaseConfig {
@@ -190,18 +194,29 @@ fn recover(
 }
 
 /// Runs one crash point; returns what happened, or a description of the violated property.
-fn one_point(seed: u64) -> Result<Outcome, String> {
+/// The seed chooses the torn-page protection (the doublewrite or page images) unless `forced`
+/// names one (the seed's other choices unchanged); with `doublewrite8` the segment size rotates
+/// with the seed over 16 (the default), 2 and 4 pages, with batches of 16, 4 and 4 pages.
+fn one_point_with(seed: u64, forced: Option<TornPageProtection>) -> Result<Outcome, String> {
     let mut rng = SmallRng::seed_from_u64(seed);
     let presets = Scheme::presets();
     let scheme = presets[(seed % presets.len() as u64) as usize];
-    let protection = if rng.gen_bool(0.5) {
+    let drawn = if rng.gen_bool(0.5) {
         TornPageProtection::Doublewrite
     } else {
         TornPageProtection::PageImages
     };
+    let protection = forced.unwrap_or(drawn);
     let mode = if rng.gen_bool(0.9) { 1 } else { 0 };
     let threads = rng.gen_range(1..=MAX_THREADS);
-    let config = config(scheme, protection, mode);
+    let mut config = config(scheme, protection, mode);
+    if protection == TornPageProtection::Doublewrite8 {
+        // Segment sizes 16 (the default), 2 and 4, and batches of one segment or spread over
+        // two, so that the 16-frame pools make many batches (each a window for a torn write).
+        let rotation = (seed % 3) as usize;
+        config.pool.doublewrite_pages = [0, 2, 4][rotation];
+        config.pool.write_batch_pages = [16, 4, 4][rotation];
+    }
     if std::env::var_os("CAMPAIGN_SEED").is_some() {
         eprintln!(
             "seed {seed}: {} with {protection:?}, flush_log_at_trx_commit {mode}, {threads} \
@@ -281,6 +296,7 @@ fn one_point(seed: u64) -> Result<Outcome, String> {
     let log_image: SharedDevice = Arc::new(log.crash().map_err(|e| e.to_string())?);
     let (db, report) = recover(data_image, log_image, &config, &mut rng, seed, &mut outcome)?;
     outcome.torn_repaired += (report.torn_pages_repaired + report.doublewrite_restored) as u64;
+    outcome.doublewrite_restored += report.doublewrite_restored as u64;
     check_oracle(&db, seed, threads, mode, &acknowledged, &attempted).map_err(|why| {
         if std::env::var_os("CAMPAIGN_SEED").is_some() {
             format!("{why}\n  recovery: {report:?}")
@@ -354,14 +370,20 @@ fn check_oracle(
 
 /// Runs `points` seeds from `first`; panics naming every failing seed.
 fn campaign(first: u64, points: u64) -> Outcome {
+    campaign_with(first, points, None)
+}
+
+/// [`campaign`] with every point's protection `forced` (see [`one_point_with`]).
+fn campaign_with(first: u64, points: u64, forced: Option<TornPageProtection>) -> Outcome {
     let mut totals = Outcome::default();
     let mut failures = Vec::new();
     let (mut mid_run, mut recovery_crashes, mut sync_failures) = (0, 0, 0);
     for seed in first..first + points {
-        match one_point(seed) {
+        match one_point_with(seed, forced) {
             Ok(outcome) => {
                 totals.acknowledged += outcome.acknowledged;
                 totals.torn_repaired += outcome.torn_repaired;
+                totals.doublewrite_restored += outcome.doublewrite_restored;
                 totals.io_errors += outcome.io_errors;
                 mid_run += u64::from(outcome.crashed_mid_run);
                 recovery_crashes += u64::from(outcome.recovery_crashed);
@@ -396,6 +418,18 @@ fn crash_campaign() {
     );
 }
 
+/// MySQL 8.0's segmented doublewrite under the same crash points: torn pages must be restored
+/// from its segments and slots (not only repaired some other way), every oracle holds.
+#[test]
+fn crash_campaign_doublewrite8() {
+    let totals = campaign_with(0, 1500, Some(TornPageProtection::Doublewrite8));
+    assert!(totals.acknowledged > 15_000, "{totals:?}");
+    assert!(
+        totals.doublewrite_restored > 0,
+        "no torn page was restored from the doublewrite8 area ({totals:?})"
+    );
+}
+
 #[test]
 #[ignore = "20,000 points; about a minute and a half"]
 fn crash_campaign_long() {
@@ -414,7 +448,11 @@ fn replay_one_seed() {
         .ok()
         .and_then(|s| s.parse().ok())
         .unwrap_or(1);
+    let forced = std::env::var("CAMPAIGN_PROTECTION")
+        .ok()
+        .filter(|name| name == "doublewrite8")
+        .map(|_| TornPageProtection::Doublewrite8);
     for _ in 0..repeat {
-        eprintln!("{:?}", one_point(seed));
+        eprintln!("{:?}", one_point_with(seed, forced));
     }
 }

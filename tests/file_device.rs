@@ -159,6 +159,87 @@ fn many_concurrent_batches_with_threads() {
 }
 
 #[test]
+fn the_single_ring_with_a_reaper_still_works() {
+    if uring_available() {
+        round_trip(FileBackend::UringReaper);
+        concurrent_batches(FileBackend::UringReaper);
+    }
+}
+
+#[test]
+fn the_file_can_be_registered_in_the_rings() {
+    if uring_available() {
+        // SAFETY (of set_var): this test binary's other tests do not read FIXED_FILE_ENV, and
+        // a concurrent open seeing it only registers the file, which is correct either way.
+        unsafe { std::env::set_var(file::FIXED_FILE_ENV, "1") };
+        round_trip(FileBackend::Uring);
+        // SAFETY: as above.
+        unsafe { std::env::remove_var(file::FIXED_FILE_ENV) };
+    }
+}
+
+/// Per-thread rings: a request submitted by one thread is waited for by another (which must
+/// reap the submitter's ring itself while the submitter sleeps), and polling `is_complete`
+/// alone brings a request to completion.
+#[test]
+fn a_request_completes_for_a_waiter_on_another_thread() {
+    if !uring_available() {
+        return;
+    }
+    let dir = temp_dir();
+    let device = open(&dir.path().join("dev"), 64, FileBackend::Uring);
+    let bufs: Vec<AlignedBuf> = (0..8u64).map(|p| page_of(p, 3)).collect();
+    let batch = bufs
+        .iter()
+        .enumerate()
+        .map(|(p, b)| IoRequest::write(p as u64, b.io_buffer_shared()))
+        .collect();
+    // SAFETY: `bufs` outlives every wait below.
+    let mut tickets = unsafe { device.submit(batch) };
+    let last = tickets.pop().unwrap();
+    let waiter = std::thread::spawn(move || wait_all(tickets));
+    waiter.join().unwrap().unwrap();
+    // Bounded: the write is in flight on this thread's ring; polling reaps it.
+    let mut polls = 0u64;
+    while !last.is_complete() {
+        polls += 1;
+        assert!(polls < 100_000_000, "polling never completed the request");
+        std::hint::spin_loop();
+    }
+    last.wait().unwrap();
+    let mut back = AlignedBuf::new(PAGE);
+    for page in 0..8u64 {
+        device.read_page(page, &mut back).unwrap();
+        assert_eq!(back.as_slice(), page_of(page, 3).as_slice(), "page {page}");
+    }
+}
+
+/// More submitting threads than rings: the threads past the bound share rings, and every
+/// request completes with the right data.
+#[test]
+fn threads_beyond_the_ring_bound_share_rings() {
+    if !uring_available() {
+        return;
+    }
+    let dir = temp_dir();
+    let device = open(&dir.path().join("dev"), 512, FileBackend::Uring);
+    let threads = file::rings::MAX_RINGS + 8;
+    std::thread::scope(|scope| {
+        for thread in 0..threads as u64 {
+            let device = &device;
+            scope.spawn(move || {
+                let page = thread % 512;
+                device.write_page(page, &page_of(page, 9)).unwrap();
+                let mut back = AlignedBuf::new(PAGE);
+                device.read_page(page, &mut back).unwrap();
+                assert_eq!(back.as_slice(), page_of(page, 9).as_slice());
+            });
+        }
+    });
+    assert_eq!(device.stats().writes, threads as u64);
+}
+
+#[test]
 fn rejects_bad_requests_without_stopping_the_batch() {
     for backend in [FileBackend::Auto, FileBackend::Threads] {
         let dir = temp_dir();

@@ -350,6 +350,11 @@ fn a_page_newer_than_its_log_survives_recovery_crashes_with_the_doublewrite() {
     sweep_issue_image(TornPageProtection::Doublewrite);
 }
 
+#[test]
+fn a_page_newer_than_its_log_survives_recovery_crashes_with_doublewrite8() {
+    sweep_issue_image(TornPageProtection::Doublewrite8);
+}
+
 // ----- the sweep over crash images of real runs -----
 
 /// A clean recovery of an image passed its oracle: what it saw.

@@ -17,7 +17,8 @@
 //!
 //! **Torn-page protection** (`PoolConfig::torn_page_protection`, by default the scheme's host
 //! engine's): `doublewrite` (InnoDB) writes every page to the doublewrite area and syncs before
-//! writing it in place, and recovery restores torn pages from there first; `page-images`
+//! writing it in place, and recovery restores torn pages from there first (`doublewrite8`, MySQL
+//! 8.0's segmented variant, uses the same area and the same recovery); `page-images`
 //! (PostgreSQL's `full_page_writes`) logs a page's image with the first change after it was last
 //! clean, and recovery restores a torn page from the next such image in the log (see
 //! `recovery.rs` for why that image always exists); `none` leaves a torn page unrecoverable (a

@@ -2,8 +2,10 @@
 //!
 //! A ticket is either already complete (validation errors, RAM devices), complete at a known
 //! instant (emulated devices compute the completion time at submission and the waiter sleeps
-//! until then), or completed later by another thread (io_uring reaper, thread pool) through a
-//! shared [`Completion`].
+//! until then), or completed later through a shared [`Completion`]: by another thread (io_uring
+//! reaper, thread pool), or by the waiter itself when the completion has a [`Driver`] (the file
+//! device's per-thread rings: the waiter reaps the ring its request went to instead of sleeping
+//! until a reaper thread wakes it).
 
 use std::sync::Arc;
 use std::time::Instant;
@@ -12,11 +14,24 @@ use parking_lot::{Condvar, Mutex};
 
 use crate::error::DeviceError;
 
-/// A completion slot filled by another thread.
+/// What makes a pending [`Completion`] complete when nobody else does: the queue its request
+/// went to, which any waiter may reap.
+pub trait Driver: Send + Sync + std::fmt::Debug {
+    /// Reaps completions (blocking while none has arrived) until `completion` is complete.
+    fn drive(&self, completion: &Completion);
+    /// Reaps what has already completed, without blocking.
+    fn poll(&self);
+}
+
+/// A completion slot filled by another thread, or by its waiter through its [`Driver`].
 #[derive(Debug, Default)]
 pub struct Completion {
     result: Mutex<Option<Result<(), DeviceError>>>,
     ready: Condvar,
+    /// The queue to reap while waiting (`None`: another thread completes it). Weak: a ticket
+    /// kept after its device is gone must not keep the device's queues (and file) open; the
+    /// device completes every request before it drops them.
+    driver: Option<std::sync::Weak<dyn Driver>>,
 }
 
 impl Completion {
@@ -24,6 +39,15 @@ impl Completion {
     #[must_use]
     pub fn new() -> Arc<Self> {
         Arc::new(Completion::default())
+    }
+
+    /// A new, pending slot whose waiters reap `driver`.
+    #[must_use]
+    pub fn with_driver(driver: std::sync::Weak<dyn Driver>) -> Arc<Self> {
+        Arc::new(Completion {
+            driver: Some(driver),
+            ..Completion::default()
+        })
     }
 
     /// Fills the slot and wakes the waiter. Completing twice keeps the first result.
@@ -36,11 +60,29 @@ impl Completion {
         self.ready.notify_all();
     }
 
+    /// Whether the result is in (never blocks, never reaps: what a [`Driver`] checks).
+    #[must_use]
+    pub fn has_result(&self) -> bool {
+        self.result.lock().is_some()
+    }
+
+    /// Whether the result is in (never blocks; reaps what has arrived first, when driven).
     fn is_complete(&self) -> bool {
+        if self.result.lock().is_some() {
+            return true;
+        }
+        if let Some(driver) = self.driver.as_ref().and_then(std::sync::Weak::upgrade) {
+            driver.poll();
+        }
         self.result.lock().is_some()
     }
 
     fn wait(&self) -> Result<(), DeviceError> {
+        if self.result.lock().is_none()
+            && let Some(driver) = self.driver.as_ref().and_then(std::sync::Weak::upgrade)
+        {
+            driver.drive(self);
+        }
         let mut slot = self.result.lock();
         loop {
             if let Some(result) = slot.as_ref() {

@@ -20,6 +20,10 @@ pub enum TornPageProtection {
     /// InnoDB's doublewrite buffer: every page is written to the doublewrite area and synced
     /// before it is written in place; recovery restores a torn page from its copy.
     Doublewrite,
+    /// MySQL 8.0's doublewrite (WL#5655): the same guarantee, with the area cut into segments
+    /// of `doublewrite_pages` pages that batches take one each, so batches of different
+    /// threads write and sync their copies in parallel (`engine::innodb::doublewrite8`).
+    Doublewrite8,
     /// PostgreSQL's `full_page_writes`: the first change to a page after it was last clean logs
     /// the page's image; recovery restores a torn page from it.
     PageImages,
@@ -33,6 +37,7 @@ impl TornPageProtection {
     pub fn name(self) -> &'static str {
         match self {
             TornPageProtection::Doublewrite => "doublewrite",
+            TornPageProtection::Doublewrite8 => "doublewrite8",
             TornPageProtection::PageImages => "page-images",
             TornPageProtection::None => "none",
         }
@@ -96,6 +101,9 @@ pub struct PoolConfig {
     /// With the doublewrite: whether background batches go through it too (InnoDB: yes). Off
     /// keeps it for single-page flushes only (the drill-down of issue 9 separates the two).
     pub doublewrite_batches: bool,
+    /// With `doublewrite8`: pages per doublewrite segment (`innodb_doublewrite_pages`); 0 = 16.
+    /// A power of two up to 32.
+    pub doublewrite_pages: usize,
     /// ACE: dirty pages written concurrently (`n_w`; 0 = the device's write concurrency `k_w`).
     pub ace_n_w: usize,
     /// Cleaner period in device-time milliseconds (InnoDB: 1000), before
@@ -116,12 +124,13 @@ pub struct PoolConfig {
     pub checkpoint_timeout_ms: u64,
     /// PostgreSQL: `checkpoint_completion_target` (0..=1).
     pub checkpoint_completion_target: f64,
-    /// Torn-page protection (`doublewrite`, `page-images`, `none`; default by host engine).
+    /// Torn-page protection (`doublewrite`, `doublewrite8`, `page-images`, `none`; default by
+    /// host engine).
     pub torn_page_protection: Option<TornPageProtection>,
     /// `innodb_flush_method`: `o_direct` or `o_direct_no_fsync`.
     pub flush_method: FlushMethod,
     /// Largest write submitted at once (the bounded burst): 0 = the doublewrite batch (120)
-    /// with the doublewrite, else 1000 (the LRU-C prototype's chunk).
+    /// with either doublewrite, else 1000 (the LRU-C prototype's chunk).
     pub write_batch_pages: usize,
     /// Sequential prefetcher: misses in a row that start prefetching.
     pub prefetch_trigger: usize,
@@ -285,6 +294,11 @@ impl PoolConfig {
             "true | false",
         ),
         key(
+            "doublewrite_pages",
+            "with doublewrite8: pages per doublewrite segment (innodb_doublewrite_pages); 0 = 16",
+            "0 | 1 | 2 | 4 | 8 | 16 | 32",
+        ),
+        key(
             "ace_n_w",
             "ACE: dirty pages written concurrently (n_w); 0 = the device's write concurrency k_w",
             ">= 0",
@@ -327,7 +341,7 @@ impl PoolConfig {
         key(
             "torn_page_protection",
             "torn-page protection; unset = by host engine (InnoDB doublewrite, PostgreSQL page-images)",
-            "\"doublewrite\" | \"page-images\" | \"none\"",
+            "\"doublewrite\" | \"doublewrite8\" | \"page-images\" | \"none\"",
         ),
         key(
             "flush_method",
@@ -336,7 +350,7 @@ impl PoolConfig {
         ),
         key(
             "write_batch_pages",
-            "largest write submitted at once; 0 = 120 with the doublewrite, else 1000",
+            "largest write submitted at once; 0 = 120 with either doublewrite, else 1000",
             ">= 0",
         ),
         key(
@@ -434,6 +448,7 @@ impl PoolConfig {
             twb_slots: 0,
             war_copy_batch: 0,
             doublewrite_batches: true,
+            doublewrite_pages: 0,
             ace_n_w: 0,
             cleaner_period_ms: 1000,
             time_constant_scale: 0.0,
@@ -567,15 +582,40 @@ impl PoolConfig {
             })
     }
 
+    /// Pages per `doublewrite8` segment (`doublewrite_pages`, 0 = the default).
+    pub fn effective_doublewrite_pages(&self) -> usize {
+        match self.doublewrite_pages {
+            0 => crate::engine::innodb::doublewrite8::DEFAULT_SEGMENT_PAGES,
+            n => n,
+        }
+    }
+
     /// The largest write submitted at once.
     pub fn effective_write_batch(&self) -> usize {
         match self.write_batch_pages {
-            0 if self.effective_torn_page_protection() == TornPageProtection::Doublewrite => {
+            0 if matches!(
+                self.effective_torn_page_protection(),
+                TornPageProtection::Doublewrite | TornPageProtection::Doublewrite8
+            ) =>
+            {
                 crate::engine::innodb::doublewrite::BATCH_SLOTS
             }
             0 => 1000,
             n => n,
         }
+    }
+
+    /// Checks `doublewrite_pages` (the `doublewrite8` segment size).
+    fn validate_doublewrite_pages(&self) -> Result<()> {
+        use crate::engine::innodb::doublewrite8::{Layout, MAX_SEGMENT_PAGES};
+        if self.doublewrite_pages == 0 || Layout::valid_segment_pages(self.doublewrite_pages) {
+            return Ok(());
+        }
+        Err(Error::Config(format!(
+            "doublewrite_pages = {} is not 0 or a power of two up to {MAX_SEGMENT_PAGES} (the \
+             doublewrite area's 96 batch pages are cut into segments of this size)",
+            self.doublewrite_pages
+        )))
     }
 
     /// Checks ranges and the composition's needs.
@@ -623,6 +663,7 @@ impl PoolConfig {
                 self.cflru_window_pct
             ));
         }
+        self.validate_doublewrite_pages()?;
         if self.io_capacity == 0 {
             return bad("io_capacity must be positive".into());
         }
@@ -744,6 +785,36 @@ mod tests {
             "{err}"
         );
         assert!(PoolConfig::from_toml(Scheme::Vanilla, 256, "instances = 16").is_ok());
+    }
+
+    #[test]
+    fn doublewrite8_is_selectable_by_key_and_its_segment_size_checked() {
+        let config = PoolConfig::from_toml(
+            Scheme::Vanilla,
+            4096,
+            "torn_page_protection = \"doublewrite8\"\ndoublewrite_pages = 4\n",
+        )
+        .unwrap();
+        assert_eq!(
+            config.effective_torn_page_protection(),
+            TornPageProtection::Doublewrite8
+        );
+        assert_eq!(config.effective_doublewrite_pages(), 4);
+        assert_eq!(config.effective_write_batch(), 120);
+        let preset = PoolConfig::for_scheme(Scheme::Vanilla, 4096);
+        assert_eq!(
+            preset.effective_torn_page_protection(),
+            TornPageProtection::Doublewrite,
+            "the presets keep the 5.7 doublewrite"
+        );
+        assert_eq!(preset.effective_doublewrite_pages(), 16);
+        for bad in [3, 64] {
+            let err =
+                PoolConfig::from_toml(Scheme::Vanilla, 4096, &format!("doublewrite_pages = {bad}"))
+                    .unwrap_err()
+                    .to_string();
+            assert!(err.contains(&format!("doublewrite_pages = {bad}")), "{err}");
+        }
     }
 
     #[test]

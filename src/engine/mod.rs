@@ -84,12 +84,21 @@ pub fn build_write_path(config: &PoolConfig, target: &WriteTarget) -> Result<Arc
             innodb::doublewrite::Doublewrite::new(area.clone(), gate, fsync)
                 .with_batches(config.doublewrite_batches, config.effective_write_batch()),
         ),
-        (TornPageProtection::Doublewrite, None) => {
-            return Err(Error::Config(
-                "torn_page_protection = \"doublewrite\" needs a doublewrite area: open the pool \
-                 through `Database` (a bare `BufferPool` over a device has none)"
-                    .into(),
-            ));
+        (TornPageProtection::Doublewrite8, Some(area)) => Arc::new(
+            innodb::doublewrite8::Doublewrite8::new(
+                area.clone(),
+                gate,
+                fsync,
+                config.effective_doublewrite_pages(),
+            )
+            .with_batches(config.doublewrite_batches, config.effective_write_batch()),
+        ),
+        (TornPageProtection::Doublewrite | TornPageProtection::Doublewrite8, None) => {
+            return Err(Error::Config(format!(
+                "torn_page_protection = \"{}\" needs a doublewrite area: open the pool \
+                 through `Database` (a bare `BufferPool` over a device has none)",
+                protection.name()
+            )));
         }
         (TornPageProtection::PageImages | TornPageProtection::None, _) => Arc::new(
             DirectWrites::new(gate, fsync, config.effective_write_batch()),

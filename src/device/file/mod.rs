@@ -1,15 +1,22 @@
 //! `file:PATH`: a real file (or block device) opened with O_DIRECT, page-granular positioned I/O.
 //!
-//! Two engines move the data (docs/architecture.md, "device/": file, io_uring + fallback):
-//! - [`uring`]: one io_uring per device. Submitters push SQEs under a short mutex; one reaper
-//!   thread waits for CQEs and completes each request's [`Completion`]. In-flight requests are
-//!   bounded by the ring size ([`uring::RING_ENTRIES`]); a submitter waits when the ring is full.
+//! Three engines move the data (docs/architecture.md, "device/": file, io_uring + fallback):
+//! - [`rings`] ([`FileBackend::Uring`], the default): an io_uring per submitting thread; a
+//!   waiter reaps the ring its request went to itself (no reaper thread, no hand-off), which
+//!   brought `device probe`'s random reads to fio's level (docs/performance.md, "The file device
+//!   against fio").
+//! - [`uring`] ([`FileBackend::UringReaper`]): one io_uring per device. Submitters push SQEs under
+//!   a short mutex; one reaper thread submits them, waits for CQEs and completes each request's
+//!   [`Completion`]. In-flight requests are bounded by the ring size ([`uring::RING_ENTRIES`]);
+//!   a submitter waits when the ring is full. Kept as the measured alternative.
 //! - [`threads`]: the fallback where io_uring is unavailable (old kernel, seccomp). A bounded
 //!   queue ([`threads::QUEUE_CAPACITY`]) feeds a fixed pool of [`threads::WORKERS`] threads doing
 //!   `pread`/`pwrite`.
 //!
-//! [`FileBackend::Auto`] tries io_uring and falls back to threads when the ring cannot be
-//! created; the environment variable [`BACKEND_ENV`] (`uring` or `threads`) forces one.
+//! [`FileBackend::Auto`] tries the per-thread rings, then the single ring, and falls back to
+//! threads when no ring can be created; the environment variable [`BACKEND_ENV`] (`uring`,
+//! `uring-reaper` or `threads`) forces one, and [`FIXED_FILE_ENV`]`=1` makes the per-thread rings
+//! register the file (measured no faster on this host; off by default).
 //!
 //! Invariants: every buffer handed to an engine passed [`DeviceInfo::validate`] (aligned, one
 //! page, page in range); each request's completion is filled exactly once; dropping the device
@@ -37,6 +44,7 @@
 //! is held across a system call.
 
 pub mod lock;
+pub mod rings;
 pub mod threads;
 pub mod uring;
 
@@ -53,8 +61,12 @@ use super::{
 };
 use crate::error::{DeviceError, Error, PageId, Result};
 
-/// Environment variable forcing the backend of [`FileBackend::Auto`]: `uring` or `threads`.
+/// Environment variable forcing the backend of [`FileBackend::Auto`]: `uring`, `uring-reaper`
+/// or `threads`.
 pub const BACKEND_ENV: &str = "FLASHBUF_FILE_BACKEND";
+/// Environment variable: `1` makes the per-thread rings register the file (a fixed file);
+/// anything else, or unset, uses the plain descriptor.
+pub const FIXED_FILE_ENV: &str = "FLASHBUF_URING_FIXED_FILE";
 
 /// Pages written per `pwrite` while filling a new or extended file (1 MiB at 16 KiB pages).
 const FILL_CHUNK_PAGES: usize = 64;
@@ -62,16 +74,21 @@ const FILL_CHUNK_PAGES: usize = 64;
 /// Which engine performs the I/O.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum FileBackend {
-    /// io_uring if a ring can be created, else the thread pool ([`BACKEND_ENV`] overrides).
+    /// io_uring if a ring can be created (per-thread rings, else one ring with a reaper), else
+    /// the thread pool ([`BACKEND_ENV`] overrides).
     Auto,
-    /// io_uring only; opening fails if no ring can be created.
+    /// io_uring with a ring per submitting thread, reaped by its waiters ([`rings`]); opening
+    /// fails if no ring can be created.
     Uring,
+    /// io_uring with one ring per device and a reaper thread ([`uring`]); opening fails if no
+    /// ring can be created.
+    UringReaper,
     /// The `pread`/`pwrite` thread pool.
     Threads,
 }
 
 impl FileBackend {
-    /// Parses `uring`, `threads` or `auto`.
+    /// Parses `uring`, `uring-reaper`, `threads` or `auto`.
     ///
     /// # Errors
     /// [`Error::Config`] for anything else.
@@ -79,9 +96,10 @@ impl FileBackend {
         match text.trim() {
             "auto" => Ok(FileBackend::Auto),
             "uring" | "io_uring" => Ok(FileBackend::Uring),
+            "uring-reaper" => Ok(FileBackend::UringReaper),
             "threads" => Ok(FileBackend::Threads),
             other => Err(Error::Config(format!(
-                "{BACKEND_ENV}=`{other}`: expected uring, threads or auto"
+                "{BACKEND_ENV}=`{other}`: expected uring, uring-reaper, threads or auto"
             ))),
         }
     }
@@ -220,6 +238,7 @@ pub struct Job {
 /// The engine of an open device.
 #[derive(Debug)]
 enum Engine {
+    Rings(rings::RingsEngine),
     Uring(uring::UringEngine),
     Threads(threads::ThreadEngine),
 }
@@ -301,17 +320,23 @@ impl FileDevice {
         })
     }
 
-    /// The backend actually in use ([`FileBackend::Uring`] or [`FileBackend::Threads`]).
+    /// The backend actually in use ([`FileBackend::Uring`], [`FileBackend::UringReaper`] or
+    /// [`FileBackend::Threads`]).
     #[must_use]
     pub fn backend(&self) -> FileBackend {
         match self.engine {
-            Engine::Uring(_) => FileBackend::Uring,
+            Engine::Rings(_) => FileBackend::Uring,
+            Engine::Uring(_) => FileBackend::UringReaper,
             Engine::Threads(_) => FileBackend::Threads,
         }
     }
 
     /// Checks a request and turns it into a job, or says why it cannot run.
-    fn job(&self, request: &IoRequest) -> Result<Job, DeviceError> {
+    fn job(
+        &self,
+        request: &IoRequest,
+        completion: impl FnOnce() -> Arc<Completion>,
+    ) -> Result<Job, DeviceError> {
         if let IoOp::FusedReadWrite { .. } = request.op {
             return Err(DeviceError::Unsupported {
                 device: self.info.name.clone(),
@@ -323,7 +348,7 @@ impl FileDevice {
             op: request.op,
             page: request.page,
             buf: request.buf,
-            completion: Completion::new(),
+            completion: completion(),
         })
     }
 }
@@ -336,8 +361,21 @@ impl Device for FileDevice {
     unsafe fn submit(&self, batch: Vec<IoRequest>) -> Vec<IoTicket> {
         let mut tickets = Vec::with_capacity(batch.len());
         let mut jobs = Vec::with_capacity(batch.len());
+        // The per-thread rings: the caller's ring takes the jobs, and their waiters reap it.
+        let ring = match &self.engine {
+            Engine::Rings(engine) => Some(engine.ring()),
+            Engine::Uring(_) | Engine::Threads(_) => None,
+        };
+        let completion = || match &ring {
+            Some(ring) => {
+                let driver: std::sync::Weak<dyn super::ticket::Driver> =
+                    Arc::downgrade(ring) as std::sync::Weak<dyn super::ticket::Driver>;
+                Completion::with_driver(driver)
+            }
+            None => Completion::new(),
+        };
         for request in &batch {
-            match self.job(request) {
+            match self.job(request, completion) {
                 Ok(job) => {
                     tickets.push(IoTicket::shared(Arc::clone(&job.completion)));
                     jobs.push(job);
@@ -345,9 +383,11 @@ impl Device for FileDevice {
                 Err(err) => tickets.push(IoTicket::done(Err(err))),
             }
         }
-        match &self.engine {
-            Engine::Uring(engine) => engine.submit(jobs),
-            Engine::Threads(engine) => engine.submit(jobs),
+        match (&self.engine, &ring) {
+            (Engine::Rings(_), Some(ring)) => rings::RingsEngine::submit(ring, jobs),
+            (Engine::Uring(engine), _) => engine.submit(jobs),
+            (Engine::Threads(engine), _) => engine.submit(jobs),
+            (Engine::Rings(_), None) => unreachable!("the rings engine always names a ring"),
         }
         assert_eq!(tickets.len(), batch.len(), "one ticket per request");
         tickets
@@ -368,19 +408,29 @@ impl Device for FileDevice {
 }
 
 fn start_engine(shared: &Arc<FileShared>, backend: FileBackend) -> Result<Engine> {
+    let fixed_file = std::env::var(FIXED_FILE_ENV).is_ok_and(|value| value.trim() == "1");
+    let unavailable = |err: std::io::Error| {
+        Error::Config(format!(
+            "io_uring is unavailable ({err}); use {BACKEND_ENV}=threads"
+        ))
+    };
     match backend {
         FileBackend::Threads => Ok(Engine::Threads(threads::ThreadEngine::new(shared)?)),
-        FileBackend::Uring => uring::UringEngine::new(shared)
+        FileBackend::Uring => rings::RingsEngine::new(shared, fixed_file)
+            .map(Engine::Rings)
+            .map_err(unavailable),
+        FileBackend::UringReaper => uring::UringEngine::new(shared)
             .map(Engine::Uring)
-            .map_err(|err| {
-                Error::Config(format!(
-                    "io_uring is unavailable ({err}); use {BACKEND_ENV}=threads"
-                ))
-            }),
-        FileBackend::Auto => match uring::UringEngine::new(shared) {
-            Ok(engine) => Ok(Engine::Uring(engine)),
-            Err(_) => Ok(Engine::Threads(threads::ThreadEngine::new(shared)?)),
-        },
+            .map_err(unavailable),
+        FileBackend::Auto => {
+            if let Ok(engine) = rings::RingsEngine::new(shared, fixed_file) {
+                return Ok(Engine::Rings(engine));
+            }
+            match uring::UringEngine::new(shared) {
+                Ok(engine) => Ok(Engine::Uring(engine)),
+                Err(_) => Ok(Engine::Threads(threads::ThreadEngine::new(shared)?)),
+            }
+        }
     }
 }
 

@@ -16,6 +16,11 @@
 //! the page before the mini-transaction (nothing of it stays in memory), and the error is
 //! returned. Dropping a mini-transaction without committing it does the same.
 //!
+//! **Buffers.** A mini-transaction takes its page list, record list and rollback log from a
+//! per-thread spare and gives them back (emptied) when it ends, so a thread running
+//! mini-transactions one after the other allocates them once (arenas that grew past
+//! [`SPARE_LIMIT`] are not kept).
+//!
 //! Lock order: the caller latches pages in the tree's order (see `btree/mod.rs`) and adds
 //! them here; this type takes no latch itself.
 
@@ -32,6 +37,22 @@ use crate::wal::{LogRecord, LsnRange, TxnId};
 #[must_use]
 pub fn log_page_images(db: &Database) -> bool {
     db.torn_page_protection() == crate::engine::TornPageProtection::PageImages
+}
+
+/// Largest rollback arena kept for the next mini-transaction of a thread (bytes).
+pub const SPARE_LIMIT: usize = 256 * 1024;
+
+/// The reusable buffers of a mini-transaction.
+#[derive(Default)]
+struct Buffers {
+    pages: Vec<MtrPage>,
+    records: Vec<LogRecord>,
+    rollback: RollbackLog,
+}
+
+std::thread_local! {
+    /// The buffers the last mini-transaction of this thread left.
+    static SPARE: std::cell::Cell<Option<Buffers>> = const { std::cell::Cell::new(None) };
 }
 
 /// What a mini-transaction knows of one latched page (its guard is at the same index of
@@ -73,14 +94,15 @@ pub type Slot = usize;
 impl<'a> Mtr<'a> {
     /// A mini-transaction on behalf of `txn` (0: a system one, e.g. a split).
     pub fn new(db: &'a Database, txn: TxnId) -> Self {
+        let buffers = SPARE.with(std::cell::Cell::take).unwrap_or_default();
         Mtr {
             db,
             txn,
             images: log_page_images(db),
-            pages: Vec::with_capacity(4),
+            pages: buffers.pages,
             guards: Vec::with_capacity(4),
-            records: Vec::with_capacity(4),
-            rollback: RollbackLog::new(),
+            records: buffers.records,
+            rollback: buffers.rollback,
         }
     }
 
@@ -229,7 +251,16 @@ impl<'a> Mtr<'a> {
 
 impl Drop for Mtr<'_> {
     fn drop(&mut self) {
-        // Not committed: undo every change in memory.
+        // Not committed: undo every change in memory (after a commit nothing is left).
         self.roll_back();
+        self.records.clear();
+        if self.rollback.capacity() <= SPARE_LIMIT {
+            let buffers = Buffers {
+                pages: std::mem::take(&mut self.pages),
+                records: std::mem::take(&mut self.records),
+                rollback: std::mem::take(&mut self.rollback),
+            };
+            SPARE.with(|spare| spare.set(Some(buffers)));
+        }
     }
 }

@@ -280,6 +280,12 @@ impl RollbackLog {
     pub fn saved_bytes(&self) -> usize {
         self.arena.len()
     }
+
+    /// Bytes the arena holds without growing (for deciding whether to keep it for reuse).
+    #[must_use]
+    pub fn capacity(&self) -> usize {
+        self.arena.capacity()
+    }
 }
 
 #[cfg(test)]

@@ -49,6 +49,7 @@ pub mod meta;
 pub mod mtr;
 pub mod node;
 pub mod op;
+pub mod rollback;
 pub mod smo;
 
 use std::ops::Bound;

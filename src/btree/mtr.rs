@@ -9,14 +9,23 @@
 //! before the change, unless the change itself defines the whole page (a format or an image).
 //! Recovery rebuilds such a page from the image when the device copy is torn.
 //!
-//! **Failure.** If the append fails, every changed page gets its before-image back (nothing of
-//! the mini-transaction stays in memory) and the error is returned. Dropping a
-//! mini-transaction without committing it does the same.
+//! **Failure.** Before each operation applies, the bytes it may write are saved
+//! ([`RollbackLog`]: a few ranges of the page, not a copy of it). If the operation fails, its
+//! ranges go back at once (the page is as before that operation). If the append fails, every
+//! changed page gets all its saved ranges back, newest first, which makes it byte for byte
+//! the page before the mini-transaction (nothing of it stays in memory), and the error is
+//! returned. Dropping a mini-transaction without committing it does the same.
+//!
+//! **Buffers.** A mini-transaction takes its page list, record list and rollback log from a
+//! per-thread spare and gives them back (emptied) when it ends, so a thread running
+//! mini-transactions one after the other allocates them once (arenas that grew past
+//! [`SPARE_LIMIT`] are not kept).
 //!
 //! Lock order: the caller latches pages in the tree's order (see `btree/mod.rs`) and adds
 //! them here; this type takes no latch itself.
 
 use super::op::{self, PageOp};
+use super::rollback::RollbackLog;
 use crate::db::Database;
 use crate::error::{PageId, Result};
 use crate::pool::PageWriteGuard;
@@ -30,12 +39,29 @@ pub fn log_page_images(db: &Database) -> bool {
     db.torn_page_protection() == crate::engine::TornPageProtection::PageImages
 }
 
-/// One latched page of a mini-transaction.
-struct MtrPage<'a> {
+/// Largest rollback arena kept for the next mini-transaction of a thread (bytes).
+pub const SPARE_LIMIT: usize = 256 * 1024;
+
+/// The reusable buffers of a mini-transaction.
+#[derive(Default)]
+struct Buffers {
+    pages: Vec<MtrPage>,
+    records: Vec<LogRecord>,
+    rollback: RollbackLog,
+}
+
+std::thread_local! {
+    /// The buffers the last mini-transaction of this thread left.
+    static SPARE: std::cell::Cell<Option<Buffers>> = const { std::cell::Cell::new(None) };
+}
+
+/// What a mini-transaction knows of one latched page (its guard is at the same index of
+/// `Mtr::guards`).
+#[derive(Debug, Clone, Copy)]
+struct MtrPage {
     id: PageId,
-    guard: PageWriteGuard<'a>,
-    /// The page as it was before the first change (for restoring after a failed append).
-    before: Option<Vec<u8>>,
+    /// Whether an operation was applied to it (its saved ranges are in the rollback log).
+    changed: bool,
 }
 
 /// A mini-transaction in progress.
@@ -43,8 +69,10 @@ pub struct Mtr<'a> {
     db: &'a Database,
     txn: TxnId,
     images: bool,
-    pages: Vec<MtrPage<'a>>,
+    pages: Vec<MtrPage>,
+    guards: Vec<PageWriteGuard<'a>>,
     records: Vec<LogRecord>,
+    rollback: RollbackLog,
 }
 
 impl std::fmt::Debug for Mtr<'_> {
@@ -66,12 +94,15 @@ pub type Slot = usize;
 impl<'a> Mtr<'a> {
     /// A mini-transaction on behalf of `txn` (0: a system one, e.g. a split).
     pub fn new(db: &'a Database, txn: TxnId) -> Self {
+        let buffers = SPARE.with(std::cell::Cell::take).unwrap_or_default();
         Mtr {
             db,
             txn,
             images: log_page_images(db),
-            pages: Vec::with_capacity(4),
-            records: Vec::with_capacity(4),
+            pages: buffers.pages,
+            guards: Vec::with_capacity(4),
+            records: buffers.records,
+            rollback: buffers.rollback,
         }
     }
 
@@ -82,11 +113,8 @@ impl<'a> Mtr<'a> {
             self.pages.iter().all(|page| page.id != id),
             "page {id} added twice to a mini-transaction"
         );
-        self.pages.push(MtrPage {
-            id,
-            guard,
-            before: None,
-        });
+        self.pages.push(MtrPage { id, changed: false });
+        self.guards.push(guard);
         self.pages.len() - 1
     }
 
@@ -120,7 +148,7 @@ impl<'a> Mtr<'a> {
 
     /// The bytes of the page in `slot`.
     pub fn data(&self, slot: Slot) -> &[u8] {
-        self.pages[slot].guard.data()
+        self.guards[slot].data()
     }
 
     /// Applies `op` to the page in `slot` and records it (after the page's image when this is
@@ -129,24 +157,21 @@ impl<'a> Mtr<'a> {
     /// # Errors
     /// The operation does not apply ([`crate::Error::CorruptPage`]); the page is unchanged.
     pub fn apply(&mut self, slot: Slot, op: &PageOp) -> Result<()> {
-        let images = self.images;
         let page = &mut self.pages[slot];
-        let first_change = page.before.is_none();
-        if first_change {
-            let before = page.guard.data().to_vec();
-            if images && !op.defines_page() && page.guard.oldest_modification() == 0 {
-                let image = op::image_of(page.id, &before)?;
+        let guard = &mut self.guards[slot];
+        if !page.changed {
+            if self.images && !op.defines_page() && guard.oldest_modification() == 0 {
+                let image = op::image_of(page.id, guard.data())?;
                 self.records.push(LogRecord::PageOp {
                     page: page.id,
                     op: image.encode(),
                 });
             }
-            page.before = Some(before);
+            page.changed = true;
         }
-        if let Err(err) = op::apply(page.id, page.guard.data_mut(), op) {
-            if let Some(before) = &page.before {
-                page.guard.data_mut().copy_from_slice(before);
-            }
+        let mark = self.rollback.save(page.id, guard.data(), op);
+        if let Err(err) = op::apply(page.id, guard.data_mut(), op) {
+            self.rollback.rewind(mark, page.id, guard.data_mut());
             return Err(err);
         }
         self.records.push(LogRecord::PageOp {
@@ -167,55 +192,75 @@ impl<'a> Mtr<'a> {
     /// Releases the latch of an unchanged page early.
     pub fn release_unchanged(&mut self, slot: Slot) {
         assert!(
-            self.pages[slot].before.is_none(),
+            !self.pages[slot].changed,
             "only unchanged pages may leave a mini-transaction early"
         );
         self.pages.remove(slot);
+        self.guards.remove(slot);
     }
 
     /// Appends the batch and releases every page (see the module docs). Returns the batch's
-    /// LSN range, or `None` when nothing was changed.
+    /// LSN range, or `None` when nothing was logged.
     ///
     /// # Errors
     /// Log errors; every change is then undone in memory.
     pub fn commit(mut self) -> Result<Option<LsnRange>> {
+        // Unchanged pages are released first; changed ones go to the append.
+        let mut index = 0;
+        let pages = &self.pages;
+        self.guards.retain(|_| {
+            index += 1;
+            pages[index - 1].changed
+        });
+        self.pages.retain(|page| page.changed);
         if self.records.is_empty() {
-            self.pages.clear();
+            // Only failed operations (each already undone): drop the modification marks.
+            self.roll_back();
             return Ok(None);
         }
         self.records.push(LogRecord::MtrEnd { txn: self.txn });
-        // Unchanged pages are released first; changed ones go to the append.
-        let (mut changed, unchanged): (Vec<_>, Vec<_>) = std::mem::take(&mut self.pages)
-            .into_iter()
-            .partition(|page| page.before.is_some());
-        drop(unchanged);
-        let mut befores = Vec::with_capacity(changed.len());
-        let mut guards = Vec::with_capacity(changed.len());
-        for page in changed.drain(..) {
-            befores.push(page.before);
-            guards.push(page.guard);
-        }
-        match self.db.append_mtr(&self.records, &mut guards) {
-            Ok(range) => Ok(Some(range)),
+        match self.db.append_mtr(&self.records, &mut self.guards) {
+            Ok(range) => {
+                self.pages.clear();
+                Ok(Some(range))
+            }
             Err(err) => {
-                for (guard, before) in guards.iter_mut().zip(befores) {
-                    if let Some(before) = before {
-                        guard.restore(&before);
-                    }
-                }
+                self.roll_back();
                 Err(err)
             }
         }
+    }
+
+    /// Puts every changed page back as it was before the mini-transaction and releases
+    /// every page.
+    fn roll_back(&mut self) {
+        for (page, guard) in self.pages.iter().zip(&mut self.guards) {
+            if page.changed {
+                // The guard forgets the modification only through a whole image; this path
+                // is the failure path, so the copy is not on the way of a commit.
+                let mut image = guard.data().to_vec();
+                self.rollback.undo_into(page.id, &mut image);
+                guard.restore(&image);
+            }
+        }
+        self.pages.clear();
+        self.guards.clear();
+        self.rollback.clear();
     }
 }
 
 impl Drop for Mtr<'_> {
     fn drop(&mut self) {
-        // Not committed: undo every change in memory.
-        for page in &mut self.pages {
-            if let Some(before) = page.before.take() {
-                page.guard.restore(&before);
-            }
+        // Not committed: undo every change in memory (after a commit nothing is left).
+        self.roll_back();
+        self.records.clear();
+        if self.rollback.capacity() <= SPARE_LIMIT {
+            let buffers = Buffers {
+                pages: std::mem::take(&mut self.pages),
+                records: std::mem::take(&mut self.records),
+                rollback: std::mem::take(&mut self.rollback),
+            };
+            SPARE.with(|spare| spare.set(Some(buffers)));
         }
     }
 }

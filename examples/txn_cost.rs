@@ -1,0 +1,188 @@
+//! Cost per transaction in memory: heap allocations (a counting global allocator, only in this
+//! example) and, under callgrind, instructions. One client thread on `mem` devices with the
+//! pool holding the whole database, the redo log on `mem` (commits flush it).
+//!
+//! - `tpcc`: TPC-C, standard mix, `TXN_COST_WAREHOUSES` warehouses (default 5), specification
+//!   scale;
+//! - `lookup`: point-lookup transactions (begin, get, commit) on a bulk-loaded tree of
+//!   `TXN_COST_KEYS` keys (default 1,000,000; 16-byte keys, 100-byte values).
+//!
+//! Each mode warms up with `TXN_COST_WARMUP` transactions (default 2,000), then measures
+//! `TXN_COST_TXNS` (default 20,000) inside `measured_phase`, printing allocations and bytes
+//! allocated per transaction. Allocations of background threads (log writer, page cleaner)
+//! during the phase are counted too.
+//!
+//! ```text
+//! cargo run --release --example txn_cost -- tpcc
+//! valgrind --tool=callgrind --instr-atstart=no --collect-atstart=no \
+//!     --toggle-collect='*measured_phase*' target/release/examples/txn_cost lookup
+//! ```
+//!
+//! (then `callgrind_control -i on` once it printed `loaded`; instructions per transaction are
+//! the inclusive count of `measured_phase` over the transactions.)
+//!
+//! The figures and how they were taken: docs/performance.md, "Cost per transaction".
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use flashbuf::kv::{KvEngine, TreeId};
+use flashbuf::txn::{KvConfig, KvStore};
+use flashbuf::wal::WalConfig;
+use flashbuf::workload::record::RecordWorkload;
+use flashbuf::workload::tpcc::{Tpcc, TpccConfig};
+use rand::rngs::SmallRng;
+use rand::{Rng, SeedableRng};
+
+/// The system allocator, counting calls and bytes.
+struct Counting;
+
+static ALLOCATIONS: AtomicU64 = AtomicU64::new(0);
+static BYTES: AtomicU64 = AtomicU64::new(0);
+
+// SAFETY: forwards to the system allocator unchanged; only counts.
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
+        BYTES.fetch_add(layout.size() as u64, Ordering::Relaxed);
+        // SAFETY: the caller's contract is the system allocator's.
+        unsafe { System.alloc(layout) }
+    }
+    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
+        ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
+        BYTES.fetch_add(layout.size() as u64, Ordering::Relaxed);
+        // SAFETY: as above.
+        unsafe { System.alloc_zeroed(layout) }
+    }
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
+        BYTES.fetch_add(new_size as u64, Ordering::Relaxed);
+        // SAFETY: as above.
+        unsafe { System.realloc(ptr, layout, new_size) }
+    }
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        // SAFETY: as above.
+        unsafe { System.dealloc(ptr, layout) }
+    }
+}
+
+#[global_allocator]
+static GLOBAL: Counting = Counting;
+
+const PAGE: usize = 16 * 1024;
+
+fn env_or(name: &str, default: u64) -> u64 {
+    match std::env::var(name) {
+        Ok(text) => text.parse().unwrap_or_else(|_| {
+            eprintln!("{name}: not a number: {text}");
+            std::process::exit(2)
+        }),
+        Err(_) => default,
+    }
+}
+
+fn config(frames: usize) -> KvConfig {
+    let mut config = KvConfig::new(frames);
+    config.database.wal = WalConfig {
+        log_size: 1 << 30,
+        page_size: 4096,
+        buffer_size: 8 << 20,
+        full_timeout: Duration::from_secs(30),
+    };
+    config
+}
+
+/// Runs `txns` transactions with `one`; prints allocations and bytes per transaction.
+#[inline(never)]
+fn measured_phase(txns: u64, one: &mut dyn FnMut()) {
+    let allocations = ALLOCATIONS.load(Ordering::Relaxed);
+    let bytes = BYTES.load(Ordering::Relaxed);
+    let started = Instant::now();
+    for _ in 0..txns {
+        one();
+    }
+    let seconds = started.elapsed().as_secs_f64();
+    let allocations = ALLOCATIONS.load(Ordering::Relaxed) - allocations;
+    let bytes = BYTES.load(Ordering::Relaxed) - bytes;
+    println!(
+        "{txns} transactions in {seconds:.2} s: {:.1} allocations and {:.0} bytes allocated \
+         per transaction",
+        allocations as f64 / txns as f64,
+        bytes as f64 / txns as f64
+    );
+}
+
+fn tpcc(warmup: u64, txns: u64) {
+    let warehouses = u16::try_from(env_or("TXN_COST_WAREHOUSES", 5)).unwrap_or(u16::MAX);
+    // About 6,000 16 KiB pages per warehouse after the load; room to grow.
+    let data_pages = u64::from(warehouses) * 9_000 + 8_192;
+    let config = config(data_pages as usize);
+    let (kv, _) = KvStore::open_specs("mem", "mem", PAGE, data_pages, &config).unwrap();
+    let tpcc = Tpcc::new(TpccConfig::new(warehouses)).unwrap();
+    let started = Instant::now();
+    let load = tpcc.load(&kv, &mut |_| {}).unwrap();
+    eprintln!(
+        "loaded {warehouses} warehouses ({} rows) in {:.1} s",
+        load.rows(),
+        started.elapsed().as_secs_f64()
+    );
+    let mut worker = tpcc.worker(0);
+    for _ in 0..warmup {
+        worker.run_one(&kv).unwrap();
+    }
+    measured_phase(txns, &mut || {
+        worker.run_one(&kv).unwrap();
+    });
+}
+
+fn key(n: u64) -> [u8; 16] {
+    let mut key = [0u8; 16];
+    key[..8].copy_from_slice(b"userkey:");
+    key[8..].copy_from_slice(&n.to_be_bytes());
+    key
+}
+
+fn lookup(warmup: u64, txns: u64) {
+    let keys = env_or("TXN_COST_KEYS", 1_000_000);
+    let data_pages = keys / 100 * 2 + 4096;
+    let config = config(data_pages as usize);
+    let (kv, _) = KvStore::open_specs("mem", "mem", PAGE, data_pages, &config).unwrap();
+    let tree: TreeId = kv.open_tree("bench").unwrap();
+    let mut pairs = (0..keys).map(|n| (key(n).to_vec(), vec![(n % 251) as u8; 100]));
+    kv.bulk_load(tree, &mut pairs).unwrap();
+    // Read every leaf once: the bulk load writes pages to the device, not into the pool.
+    kv.trees()
+        .scan(
+            tree,
+            std::ops::Bound::Unbounded,
+            flashbuf::kv::Direction::Forward,
+            &mut |_, _| flashbuf::btree::Visit::Continue,
+        )
+        .unwrap();
+    eprintln!("loaded {keys} keys");
+    let mut rng = SmallRng::seed_from_u64(1);
+    let mut one = || {
+        let n = rng.gen_range(0..keys);
+        let mut txn = kv.begin().unwrap();
+        assert!(txn.get(tree, &key(n)).unwrap().is_some());
+        txn.commit().unwrap();
+    };
+    for _ in 0..warmup {
+        one();
+    }
+    measured_phase(txns, &mut one);
+}
+
+fn main() {
+    let warmup = env_or("TXN_COST_WARMUP", 2_000);
+    let txns = env_or("TXN_COST_TXNS", 20_000).max(1);
+    match std::env::args().nth(1).as_deref() {
+        Some("tpcc") => tpcc(warmup, txns),
+        Some("lookup") => lookup(warmup, txns),
+        _ => {
+            eprintln!("usage: txn_cost tpcc|lookup (see the file's docs for the variables)");
+            std::process::exit(2);
+        }
+    }
+}

@@ -19,7 +19,7 @@ use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 
 const THREADS: usize = 8;
-const TRANSACTIONS: usize = 400;
+const TRANSACTIONS: usize = 2000;
 const KEYS: usize = 6;
 const TREES: u32 = 2;
 

@@ -5,8 +5,8 @@
 //! shuttle's, so the randomized-schedule model tests run the pool's real code: its latches,
 //! pins, page table, list mutexes and condition variables, and the record lock manager's
 //! bucket mutexes and condition variables (`txn::lock`, `tests/shuttle_lock.rs`). Other code
-//! (devices, the log) keeps `parking_lot`: it never yields to the scheduler while holding a lock, so it is
-//! safe under shuttle as a black box.
+//! (devices, the log) keeps `parking_lot`: it never yields to the scheduler while holding a
+//! lock, so it is safe under shuttle as a black box.
 //!
 //! The API is `parking_lot`'s: `lock()` returns the guard, `Condvar::wait_for` takes the guard
 //! by `&mut`. [`Latch`] is a raw reader-writer lock (the page latch): shared, exclusive,

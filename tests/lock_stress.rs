@@ -174,7 +174,10 @@ fn stress(buckets: usize) {
         stats.timeouts
     );
     assert_eq!(shared.violations.load(Ordering::SeqCst), 0);
-    assert_eq!(shared.committed.load(Ordering::SeqCst), THREADS * TRANSACTIONS);
+    assert_eq!(
+        shared.committed.load(Ordering::SeqCst),
+        THREADS * TRANSACTIONS
+    );
     assert_eq!(stats.timeouts, 0, "a deadlock went undetected");
     assert_eq!(
         stats.deadlocks,
@@ -189,7 +192,9 @@ fn stress(buckets: usize) {
     for tree in 0..TREES {
         for key in 0..KEYS as u8 {
             assert_eq!(
-                shared.locks.try_lock(u64::MAX, tree, &[key, 0xAB], Mode::Exclusive),
+                shared
+                    .locks
+                    .try_lock(u64::MAX, tree, &[key, 0xAB], Mode::Exclusive),
                 flashbuf::txn::lock::TryLock::Granted
             );
         }

@@ -103,7 +103,11 @@ impl Model {
         for &(key, mode) in script {
             let hash = self.locks.hash(0, KEYS[key]);
             let before = held.mode(hash, 0, KEYS[key]);
-            if self.locks.lock_hashed(txn, hash, 0, KEYS[key], mode).is_err() {
+            if self
+                .locks
+                .lock_hashed(txn, hash, 0, KEYS[key], mode)
+                .is_err()
+            {
                 self.release_all(txn, &mut held);
                 return false;
             }

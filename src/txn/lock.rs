@@ -129,12 +129,18 @@ struct Entries(Vec<Entry>);
 
 impl Entries {
     fn find(&mut self, hash: u64, tree: TreeId, key: &[u8]) -> Option<&mut Entry> {
-        self.0.iter_mut().find(|entry| entry.is_for(hash, tree, key))
+        self.0
+            .iter_mut()
+            .find(|entry| entry.is_for(hash, tree, key))
     }
 
     /// The entry of the key, made from a vacant one (or a new one) when the key has none.
     fn find_or_add(&mut self, hash: u64, tree: TreeId, key: &[u8]) -> &mut Entry {
-        let index = match self.0.iter().position(|entry| entry.is_for(hash, tree, key)) {
+        let index = match self
+            .0
+            .iter()
+            .position(|entry| entry.is_for(hash, tree, key))
+        {
             Some(index) => index,
             None => {
                 let index = match self.0.iter().position(Entry::is_vacant) {
@@ -485,6 +491,8 @@ const LINEAR_HELD: usize = 16;
 const NO_SLOT: u32 = u32::MAX;
 /// Largest held-lock count whose buffers go back to the thread's spare for reuse.
 const SPARE_MAX_LOCKS: usize = 4096;
+/// Largest key arena that goes back to the thread's spare for reuse.
+const SPARE_MAX_KEY_BYTES: usize = 256 << 10;
 
 thread_local! {
     static SPARE: std::cell::Cell<Option<HeldLocks>> = const { std::cell::Cell::new(None) };
@@ -507,17 +515,22 @@ impl HeldLocks {
     /// The calling thread's spare (empty, with its buffers' capacity), or a new one.
     #[must_use]
     pub fn take_spare() -> HeldLocks {
-        SPARE.with(std::cell::Cell::take).unwrap_or_default()
+        SPARE
+            .try_with(std::cell::Cell::take)
+            .ok()
+            .flatten()
+            .unwrap_or_default()
     }
 
     /// Empties this and keeps its buffers as the calling thread's spare (not when it grew
-    /// past [`SPARE_MAX_LOCKS`] locks: a huge transaction's buffers are freed).
+    /// past 4096 locks or 256 KiB of keys: a huge transaction's buffers are freed; nor while
+    /// the thread is exiting).
     pub fn recycle(mut self) {
-        if self.slots.capacity() > SPARE_MAX_LOCKS {
+        if self.slots.capacity() > SPARE_MAX_LOCKS || self.keys.capacity() > SPARE_MAX_KEY_BYTES {
             return;
         }
         self.clear();
-        SPARE.with(|spare| spare.set(Some(self)));
+        let _ = SPARE.try_with(|spare| spare.set(Some(self)));
     }
 
     /// Number of locks held.
@@ -542,8 +555,7 @@ impl HeldLocks {
     /// The mode held on a key (`hash` is its [`LockManager::hash`]), if any.
     #[must_use]
     pub fn mode(&self, hash: u64, tree: TreeId, key: &[u8]) -> Option<Mode> {
-        self.position(hash, tree, key)
-            .map(|at| self.slots[at].mode)
+        self.position(hash, tree, key).map(|at| self.slots[at].mode)
     }
 
     /// Records that the key is held in `mode` (raising the mode of a key already held).

@@ -136,29 +136,29 @@ impl Entries {
 
     /// The entry of the key, made from a vacant one (or a new one) when the key has none.
     fn find_or_add(&mut self, hash: u64, tree: TreeId, key: &[u8]) -> &mut Entry {
-        let index = match self
+        if let Some(index) = self
             .0
             .iter()
             .position(|entry| entry.is_for(hash, tree, key))
         {
-            Some(index) => index,
-            None => {
-                let index = match self.0.iter().position(Entry::is_vacant) {
-                    Some(index) => index,
-                    None => {
-                        self.0.push(Entry::default());
-                        self.0.len() - 1
-                    }
-                };
-                let entry = &mut self.0[index];
-                entry.hash = hash;
-                entry.tree = tree;
-                entry.key.clear();
-                entry.key.extend_from_slice(key);
-                index
-            }
-        };
-        &mut self.0[index]
+            return &mut self.0[index];
+        }
+        let index = self.vacant();
+        let entry = &mut self.0[index];
+        entry.hash = hash;
+        entry.tree = tree;
+        entry.key.clear();
+        entry.key.extend_from_slice(key);
+        entry
+    }
+
+    /// The position of a vacant entry, added at the end when there is none.
+    fn vacant(&mut self) -> usize {
+        if let Some(index) = self.0.iter().position(Entry::is_vacant) {
+            return index;
+        }
+        self.0.push(Entry::default());
+        self.0.len() - 1
     }
 }
 

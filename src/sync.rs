@@ -3,9 +3,10 @@
 //! Normal builds use `parking_lot` and `std` atomics. With the `shuttle` feature (tests only:
 //! `cargo test --release --features shuttle --test shuttle_pool`) every primitive here is
 //! shuttle's, so the randomized-schedule model tests run the pool's real code: its latches,
-//! pins, page table, list mutexes and condition variables. Code outside the pool (devices, the
-//! log) keeps `parking_lot`: it never yields to the scheduler while holding a lock, so it is
-//! safe under shuttle as a black box.
+//! pins, page table, list mutexes and condition variables, and the record lock manager's
+//! bucket mutexes and condition variables (`txn::lock`, `tests/shuttle_lock.rs`). Other code
+//! (devices, the log) keeps `parking_lot`: it never yields to the scheduler while holding a
+//! lock, so it is safe under shuttle as a black box.
 //!
 //! The API is `parking_lot`'s: `lock()` returns the guard, `Condvar::wait_for` takes the guard
 //! by `&mut`. [`Latch`] is a raw reader-writer lock (the page latch): shared, exclusive,

@@ -2,33 +2,52 @@
 //! the transaction (strict two-phase locking), with waiting, deadlock detection on a wait-for
 //! graph, and a wait timeout.
 //!
-//! Locks live in [`SHARDS`] hash shards, each a mutex over a map from `(tree, key)` to the
-//! holders, with one condition variable for the shard's waiters. A request that conflicts
-//! records wait-for edges to the holders it conflicts with and searches the graph for a cycle
-//! through itself before each wait; a cycle makes the requester the victim
-//! ([`Error::Conflict`]). A wait longer than the timeout is a conflict too. The victim's caller
-//! rolls its transaction back and the client sees a retryable error. An upgrade (shared to
-//! exclusive) waits for the other shared holders; two upgraders deadlock and one is the victim.
+//! **Table.** Locks live in a fixed table of buckets (4096 by default), each a mutex over a
+//! small vector of exact entries (tree, key bytes, holders, waiters) and one condition
+//! variable for the bucket's waiters. A key's bucket is picked by a seeded, non-cryptographic
+//! hash of the tree and key ([`LockManager::hash`]), computed once per request and kept in the
+//! transaction's [`HeldLocks`] for the release. An uncontended acquire or release is one
+//! mutex lock and unlock (two atomic operations) around a scan of the bucket's few entries; a
+//! vacated entry keeps its key and holder buffers for the next key of the bucket, and
+//! [`HeldLocks`] is recycled per thread, so the steady state allocates nothing.
 //!
-//! Lock order: a shard mutex → the wait-for graph mutex. No latch or other lock is taken under
-//! either; a shard mutex may be taken while the caller holds a page latch (try-lock only: it
-//! never waits there).
+//! **Collisions.** Entries compare the whole key, so keys whose hashes collide (same bucket, or
+//! even the same 64-bit hash) never conflict with each other: a collision cannot make a key
+//! wait for another key's lock, cannot add a wait-for edge, and cannot let two conflicting
+//! holders in. What colliding keys share is the bucket's mutex (held for a scan of its entries,
+//! never while waiting) and its condition variable: a release in the bucket wakes the waiters
+//! of every key there, and each looks at its own entry again and sleeps on (at most one extra
+//! wake-up per release in the bucket, and every wait is bounded by the timeout anyway).
+//!
+//! **Conflicts.** A request that conflicts records wait-for edges to the holders it conflicts
+//! with and searches the graph for a cycle through itself before each wait; a cycle makes the
+//! requester the victim ([`Error::Conflict`]). A wait longer than the timeout is a conflict
+//! too. The victim's caller rolls its transaction back and the client sees a retryable error.
+//! An upgrade (shared to exclusive) waits for the other shared holders; two upgraders deadlock
+//! and one is the victim. Transactions waiting for exclusive mode go before new shared
+//! requests, so a stream of readers cannot starve a writer.
+//!
+//! Lock order: a bucket mutex → the wait-for graph mutex → the statistics mutex. No latch or
+//! other lock is taken under any of them; a bucket mutex may be taken while the caller holds a
+//! page latch (try-lock only: it never waits there).
 //!
 //! Bounds: a wait is bounded by the timeout, woken at least every [`WAIT_SLICE`] to look again;
-//! a cycle search visits each waiting transaction at most once.
+//! a cycle search visits each waiting transaction at most once; a bucket holds one entry per
+//! key locked or waited for in it at once (its vector never shrinks below its peak).
+//!
+//! With the `shuttle` feature the mutexes and condition variables are shuttle's
+//! (`crate::sync`), so `tests/shuttle_lock.rs` runs this code under randomized schedules.
 
 use std::collections::{HashMap, HashSet};
-use std::hash::{BuildHasher, Hash, Hasher};
 use std::time::{Duration, Instant};
-
-use parking_lot::{Condvar, Mutex};
 
 use crate::error::{Error, Result};
 use crate::kv::TreeId;
+use crate::sync::{Condvar, Mutex, MutexGuard};
 use crate::wal::TxnId;
 
-/// Number of shards.
-pub const SHARDS: usize = 256;
+/// Buckets of a lock manager made by [`LockManager::new`].
+pub const BUCKETS: usize = 4096;
 /// Longest single sleep of a waiter before it looks at the lock again.
 pub const WAIT_SLICE: Duration = Duration::from_millis(20);
 
@@ -41,11 +60,13 @@ pub enum Mode {
     Exclusive,
 }
 
-/// A locked item.
-pub type LockKey = (TreeId, Vec<u8>);
-
+/// One key's lock inside a bucket. Vacant (no holder, no waiter) entries are reused for the
+/// next key of the bucket, keeping their buffers.
 #[derive(Debug, Default)]
 struct Entry {
+    hash: u64,
+    tree: TreeId,
+    key: Vec<u8>,
     holders: Vec<(TxnId, Mode)>,
     waiting: usize,
     /// Transactions waiting for this lock in exclusive mode (upgraders included).
@@ -53,6 +74,28 @@ struct Entry {
 }
 
 impl Entry {
+    fn is_vacant(&self) -> bool {
+        self.holders.is_empty() && self.waiting == 0 && self.exclusive_waiters.is_empty()
+    }
+
+    fn is_for(&self, hash: u64, tree: TreeId, key: &[u8]) -> bool {
+        self.hash == hash && self.tree == tree && self.key == key
+    }
+
+    /// Whether a holder (other than `txn`) or a queued writer stands in the way of `txn`
+    /// getting `mode` (see [`Entry::blockers`]); allocates nothing.
+    fn is_blocked(&self, txn: TxnId, mode: Mode) -> bool {
+        let mut holds = false;
+        for (holder, held) in &self.holders {
+            if *holder == txn {
+                holds = true;
+            } else if mode == Mode::Exclusive || *held == Mode::Exclusive {
+                return true;
+            }
+        }
+        mode == Mode::Shared && !holds && self.exclusive_waiters.iter().any(|w| *w != txn)
+    }
+
     /// What `txn` waits for to get `mode`: holders (other than `txn`) whose mode conflicts and,
     /// for a shared request of a transaction that holds nothing here yet, the transactions
     /// waiting for exclusive mode (they go first, so a stream of readers cannot starve a
@@ -80,9 +123,51 @@ impl Entry {
     }
 }
 
+/// The exact entries of one bucket.
 #[derive(Debug, Default)]
-struct Shard {
-    table: Mutex<HashMap<LockKey, Entry>>,
+struct Entries(Vec<Entry>);
+
+impl Entries {
+    fn find(&mut self, hash: u64, tree: TreeId, key: &[u8]) -> Option<&mut Entry> {
+        self.0
+            .iter_mut()
+            .find(|entry| entry.is_for(hash, tree, key))
+    }
+
+    /// The entry of the key, made from a vacant one (or a new one) when the key has none.
+    fn find_or_add(&mut self, hash: u64, tree: TreeId, key: &[u8]) -> &mut Entry {
+        if let Some(index) = self
+            .0
+            .iter()
+            .position(|entry| entry.is_for(hash, tree, key))
+        {
+            return &mut self.0[index];
+        }
+        let index = self.vacant();
+        let entry = &mut self.0[index];
+        entry.hash = hash;
+        entry.tree = tree;
+        entry.key.clear();
+        entry.key.extend_from_slice(key);
+        entry
+    }
+
+    /// The position of a vacant entry, added at the end when there is none.
+    fn vacant(&mut self) -> usize {
+        if let Some(index) = self.0.iter().position(Entry::is_vacant) {
+            return index;
+        }
+        self.0.push(Entry::default());
+        self.0.len() - 1
+    }
+}
+
+/// A bucket: its entries and the condition variable its waiters sleep on. One cache line
+/// each, so that two threads locking keys of neighbouring buckets do not share a line.
+#[derive(Debug, Default)]
+#[repr(align(64))]
+struct Bucket {
+    entries: Mutex<Entries>,
     waiters: Condvar,
 }
 
@@ -115,8 +200,11 @@ impl LockStats {
 /// The lock table.
 #[derive(Debug)]
 pub struct LockManager {
-    shards: Box<[Shard]>,
-    hasher: std::collections::hash_map::RandomState,
+    buckets: Box<[Bucket]>,
+    /// `buckets.len() - 1` (the length is a power of two).
+    mask: u64,
+    /// Seed of the key hash (random per manager, so no fixed key set collides everywhere).
+    seed: u64,
     /// Wait-for graph: a waiting transaction → the transactions it waits for.
     waits_for: Mutex<HashMap<TxnId, Vec<TxnId>>>,
     timeout: Duration,
@@ -132,13 +220,31 @@ pub enum TryLock {
     Busy,
 }
 
+/// Multiplier of the key hash (the 64-bit golden ratio).
+const MIX: u64 = 0x9E37_79B9_7F4A_7C15;
+
+/// A folded 64x64 → 128-bit multiplication: every input bit reaches the low output bits.
+fn fold(a: u64, b: u64) -> u64 {
+    let product = u128::from(a) * u128::from(b);
+    (product as u64) ^ ((product >> 64) as u64)
+}
+
 impl LockManager {
-    /// A lock manager whose waits give up after `timeout`.
+    /// A lock manager with [`BUCKETS`] buckets whose waits give up after `timeout`.
     #[must_use]
     pub fn new(timeout: Duration) -> Self {
+        Self::with_buckets(timeout, BUCKETS)
+    }
+
+    /// A lock manager with `buckets` buckets (rounded up to a power of two, at least one).
+    /// Fewer buckets only mean more keys per bucket (tests use one to make every key collide).
+    #[must_use]
+    pub fn with_buckets(timeout: Duration, buckets: usize) -> Self {
+        let buckets = buckets.max(1).next_power_of_two();
         LockManager {
-            shards: (0..SHARDS).map(|_| Shard::default()).collect(),
-            hasher: std::collections::hash_map::RandomState::new(),
+            buckets: (0..buckets).map(|_| Bucket::default()).collect(),
+            mask: buckets as u64 - 1,
+            seed: rand::random::<u64>() | 1,
             waits_for: Mutex::new(HashMap::new()),
             timeout,
             stats: Mutex::new(LockStats::default()),
@@ -150,28 +256,49 @@ impl LockManager {
         self.stats.lock().clone()
     }
 
-    fn shard(&self, tree: TreeId, key: &[u8]) -> &Shard {
-        let mut hasher = self.hasher.build_hasher();
-        tree.hash(&mut hasher);
-        key.hash(&mut hasher);
-        &self.shards[hasher.finish() as usize % SHARDS]
+    /// The hash of a lock key (seeded per manager; not cryptographic: collisions cost only
+    /// sharing a bucket, see the module documentation).
+    #[must_use]
+    pub fn hash(&self, tree: TreeId, key: &[u8]) -> u64 {
+        let mut hash = fold(self.seed ^ u64::from(tree), MIX);
+        let mut chunks = key.chunks_exact(8);
+        for chunk in &mut chunks {
+            let mut word = [0u8; 8];
+            word.copy_from_slice(chunk);
+            hash = fold(hash ^ u64::from_le_bytes(word), MIX);
+        }
+        let rest = chunks.remainder();
+        let mut word = [0u8; 8];
+        word[..rest.len()].copy_from_slice(rest);
+        hash = fold(hash ^ u64::from_le_bytes(word), MIX);
+        fold(hash ^ key.len() as u64, MIX)
+    }
+
+    fn bucket(&self, hash: u64) -> &Bucket {
+        &self.buckets[(hash & self.mask) as usize]
     }
 
     /// Takes the lock if it can be granted now; never waits.
     pub fn try_lock(&self, txn: TxnId, tree: TreeId, key: &[u8], mode: Mode) -> TryLock {
-        let shard = self.shard(tree, key);
-        let mut table = shard.table.lock();
-        let lock_key = (tree, key.to_vec());
-        let entry = table.entry(lock_key).or_default();
-        if entry.blockers(txn, mode).is_empty() {
+        self.try_lock_hashed(txn, self.hash(tree, key), tree, key, mode)
+    }
+
+    /// [`LockManager::try_lock`] with the key's [`LockManager::hash`] already computed.
+    pub fn try_lock_hashed(
+        &self,
+        txn: TxnId,
+        hash: u64,
+        tree: TreeId,
+        key: &[u8],
+        mode: Mode,
+    ) -> TryLock {
+        let mut entries = self.bucket(hash).entries.lock();
+        let entry = entries.find_or_add(hash, tree, key);
+        if entry.is_blocked(txn, mode) {
+            TryLock::Busy
+        } else {
             entry.grant(txn, mode);
             TryLock::Granted
-        } else {
-            if entry.holders.is_empty() && entry.waiting == 0 && entry.exclusive_waiters.is_empty()
-            {
-                table.remove(&(tree, key.to_vec()));
-            }
-            TryLock::Busy
         }
     }
 
@@ -181,37 +308,63 @@ impl LockManager {
     /// [`Error::Conflict`] when this request closes a wait-for cycle (deadlock victim) or
     /// waits longer than the timeout.
     pub fn lock(&self, txn: TxnId, tree: TreeId, key: &[u8], mode: Mode) -> Result<()> {
-        let shard = self.shard(tree, key);
-        let lock_key: LockKey = (tree, key.to_vec());
-        let deadline = Instant::now() + self.timeout;
-        let mut table = shard.table.lock();
-        let mut waited = false;
-        let mut wait_began = None;
+        self.lock_hashed(txn, self.hash(tree, key), tree, key, mode)
+    }
+
+    /// [`LockManager::lock`] with the key's [`LockManager::hash`] already computed.
+    ///
+    /// # Errors
+    /// As [`LockManager::lock`].
+    pub fn lock_hashed(
+        &self,
+        txn: TxnId,
+        hash: u64,
+        tree: TreeId,
+        key: &[u8],
+        mode: Mode,
+    ) -> Result<()> {
+        let bucket = self.bucket(hash);
+        let mut entries = bucket.entries.lock();
+        let entry = entries.find_or_add(hash, tree, key);
+        if !entry.is_blocked(txn, mode) {
+            entry.grant(txn, mode);
+            return Ok(());
+        }
+        self.wait_for_lock(bucket, entries, txn, hash, (tree, key), mode)
+    }
+
+    /// The slow path of [`LockManager::lock_hashed`]: records the wait, checks for a deadlock,
+    /// sleeps on the bucket, and looks again until granted, victim or timed out.
+    fn wait_for_lock(
+        &self,
+        bucket: &Bucket,
+        mut entries: MutexGuard<'_, Entries>,
+        txn: TxnId,
+        hash: u64,
+        (tree, key): (TreeId, &[u8]),
+        mode: Mode,
+    ) -> Result<()> {
+        let wait_began = Instant::now();
+        let deadline = wait_began + self.timeout;
+        self.stats.lock().waits += 1;
         // Bound: the deadline (each round sleeps at most WAIT_SLICE or until woken).
         loop {
-            let entry = table.entry(lock_key.clone()).or_default();
+            let entry = entries.find_or_add(hash, tree, key);
             let blockers = entry.blockers(txn, mode);
             if blockers.is_empty() {
                 entry.grant(txn, mode);
                 entry.exclusive_waiters.retain(|w| *w != txn);
-                if waited {
-                    self.waits_for.lock().remove(&txn);
-                }
+                self.waits_for.lock().remove(&txn);
                 self.count_wait(wait_began);
                 return Ok(());
             }
             if mode == Mode::Exclusive && !entry.exclusive_waiters.contains(&txn) {
                 entry.exclusive_waiters.push(txn);
             }
-            if !waited {
-                self.stats.lock().waits += 1;
-                waited = true;
-                wait_began = Some(Instant::now());
-            }
             if self.closes_cycle(txn, blockers) {
                 self.stats.lock().deadlocks += 1;
                 self.count_wait(wait_began);
-                self.give_up(&mut table, &lock_key, txn);
+                self.give_up(bucket, &mut entries, txn, hash, (tree, key));
                 return Err(Error::Conflict(format!(
                     "deadlock: transaction {txn} chosen as the victim"
                 )));
@@ -220,47 +373,47 @@ impl LockManager {
             if now >= deadline {
                 self.stats.lock().timeouts += 1;
                 self.count_wait(wait_began);
-                self.give_up(&mut table, &lock_key, txn);
+                self.give_up(bucket, &mut entries, txn, hash, (tree, key));
                 return Err(Error::Conflict(format!(
                     "lock wait timeout after {:?} (transaction {txn})",
                     self.timeout
                 )));
             }
-            if let Some(entry) = table.get_mut(&lock_key) {
-                entry.waiting += 1;
-            }
-            let _ = shard
+            entry.waiting += 1;
+            let _ = bucket
                 .waiters
-                .wait_for(&mut table, (deadline - now).min(WAIT_SLICE));
-            if let Some(entry) = table.get_mut(&lock_key) {
+                .wait_for(&mut entries, (deadline - now).min(WAIT_SLICE));
+            // The entry stayed this key's: it was not vacant while this request waited.
+            if let Some(entry) = entries.find(hash, tree, key) {
                 entry.waiting -= 1;
             }
         }
     }
 
     /// Adds the time since `began` (a request's first wait) to the wait total.
-    fn count_wait(&self, began: Option<Instant>) {
-        if let Some(began) = began {
-            let waited = u64::try_from(began.elapsed().as_nanos()).unwrap_or(u64::MAX);
-            let mut stats = self.stats.lock();
-            stats.wait_ns = stats.wait_ns.saturating_add(waited);
-        }
+    fn count_wait(&self, began: Instant) {
+        let waited = u64::try_from(began.elapsed().as_nanos()).unwrap_or(u64::MAX);
+        let mut stats = self.stats.lock();
+        stats.wait_ns = stats.wait_ns.saturating_add(waited);
     }
 
-    fn give_up(&self, table: &mut HashMap<LockKey, Entry>, key: &LockKey, txn: TxnId) {
+    /// Withdraws a failed request of `txn`: its wait-for edges and its place among the
+    /// exclusive waiters (readers queued behind it may go now).
+    fn give_up(
+        &self,
+        bucket: &Bucket,
+        entries: &mut Entries,
+        txn: TxnId,
+        hash: u64,
+        (tree, key): (TreeId, &[u8]),
+    ) {
         self.waits_for.lock().remove(&txn);
-        let mut wake = false;
-        if let Some(entry) = table.get_mut(key) {
+        if let Some(entry) = entries.find(hash, tree, key) {
             let before = entry.exclusive_waiters.len();
             entry.exclusive_waiters.retain(|w| *w != txn);
-            // Readers queued behind this writer may go now.
-            wake = entry.exclusive_waiters.len() < before && entry.waiting > 0;
-            if entry.holders.is_empty() && entry.waiting == 0 {
-                table.remove(key);
+            if entry.exclusive_waiters.len() < before && entry.waiting > 0 {
+                bucket.waiters.notify_all();
             }
-        }
-        if wake {
-            self.shard(key.0, &key.1).waiters.notify_all();
         }
     }
 
@@ -284,31 +437,216 @@ impl LockManager {
         false
     }
 
-    /// Releases every lock in `keys` held by `txn` and wakes their waiters.
-    pub fn release_all(&self, txn: TxnId, keys: impl IntoIterator<Item = LockKey>) {
-        for key in keys {
-            let shard = self.shard(key.0, &key.1);
-            let mut table = shard.table.lock();
-            let mut wake = false;
-            if let Some(entry) = table.get_mut(&key) {
-                entry.holders.retain(|(holder, _)| *holder != txn);
-                wake = entry.waiting > 0;
-                if entry.holders.is_empty() && entry.waiting == 0 {
-                    table.remove(&key);
-                }
+    /// Releases `txn`'s lock on one key (hashed by [`LockManager::hash`]) and wakes the
+    /// bucket's waiters if the key has any.
+    pub fn release(&self, txn: TxnId, hash: u64, tree: TreeId, key: &[u8]) {
+        let bucket = self.bucket(hash);
+        let mut entries = bucket.entries.lock();
+        let mut wake = false;
+        if let Some(entry) = entries.find(hash, tree, key) {
+            if let Some(at) = entry.holders.iter().position(|(holder, _)| *holder == txn) {
+                entry.holders.swap_remove(at);
             }
-            drop(table);
-            if wake {
-                shard.waiters.notify_all();
-            }
+            wake = entry.waiting > 0;
+        }
+        drop(entries);
+        if wake {
+            bucket.waiters.notify_all();
+        }
+    }
+
+    /// Releases every lock in `held` (taken by `txn`) and wakes their waiters.
+    pub fn release_all(&self, txn: TxnId, held: &HeldLocks) {
+        for lock in held.iter() {
+            self.release(txn, lock.hash, lock.tree, lock.key);
         }
     }
 }
 
-#[cfg(test)]
+/// One lock a transaction holds, as [`HeldLocks::iter`] yields it.
+#[derive(Debug, Clone, Copy)]
+pub struct HeldLock<'a> {
+    /// The key's [`LockManager::hash`].
+    pub hash: u64,
+    /// The tree.
+    pub tree: TreeId,
+    /// The key.
+    pub key: &'a [u8],
+    /// The mode held.
+    pub mode: Mode,
+}
+
+#[derive(Debug, Clone, Copy)]
+struct HeldSlot {
+    hash: u64,
+    tree: TreeId,
+    mode: Mode,
+    key_start: usize,
+    key_end: usize,
+}
+
+/// Up to this many held locks are looked up by a linear scan; beyond it through an index.
+const LINEAR_HELD: usize = 16;
+/// An empty index slot.
+const NO_SLOT: u32 = u32::MAX;
+/// Largest held-lock count whose buffers go back to the thread's spare for reuse.
+const SPARE_MAX_LOCKS: usize = 4096;
+/// Largest key arena that goes back to the thread's spare for reuse.
+const SPARE_MAX_KEY_BYTES: usize = 256 << 10;
+
+thread_local! {
+    static SPARE: std::cell::Cell<Option<HeldLocks>> = const { std::cell::Cell::new(None) };
+}
+
+/// The locks one transaction holds: their hashes, trees, modes and keys (in one byte arena),
+/// with an open-addressing index once there are more than a few. Its buffers are reused:
+/// [`HeldLocks::take_spare`] takes the calling thread's spare, [`HeldLocks::recycle`] gives
+/// them back, so a thread's transactions allocate nothing for their locks once warm.
+#[derive(Debug, Default)]
+pub struct HeldLocks {
+    slots: Vec<HeldSlot>,
+    keys: Vec<u8>,
+    /// Power-of-two table of positions in `slots` ([`NO_SLOT`]: empty); empty while
+    /// `slots.len() <= LINEAR_HELD`.
+    index: Vec<u32>,
+}
+
+impl HeldLocks {
+    /// The calling thread's spare (empty, with its buffers' capacity), or a new one.
+    #[must_use]
+    pub fn take_spare() -> HeldLocks {
+        SPARE
+            .try_with(std::cell::Cell::take)
+            .ok()
+            .flatten()
+            .unwrap_or_default()
+    }
+
+    /// Empties this and keeps its buffers as the calling thread's spare (not when it grew
+    /// past 4096 locks or 256 KiB of keys: a huge transaction's buffers are freed; nor while
+    /// the thread is exiting).
+    pub fn recycle(mut self) {
+        if self.slots.capacity() > SPARE_MAX_LOCKS || self.keys.capacity() > SPARE_MAX_KEY_BYTES {
+            return;
+        }
+        self.clear();
+        let _ = SPARE.try_with(|spare| spare.set(Some(self)));
+    }
+
+    /// Number of locks held.
+    #[must_use]
+    pub fn len(&self) -> usize {
+        self.slots.len()
+    }
+
+    /// Whether no lock is held.
+    #[must_use]
+    pub fn is_empty(&self) -> bool {
+        self.slots.is_empty()
+    }
+
+    /// Forgets every lock (the buffers stay).
+    pub fn clear(&mut self) {
+        self.slots.clear();
+        self.keys.clear();
+        self.index.clear();
+    }
+
+    /// The mode held on a key (`hash` is its [`LockManager::hash`]), if any.
+    #[must_use]
+    pub fn mode(&self, hash: u64, tree: TreeId, key: &[u8]) -> Option<Mode> {
+        self.position(hash, tree, key).map(|at| self.slots[at].mode)
+    }
+
+    /// Records that the key is held in `mode` (raising the mode of a key already held).
+    pub fn insert(&mut self, hash: u64, tree: TreeId, key: &[u8], mode: Mode) {
+        if let Some(at) = self.position(hash, tree, key) {
+            let slot = &mut self.slots[at];
+            slot.mode = slot.mode.max(mode);
+            return;
+        }
+        let key_start = self.keys.len();
+        self.keys.extend_from_slice(key);
+        self.slots.push(HeldSlot {
+            hash,
+            tree,
+            mode,
+            key_start,
+            key_end: self.keys.len(),
+        });
+        let count = self.slots.len();
+        if count > LINEAR_HELD {
+            if self.index.len() < count * 2 {
+                self.rebuild_index();
+            } else {
+                self.index_insert(count - 1);
+            }
+        }
+    }
+
+    /// The locks held.
+    pub fn iter(&self) -> impl Iterator<Item = HeldLock<'_>> {
+        self.slots.iter().map(|slot| HeldLock {
+            hash: slot.hash,
+            tree: slot.tree,
+            key: &self.keys[slot.key_start..slot.key_end],
+            mode: slot.mode,
+        })
+    }
+
+    fn is_at(&self, at: usize, hash: u64, tree: TreeId, key: &[u8]) -> bool {
+        let slot = &self.slots[at];
+        slot.hash == hash && slot.tree == tree && &self.keys[slot.key_start..slot.key_end] == key
+    }
+
+    fn position(&self, hash: u64, tree: TreeId, key: &[u8]) -> Option<usize> {
+        if self.index.is_empty() {
+            return (0..self.slots.len()).find(|at| self.is_at(*at, hash, tree, key));
+        }
+        let mask = self.index.len() - 1;
+        let mut probe = (hash >> 32) as usize & mask;
+        // Bound: the index is at most half full, so a probe meets an empty slot.
+        loop {
+            match self.index[probe] {
+                NO_SLOT => return None,
+                at if self.is_at(at as usize, hash, tree, key) => return Some(at as usize),
+                _ => probe = (probe + 1) & mask,
+            }
+        }
+    }
+
+    fn index_insert(&mut self, at: usize) {
+        let mask = self.index.len() - 1;
+        let mut probe = (self.slots[at].hash >> 32) as usize & mask;
+        // Bound: the index is at most half full.
+        while self.index[probe] != NO_SLOT {
+            probe = (probe + 1) & mask;
+        }
+        self.index[probe] = u32::try_from(at).unwrap_or(NO_SLOT - 1);
+    }
+
+    fn rebuild_index(&mut self) {
+        let size = (self.slots.len() * 4).next_power_of_two();
+        self.index.clear();
+        self.index.resize(size, NO_SLOT);
+        for at in 0..self.slots.len() {
+            self.index_insert(at);
+        }
+    }
+}
+
+#[cfg(all(test, not(feature = "shuttle")))]
 mod tests {
     use super::*;
     use std::sync::Arc;
+
+    fn held(locks: &LockManager, keys: &[&[u8]]) -> HeldLocks {
+        let mut held = HeldLocks::default();
+        for key in keys {
+            held.insert(locks.hash(0, key), 0, key, Mode::Exclusive);
+        }
+        held
+    }
 
     #[test]
     fn shared_locks_share_and_exclusive_ones_exclude() {
@@ -320,8 +658,8 @@ mod tests {
             locks.lock(3, 0, b"k", Mode::Exclusive),
             Err(Error::Conflict(_))
         ));
-        locks.release_all(1, [(0, b"k".to_vec())]);
-        locks.release_all(2, [(0, b"k".to_vec())]);
+        locks.release_all(1, &held(&locks, &[b"k"]));
+        locks.release_all(2, &held(&locks, &[b"k"]));
         locks.lock(3, 0, b"k", Mode::Exclusive).unwrap();
         assert_eq!(locks.try_lock(1, 0, b"k", Mode::Shared), TryLock::Busy);
         assert_eq!(locks.try_lock(3, 0, b"k", Mode::Shared), TryLock::Granted);
@@ -337,15 +675,15 @@ mod tests {
         let waiter = std::thread::spawn(move || {
             let result = other.lock(1, 0, b"b", Mode::Exclusive);
             // Either way transaction 1 ends and lets go of everything it holds.
-            other.release_all(1, [(0, b"a".to_vec()), (0, b"b".to_vec())]);
+            other.release_all(1, &held(&other, &[b"a", b"b"]));
             result.is_ok()
         });
         std::thread::sleep(Duration::from_millis(50));
         let second = locks.lock(2, 0, b"a", Mode::Exclusive);
         if second.is_err() {
-            locks.release_all(2, [(0, b"b".to_vec())]);
+            locks.release_all(2, &held(&locks, &[b"b"]));
         } else {
-            locks.release_all(2, [(0, b"a".to_vec()), (0, b"b".to_vec())]);
+            locks.release_all(2, &held(&locks, &[b"a", b"b"]));
         }
         let first_ok = waiter.join().unwrap();
         assert!(
@@ -353,5 +691,65 @@ mod tests {
             "exactly one of the two is the victim"
         );
         assert_eq!(locks.stats().deadlocks, 1);
+    }
+
+    #[test]
+    fn colliding_keys_never_wait_for_each_other() {
+        // One bucket: every key collides. Crossed exclusive requests on distinct keys are
+        // neither a wait nor a deadlock.
+        let locks = LockManager::with_buckets(Duration::from_millis(50), 1);
+        locks.lock(1, 0, b"a", Mode::Exclusive).unwrap();
+        locks.lock(2, 0, b"b", Mode::Exclusive).unwrap();
+        locks.lock(1, 0, b"c", Mode::Exclusive).unwrap();
+        locks.lock(2, 0, b"d", Mode::Exclusive).unwrap();
+        locks.lock(2, 1, b"a", Mode::Exclusive).unwrap();
+        assert_eq!(locks.try_lock(2, 0, b"a", Mode::Shared), TryLock::Busy);
+        let stats = locks.stats();
+        assert_eq!((stats.waits, stats.deadlocks), (0, 0));
+        locks.release_all(1, &held(&locks, &[b"a", b"c"]));
+        assert_eq!(locks.try_lock(2, 0, b"a", Mode::Shared), TryLock::Granted);
+    }
+
+    #[test]
+    fn an_upgrade_waits_for_the_other_readers_and_keeps_its_entry() {
+        let locks = LockManager::with_buckets(Duration::from_millis(30), 1);
+        locks.lock(1, 0, b"k", Mode::Shared).unwrap();
+        locks.lock(2, 0, b"k", Mode::Shared).unwrap();
+        assert!(locks.lock(1, 0, b"k", Mode::Exclusive).is_err());
+        let mut two = HeldLocks::default();
+        two.insert(locks.hash(0, b"k"), 0, b"k", Mode::Shared);
+        locks.release_all(2, &two);
+        locks.lock(1, 0, b"k", Mode::Exclusive).unwrap();
+        assert_eq!(locks.try_lock(2, 0, b"k", Mode::Shared), TryLock::Busy);
+    }
+
+    #[test]
+    fn held_locks_find_every_key_past_the_linear_scan() {
+        let locks = LockManager::new(Duration::from_millis(10));
+        let mut held = HeldLocks::default();
+        let keys: Vec<Vec<u8>> = (0u32..200).map(|n| n.to_be_bytes().to_vec()).collect();
+        for (n, key) in keys.iter().enumerate() {
+            let mode = if n % 3 == 0 {
+                Mode::Exclusive
+            } else {
+                Mode::Shared
+            };
+            held.insert(locks.hash(7, key), 7, key, mode);
+            held.insert(locks.hash(7, key), 7, key, Mode::Shared);
+        }
+        assert_eq!(held.len(), 200);
+        for (n, key) in keys.iter().enumerate() {
+            let expected = if n % 3 == 0 {
+                Mode::Exclusive
+            } else {
+                Mode::Shared
+            };
+            assert_eq!(held.mode(locks.hash(7, key), 7, key), Some(expected));
+            assert_eq!(held.mode(locks.hash(8, key), 8, key), None);
+        }
+        assert_eq!(held.iter().count(), 200);
+        held.clear();
+        assert!(held.is_empty());
+        assert_eq!(held.mode(locks.hash(7, &keys[0]), 7, &keys[0]), None);
     }
 }

@@ -35,7 +35,6 @@
 pub mod lock;
 pub mod undo;
 
-use std::collections::HashMap;
 use std::ops::Bound;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -51,7 +50,7 @@ use crate::kv::{Direction, KeyRange, KvEngine, KvTxn, TreeId};
 use crate::page::Lsn;
 use crate::pool::{PoolConfig, Scheme};
 use crate::wal::{LogRecord, TxnId, WalConfig};
-use lock::{LockKey, LockManager, Mode, TryLock};
+use lock::{HeldLocks, LockManager, Mode, TryLock};
 use undo::UndoEntry;
 
 /// Range of the random pause (microseconds) of a conflict victim before it returns.
@@ -261,7 +260,7 @@ impl KvStore {
         Ok(Transaction {
             kv: self,
             id: self.store.database().next_txn_id(),
-            locks: HashMap::new(),
+            locks: HeldLocks::take_spare(),
             undo: Vec::new(),
             registered: None,
             state: State::Active,
@@ -338,7 +337,8 @@ struct Failure {
 pub struct Transaction<'k> {
     kv: &'k KvStore,
     id: TxnId,
-    locks: HashMap<LockKey, Mode>,
+    /// The key locks held (buffers reused from the thread's previous transaction).
+    locks: HeldLocks,
     undo: Vec<UndoEntry>,
     /// The in-flight bound registered at the first change.
     registered: Option<Lsn>,
@@ -400,11 +400,15 @@ impl Transaction<'_> {
 
     /// Takes a key lock (waiting); a conflict rolls the transaction back.
     fn lock(&mut self, tree: TreeId, key: &[u8], mode: Mode) -> Result<()> {
-        let lock_key: LockKey = (tree, key.to_vec());
-        if self.locks.get(&lock_key).is_some_and(|held| *held >= mode) {
+        let hash = self.kv.locks.hash(tree, key);
+        if self
+            .locks
+            .mode(hash, tree, key)
+            .is_some_and(|held| held >= mode)
+        {
             return Ok(());
         }
-        if let Err(err) = self.kv.locks.lock(self.id, tree, key, mode) {
+        if let Err(err) = self.kv.locks.lock_hashed(self.id, hash, tree, key, mode) {
             self.roll_back_after(&err);
             // Back off briefly (locks already released) so that an immediate retry does not
             // meet the same holders again: with more threads than cores, a holder may be
@@ -413,8 +417,7 @@ impl Transaction<'_> {
             std::thread::sleep(Duration::from_micros(pause));
             return Err(err);
         }
-        let held = self.locks.entry(lock_key).or_insert(mode);
-        *held = (*held).max(mode);
+        self.locks.insert(hash, tree, key, mode);
         Ok(())
     }
 
@@ -455,9 +458,8 @@ impl Transaction<'_> {
         if let Some(bound) = self.registered.take() {
             self.kv.store.database().withdraw_in_flight(bound);
         }
-        self.kv
-            .locks
-            .release_all(self.id, self.locks.drain().map(|(key, _)| key));
+        self.kv.locks.release_all(self.id, &self.locks);
+        self.locks.clear();
     }
 
     fn write(&mut self, tree: TreeId, key: &[u8], value: Option<&[u8]>) -> Result<Option<Vec<u8>>> {
@@ -529,13 +531,12 @@ impl Transaction<'_> {
                 full = true;
                 return Visit::Stop;
             }
-            if let std::collections::hash_map::Entry::Vacant(slot) =
-                locks.entry((tree, key.to_vec()))
-            {
-                if manager.try_lock(id, tree, key, Mode::Shared) == TryLock::Busy {
+            let hash = manager.hash(tree, key);
+            if locks.mode(hash, tree, key).is_none() {
+                if manager.try_lock_hashed(id, hash, tree, key, Mode::Shared) == TryLock::Busy {
                     return Visit::Pause;
                 }
-                slot.insert(Mode::Shared);
+                locks.insert(hash, tree, key, Mode::Shared);
             }
             batch.push((key.to_vec(), value.to_vec()));
             Visit::Continue
@@ -697,6 +698,12 @@ impl Drop for Transaction<'_> {
                 eprintln!("flashbuf: rolling back a dropped transaction failed: {err}");
             }
         }
+        // Commit, abort and rollback released the locks already; the buffers go back to the
+        // thread for its next transaction.
+        if !self.locks.is_empty() {
+            self.kv.locks.release_all(self.id, &self.locks);
+        }
+        std::mem::take(&mut self.locks).recycle();
     }
 }
 

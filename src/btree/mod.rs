@@ -49,6 +49,7 @@ pub mod meta;
 pub mod mtr;
 pub mod node;
 pub mod op;
+mod optimistic;
 pub mod smo;
 
 use std::ops::Bound;
@@ -70,6 +71,8 @@ use op::PageOp;
 /// Retries of a row operation that had to wait for a structure change (each retry follows a
 /// split another operation may have filled again).
 const ROW_RETRIES: usize = 64;
+/// Optimistic descents a lookup tries before it descends with latches (`btree/optimistic.rs`).
+const OPTIMISTIC_DESCENTS: usize = 4;
 
 /// Receives a row's previous value (under the leaf latch) and returns the undo entry to log
 /// with the change, if any.
@@ -369,9 +372,29 @@ impl TreeStore {
         Ok(node)
     }
 
-    /// Shared-latch descent to the leaf for `target`; returns the leaf latched shared and its
-    /// low fence (the separator bounding its keys from below, `None` for the leftmost leaf).
+    /// Descent to the leaf for `target`; returns the leaf latched shared and (if `want_low`)
+    /// its low fence (the separator bounding its keys from below, `None` for the leftmost
+    /// leaf). Inner nodes are read optimistically (`btree/optimistic.rs`), a few times at
+    /// most, then with shared latches.
     fn descend_shared(
+        &self,
+        tree: &Tree,
+        target: Target<'_>,
+        want_low: bool,
+    ) -> Result<(PageReadGuard<'_>, Option<Vec<u8>>)> {
+        let pool = self.db.pool();
+        for _ in 0..OPTIMISTIC_DESCENTS {
+            if let Some(found) =
+                self.descend_optimistic(tree, target, want_low, |page| pool.read(page))?
+            {
+                return Ok(found);
+            }
+        }
+        self.descend_latched(tree, target)
+    }
+
+    /// Shared-latch descent (latch coupling) to the leaf for `target`, with its low fence.
+    fn descend_latched(
         &self,
         tree: &Tree,
         target: Target<'_>,
@@ -403,6 +426,16 @@ impl TreeStore {
     /// `key`, inside a new mini-transaction for `txn` (slot 0 is the leaf).
     fn descend_for_write(&self, tree: &Tree, key: &[u8], txn: TxnId) -> Result<Mtr<'_>> {
         let pool = self.db.pool();
+        for _ in 0..OPTIMISTIC_DESCENTS {
+            if let Some((leaf, _)) =
+                self.descend_optimistic(tree, Target::Key(key), false, |page| pool.write(page))?
+            {
+                Self::node(tree, leaf.page_id(), leaf.data(), Some(0))?;
+                let mut mtr = Mtr::new(&self.db, txn);
+                mtr.add(leaf);
+                return Ok(mtr);
+            }
+        }
         // Bound: the root changes from leaf to inner at most once per split; retried a few
         // times at most.
         for _ in 0..ROW_RETRIES {
@@ -451,7 +484,7 @@ impl TreeStore {
     /// Unknown tree, corrupt pages, I/O errors.
     pub fn get(&self, tree: TreeId, key: &[u8]) -> Result<Option<Vec<u8>>> {
         let tree = self.tree(tree)?;
-        let (leaf, _) = self.descend_shared(&tree, Target::Key(key))?;
+        let (leaf, _) = self.descend_shared(&tree, Target::Key(key), false)?;
         let node = Self::node(&tree, leaf.page_id(), leaf.data(), Some(0))?;
         Ok(match node.search(key)? {
             Ok(slot) => Some(node.cell(slot)?.1.to_vec()),
@@ -621,7 +654,7 @@ impl TreeStore {
             Bound::Included(key) | Bound::Excluded(key) => Target::Key(key),
             Bound::Unbounded => Target::Key(&[]),
         };
-        let (mut leaf, _) = self.descend_shared(tree, target)?;
+        let (mut leaf, _) = self.descend_shared(tree, target, false)?;
         let mut first = true;
         // Bound: one round per leaf, and the device has finitely many pages.
         for _ in 0..=self.db.pool().pages() {
@@ -679,7 +712,7 @@ impl TreeStore {
                 Some(key) => Target::Below(key),
                 None => Target::Last,
             };
-            let (leaf, low) = self.descend_shared(tree, target)?;
+            let (leaf, low) = self.descend_shared(tree, target, true)?;
             let node = Self::node(tree, leaf.page_id(), leaf.data(), Some(0))?;
             let end = match &bound {
                 None => node.count(),
@@ -728,7 +761,7 @@ impl TreeStore {
 
 /// Where a descent goes.
 #[derive(Debug, Clone, Copy)]
-enum Target<'k> {
+pub(crate) enum Target<'k> {
     /// The leaf covering this key.
     Key(&'k [u8]),
     /// The leaf covering the greatest keys below this one.

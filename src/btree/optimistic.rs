@@ -18,8 +18,8 @@
 //! their proper error.
 
 use super::node::{
-    CELL_OVERHEAD, CELL_START_AT, CHILD_SIZE, COUNT_AT, KIND_AT, KIND_INNER, KIND_LEAF, LEFTMOST_AT,
-    LEVEL_AT, MAX_LEVELS, MAX_PAGE_SIZE, MIN_PAGE_SIZE, SLOT_SIZE, SLOTS_AT, TREE_AT,
+    CELL_OVERHEAD, CELL_START_AT, CHILD_SIZE, COUNT_AT, KIND_AT, KIND_INNER, KIND_LEAF,
+    LEFTMOST_AT, LEVEL_AT, MAX_LEVELS, MAX_PAGE_SIZE, MIN_PAGE_SIZE, SLOT_SIZE, SLOTS_AT, TREE_AT,
 };
 use super::{Target, Tree, TreeStore};
 use crate::core::optimistic::PageView;
@@ -33,11 +33,7 @@ pub(crate) enum Step {
     Leaf,
     /// The child covering the target, at `level`; `low`: the child has a lower fence inside
     /// this node (copied into the caller's buffer when it asked for it).
-    Child {
-        child: PageId,
-        level: u8,
-        low: bool,
-    },
+    Child { child: PageId, level: u8, low: bool },
 }
 
 /// A node header decoded from a view (the checks of `NodeRef::new` and `TreeStore::node`).
@@ -57,8 +53,8 @@ fn header(view: &PageView<'_>, tree: u32, level: Option<u8>) -> Option<Header> {
     let node_level = view.byte(LEVEL_AT)?;
     let count = usize::from(view.u16_le(COUNT_AT)?);
     let cell_start = usize::from(view.u16_le(CELL_START_AT)?);
-    let consistent = (kind == KIND_LEAF && node_level == 0)
-        || (kind == KIND_INNER && node_level > 0);
+    let consistent =
+        (kind == KIND_LEAF && node_level == 0) || (kind == KIND_INNER && node_level > 0);
     if !consistent
         || SLOTS_AT + SLOT_SIZE * count > cell_start
         || cell_start > size
@@ -284,8 +280,7 @@ mod tests {
         let node = super::super::node::NodeRef::new(5, &page).unwrap();
         for key in [&b""[..], b"a", b"b", b"c", b"d", b"e"] {
             let (_, expected) = node.child_for(key).unwrap();
-            let Some(Step::Child { child, level, .. }) = step(&page, Target::Key(key), None)
-            else {
+            let Some(Step::Child { child, level, .. }) = step(&page, Target::Key(key), None) else {
                 panic!("no step for {key:?}");
             };
             assert_eq!((child, level), (expected, 0), "key {key:?}");
@@ -309,7 +304,10 @@ mod tests {
     #[test]
     fn garbage_is_none_never_a_panic() {
         let page = inner();
-        assert_eq!(inner_step(&PageView::of_stable(&page), 8, None, Target::Last, None), None);
+        assert_eq!(
+            inner_step(&PageView::of_stable(&page), 8, None, Target::Last, None),
+            None
+        );
         assert_eq!(step(&page[..100], Target::Last, None), None);
         // Every single-byte corruption of the header, slots and cells either decodes to some
         // step or to None; none panics.

@@ -268,7 +268,8 @@ impl Frame {
     fn begin_change(&self) {
         let version = self.version.load(Ordering::Relaxed);
         debug_assert!(version % 2 == 0, "exclusive latch taken twice");
-        self.version.store(version.wrapping_add(1), Ordering::Relaxed);
+        self.version
+            .store(version.wrapping_add(1), Ordering::Relaxed);
         fence(Ordering::Release);
     }
 
@@ -276,8 +277,12 @@ impl Frame {
     /// release ordering so that a reader that loads the new version sees every byte written.
     fn end_change(&self) {
         let version = self.version.load(Ordering::Relaxed);
-        debug_assert!(version % 2 == 1, "exclusive release without a change in progress");
-        self.version.store(version.wrapping_add(1), Ordering::Release);
+        debug_assert!(
+            version % 2 == 1,
+            "exclusive release without a change in progress"
+        );
+        self.version
+            .store(version.wrapping_add(1), Ordering::Release);
     }
 
     /// The version word, for an optimistic read's start (acquire: the bytes read afterwards

@@ -121,6 +121,9 @@ pub struct TreeStore {
     trees: RwLock<Vec<Arc<Tree>>>,
     /// Serializes catalog growth (tree creation).
     catalog: Mutex<()>,
+    /// Whether descents read inner nodes optimistically (on by default; off: latch coupling
+    /// only, for before/after measurements).
+    optimistic: std::sync::atomic::AtomicBool,
 }
 
 impl TreeStore {
@@ -149,6 +152,7 @@ impl TreeStore {
             page_size,
             trees: RwLock::new(Vec::new()),
             catalog: Mutex::new(()),
+            optimistic: std::sync::atomic::AtomicBool::new(true),
         };
         store.format_if_blank()?;
         store.load_catalog()?;
@@ -383,7 +387,7 @@ impl TreeStore {
         want_low: bool,
     ) -> Result<(PageReadGuard<'_>, Option<Vec<u8>>)> {
         let pool = self.db.pool();
-        for _ in 0..OPTIMISTIC_DESCENTS {
+        for _ in 0..self.optimistic_descents() {
             if let Some(found) =
                 self.descend_optimistic(tree, target, want_low, |page| pool.read(page))?
             {
@@ -426,7 +430,7 @@ impl TreeStore {
     /// `key`, inside a new mini-transaction for `txn` (slot 0 is the leaf).
     fn descend_for_write(&self, tree: &Tree, key: &[u8], txn: TxnId) -> Result<Mtr<'_>> {
         let pool = self.db.pool();
-        for _ in 0..OPTIMISTIC_DESCENTS {
+        for _ in 0..self.optimistic_descents() {
             if let Some((leaf, _)) =
                 self.descend_optimistic(tree, Target::Key(key), false, |page| pool.write(page))?
             {
@@ -476,6 +480,21 @@ impl TreeStore {
             "tree {}: the root kept changing under a descent",
             tree.name
         )))
+    }
+
+    /// Turns optimistic descents through inner nodes on (the default) or off (every descent
+    /// then latch-couples, as before `btree/optimistic.rs`): for side-by-side measurements.
+    pub fn set_optimistic_descents(&self, on: bool) {
+        self.optimistic
+            .store(on, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    fn optimistic_descents(&self) -> usize {
+        if self.optimistic.load(std::sync::atomic::Ordering::Relaxed) {
+            OPTIMISTIC_DESCENTS
+        } else {
+            0
+        }
     }
 
     /// The value under `key`.

@@ -257,7 +257,15 @@ fn lru_c_eviction_never_takes_a_pinned_frame() {
 /// that does not validate can see it half old, half new (a torn page).
 const STRIPE: std::ops::Range<usize> = 66..70;
 
-/// Reads `page` optimistically through the pool's API, yielding between the byte reads so
+/// A point where shuttle may switch threads, or not: unlike `yield_now` (after which shuttle
+/// runs another thread if it can, so two threads that both yield at every step advance in
+/// lockstep and a reader never sees a half-written stripe), a shuttle atomic access lets the
+/// scheduler pick any thread, the current one included.
+fn scheduling_point() {
+    AtomicBool::new(false).load(Ordering::SeqCst);
+}
+
+/// Reads `page` optimistically through the pool's API, pausing between the byte reads so
 /// writers and evictors run in the middle of the read; returns (mark, stripe) of what the
 /// validated read (or its latched fallback) saw.
 fn optimistic_snapshot(pool: &BufferPool, page: u64) -> (u8, Vec<u8>) {
@@ -265,7 +273,7 @@ fn optimistic_snapshot(pool: &BufferPool, page: u64) -> (u8, Vec<u8>) {
         let mark = view.byte(MARK).unwrap_or(u8::MAX);
         let mut stripe = Vec::new();
         for at in STRIPE {
-            shuttle::thread::yield_now();
+            scheduling_point();
             stripe.push(view.byte(at).unwrap_or(u8::MAX));
         }
         (mark, stripe)
@@ -291,7 +299,7 @@ fn fill_stripe(pool: &BufferPool, page: u64, value: u8) {
     let mut guard = pool.write(page).unwrap();
     for at in STRIPE {
         guard.data_mut()[at] = value;
-        shuttle::thread::yield_now();
+        scheduling_point();
     }
 }
 

@@ -78,7 +78,10 @@ fn lookup_store() -> (KvStore, TreeId) {
     let (kv, _) = KvStore::open_specs("mem", "mem", 16 * 1024, 8192, &config).unwrap();
     let tree = kv.open_tree("lookups").unwrap();
     let loaded = kv
-        .bulk_load(tree, &mut (0..KEYS).map(|n| (lookup_key(n).to_vec(), vec![7u8; 100])))
+        .bulk_load(
+            tree,
+            &mut (0..KEYS).map(|n| (lookup_key(n).to_vec(), vec![7u8; 100])),
+        )
         .unwrap();
     assert_eq!(loaded, KEYS);
     (kv, tree)
@@ -97,7 +100,11 @@ fn lookups(kv: &KvStore, tree: TreeId, count: u64) {
             .wrapping_mul(6_364_136_223_846_793_005)
             .wrapping_add(1_442_695_040_888_963_407);
         let mut txn = kv.begin().unwrap();
-        assert!(txn.get(tree, &lookup_key((x >> 33) % 100_000)).unwrap().is_some());
+        assert!(
+            txn.get(tree, &lookup_key((x >> 33) % 100_000))
+                .unwrap()
+                .is_some()
+        );
         txn.commit().unwrap();
     }
 }
@@ -127,7 +134,9 @@ fn only(kind: &str) {
             println!("{kind}: {count} lookups");
             kv.close().unwrap();
         }
-        other => panic!("HIT_PATH_ONLY={other}: expected latched, optimistic, lookups or lookups-latched"),
+        other => panic!(
+            "HIT_PATH_ONLY={other}: expected latched, optimistic, lookups or lookups-latched"
+        ),
     }
 }
 

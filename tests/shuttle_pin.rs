@@ -18,8 +18,12 @@
 //! - afterwards no frame is pinned, latched or claimed (pins never go negative: an unpin of an
 //!   unpinned frame panics), the pool's invariants hold and no update was lost.
 //!
+//! The optimistic-read models (`core::optimistic`, at the end of this file) check that a
+//! validated read never returns another page's bytes or a half-written page while writers
+//! change it and evictors repurpose its frame.
+//!
 //! Deliberate bugs the models fail on, and those they miss, are listed in docs/performance.md
-//! ("The pin/claim protocol's model"): the reader skipping its page checks, the evictor
+//! ("The pin/claim protocol's model", "Optimistic reads"): the reader skipping its page checks, the evictor
 //! dropping its pin check or reading the pins before it claims. Shuttle runs every atomic as
 //! sequentially consistent, so a weakened memory ordering cannot fail these models.
 

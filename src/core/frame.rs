@@ -267,7 +267,7 @@ impl Frame {
     /// reader whose acquire-fenced re-check still loads the old, even version.
     fn begin_change(&self) {
         let version = self.version.load(Ordering::Relaxed);
-        debug_assert!(version % 2 == 0, "exclusive latch taken twice");
+        debug_assert!(version.is_multiple_of(2), "exclusive latch taken twice");
         self.version
             .store(version.wrapping_add(1), Ordering::Relaxed);
         fence(Ordering::Release);

@@ -242,7 +242,7 @@ impl Core {
         let mut spins = 0;
         let version = loop {
             let version = frame.version_for_read();
-            if version % 2 == 0 {
+            if version.is_multiple_of(2) {
                 break version;
             }
             spins += 1;

@@ -273,11 +273,11 @@ impl Core {
     /// Runs `read` on the bytes of `page` without pin or latch and returns its result once a
     /// validation shows the bytes were consistent; after [`OPTIMISTIC_ATTEMPTS`] failed
     /// attempts, or when the page is not cached, runs it once on the page read and latched
-    /// shared as [`Core::fetch`] does. `read` must tolerate any bytes (see [`PageView`]): it
+    /// shared as `BufferPool::read` does. `read` must tolerate any bytes (see [`PageView`]): it
     /// may run several times, and its results are discarded unless validated.
     ///
     /// # Errors
-    /// As [`Core::fetch`] on the fallback path.
+    /// As `BufferPool::read` on the fallback path.
     pub fn read_optimistic<R>(
         &self,
         page: PageId,

@@ -68,9 +68,9 @@ pub fn with_tpcc_defaults(pool_config: Option<&str>, loaded_pages: u64) -> Resul
         .unwrap_or("")
         .parse()
         .map_err(|err| Error::Config(format!("--pool-config: {err}")))?;
-    table.entry("lru_scan_depth").or_insert_with(|| {
-        toml::Value::Integer(i64::try_from(scan_depth(loaded_pages)).unwrap_or(1024))
-    });
+    table
+        .entry("lru_scan_depth")
+        .or_insert_with(|| toml::Value::Integer(i64::try_from(scan_depth(loaded_pages)).unwrap_or(1024)));
     table
         .entry("time_constant_scale")
         .or_insert_with(|| toml::Value::Float(time_constant_scale(loaded_pages)));

@@ -1,13 +1,24 @@
-//! Micro-benchmark of the hit path: fetch and release a cached page (shared latch), single
-//! thread (ns per hit; target at most 100 ns) and two threads (hits per second), plus the pool's
-//! memory overhead per frame. Run: `cargo bench --bench hit_path`.
+//! Micro-benchmark of the hit path: fetch and release a cached page (shared latch), and the
+//! same read done optimistically (`BufferPool::read_optimistic`: no pin, no latch, a validated
+//! version), single thread (ns per hit; target at most 100 ns) and two threads (hits per
+//! second), plus the pool's memory overhead per frame. Run: `cargo bench --bench hit_path`.
+//!
+//! For instruction counts (`valgrind --tool=callgrind`; docs/performance.md, "Optimistic
+//! reads"): `HIT_PATH_COUNT=N HIT_PATH_ONLY=latched|optimistic|lookups|lookups-latched` runs only
+//! N operations of one kind after the setup: page hits, or transactional point lookups (begin,
+//! get, commit) on a cached tree of 100 000 keys (16-byte keys, 100-byte values, 16 KiB pages)
+//! with optimistic descents on or off. Two runs with different N give the instructions per
+//! operation as the difference of their totals over the difference of N.
 
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use flashbuf::device::SharedDevice;
 use flashbuf::device::memory::MemoryDevice;
+use flashbuf::kv::{KvEngine, TreeId};
 use flashbuf::pool::{BufferPool, PoolConfig, Scheme};
+use flashbuf::txn::{KvConfig, KvStore};
+use flashbuf::wal::WalConfig;
 
 const FRAMES: usize = 4096;
 const HITS: u64 = 5_000_000;
@@ -38,7 +49,102 @@ fn hits(pool: &BufferPool, seed: u64, count: u64, span: u64) -> u64 {
     sum
 }
 
+fn optimistic_hits(pool: &BufferPool, seed: u64, count: u64, span: u64) -> u64 {
+    let mut x = seed | 1;
+    let mut sum = 0u64;
+    for _ in 0..count {
+        x = x
+            .wrapping_mul(6_364_136_223_846_793_005)
+            .wrapping_add(1_442_695_040_888_963_407);
+        let page = (x >> 33) % span;
+        let byte = pool
+            .read_optimistic(page, |view| view.byte(0).unwrap_or(0))
+            .unwrap();
+        sum = sum.wrapping_add(u64::from(byte));
+    }
+    sum
+}
+
+/// A cached tree of 100 000 keys for the lookup counts.
+fn lookup_store() -> (KvStore, TreeId) {
+    const KEYS: u64 = 100_000;
+    let mut config = KvConfig::new(4096);
+    config.database.wal = WalConfig {
+        log_size: 64 << 20,
+        page_size: 4096,
+        buffer_size: 1 << 20,
+        full_timeout: Duration::from_secs(30),
+    };
+    let (kv, _) = KvStore::open_specs("mem", "mem", 16 * 1024, 8192, &config).unwrap();
+    let tree = kv.open_tree("lookups").unwrap();
+    let loaded = kv
+        .bulk_load(
+            tree,
+            &mut (0..KEYS).map(|n| (lookup_key(n).to_vec(), vec![7u8; 100])),
+        )
+        .unwrap();
+    assert_eq!(loaded, KEYS);
+    (kv, tree)
+}
+
+fn lookup_key(n: u64) -> [u8; 16] {
+    let mut key = [0u8; 16];
+    key[8..].copy_from_slice(&(2 * n).to_be_bytes());
+    key
+}
+
+fn lookups(kv: &KvStore, tree: TreeId, count: u64) {
+    let mut x = 5u64;
+    for _ in 0..count {
+        x = x
+            .wrapping_mul(6_364_136_223_846_793_005)
+            .wrapping_add(1_442_695_040_888_963_407);
+        let mut txn = kv.begin().unwrap();
+        assert!(
+            txn.get(tree, &lookup_key((x >> 33) % 100_000))
+                .unwrap()
+                .is_some()
+        );
+        txn.commit().unwrap();
+    }
+}
+
+/// `HIT_PATH_ONLY`: one kind of operation, `HIT_PATH_COUNT` times (for callgrind).
+fn only(kind: &str) {
+    let count: u64 = std::env::var("HIT_PATH_COUNT")
+        .ok()
+        .and_then(|value| value.parse().ok())
+        .unwrap_or(100_000);
+    match kind {
+        "latched" | "optimistic" => {
+            let pool = pool(Scheme::Vanilla);
+            let sum = if kind == "latched" {
+                hits(&pool, 7, count, 64)
+            } else {
+                optimistic_hits(&pool, 7, count, 64)
+            };
+            println!("{kind}: {count} hits (checksum {sum})");
+            pool.shutdown().unwrap();
+        }
+        "lookups" | "lookups-latched" => {
+            let (kv, tree) = lookup_store();
+            kv.trees().set_optimistic_descents(kind == "lookups");
+            lookups(&kv, tree, 1000);
+            lookups(&kv, tree, count);
+            println!("{kind}: {count} lookups");
+            kv.close().unwrap();
+        }
+        other => panic!(
+            "HIT_PATH_ONLY={other}: expected latched, optimistic, lookups or lookups-latched"
+        ),
+    }
+}
+
 fn main() {
+    if let Ok(kind) = std::env::var("HIT_PATH_ONLY") {
+        only(&kind);
+        return;
+    }
     for scheme in [Scheme::Vanilla, Scheme::LruC] {
         let pool = pool(scheme);
         for (label, span) in [("64 hot pages", 64), ("all 4096 pages", FRAMES as u64)] {
@@ -47,6 +153,13 @@ fn main() {
             let elapsed = start.elapsed();
             println!(
                 "{scheme:<8} 1 thread, {label:<15}: {:>6.1} ns per hit (checksum {sum})",
+                elapsed.as_nanos() as f64 / HITS as f64
+            );
+            let start = Instant::now();
+            let sum = optimistic_hits(&pool, 7, HITS, span);
+            let elapsed = start.elapsed();
+            println!(
+                "{scheme:<8} 1 thread, {label:<15}: {:>6.1} ns per optimistic hit (checksum {sum})",
                 elapsed.as_nanos() as f64 / HITS as f64
             );
         }
@@ -63,6 +176,21 @@ fn main() {
         let elapsed = start.elapsed();
         println!(
             "{scheme:<8} 2 threads: {:>6.2} M hits/s",
+            2.0 * HITS as f64 / elapsed.as_secs_f64() / 1e6
+        );
+        let start = Instant::now();
+        let handles: Vec<_> = (0..2)
+            .map(|t| {
+                let pool = Arc::clone(&pool);
+                std::thread::spawn(move || optimistic_hits(&pool, t + 11, HITS, FRAMES as u64))
+            })
+            .collect();
+        for handle in handles {
+            handle.join().unwrap();
+        }
+        let elapsed = start.elapsed();
+        println!(
+            "{scheme:<8} 2 threads: {:>6.2} M optimistic hits/s",
             2.0 * HITS as f64 / elapsed.as_secs_f64() / 1e6
         );
         let stats = pool.stats();

@@ -19,7 +19,7 @@ mod imp {
     use lock_api::{RawRwLock as _, RawRwLockDowngrade as _};
     pub use parking_lot::{Condvar, Mutex, MutexGuard, RwLock, RwLockReadGuard, RwLockWriteGuard};
     pub use std::sync::atomic::{
-        AtomicBool, AtomicU8, AtomicU32, AtomicU64, AtomicUsize, Ordering,
+        AtomicBool, AtomicU8, AtomicU32, AtomicU64, AtomicUsize, Ordering, fence,
     };
     pub use std::thread::JoinHandle;
 
@@ -109,7 +109,7 @@ mod imp {
     use std::time::{Duration, Instant};
 
     pub use shuttle::sync::atomic::{
-        AtomicBool, AtomicU8, AtomicU32, AtomicU64, AtomicUsize, Ordering,
+        AtomicBool, AtomicU8, AtomicU32, AtomicU64, AtomicUsize, Ordering, fence,
     };
     pub use shuttle::thread::JoinHandle;
 

@@ -313,3 +313,79 @@ fn scans_both_ways_stay_ordered_and_complete_during_splits_and_merges() {
     assert_eq!(report.trees[0].keys, STABLE);
     Arc::try_unwrap(kv).ok().unwrap().close().unwrap();
 }
+
+/// Optimistic descents (`btree/optimistic.rs`) under concurrent splits and evictions: reader
+/// threads look up a preloaded set of keys that never change (and keys that never exist) while
+/// writer threads insert new keys between them, splitting leaves and inner nodes, in a pool
+/// small enough that inner nodes are evicted and read back. Every lookup must find exactly the
+/// preloaded value (or nothing); a descent that used an unvalidated child or a torn node would
+/// land on a wrong leaf and miss a key.
+#[test]
+fn optimistic_lookups_stay_exact_under_splits_and_evictions() {
+    const STABLE: u64 = 3000;
+    const WRITERS: u64 = 2;
+    const READERS: u64 = 2;
+    let kv = Arc::new(open(48, 16_384));
+    let tree = kv.open_tree("optimistic").unwrap();
+    let stable_key = |n: u64| format!("{:08}-s", n * 10).into_bytes();
+    let stable_value = |n: u64| format!("value {n}").into_bytes();
+    for chunk in (0..STABLE).collect::<Vec<_>>().chunks(200) {
+        with_retries(kv.as_ref(), 10, |txn| {
+            for &n in chunk {
+                txn.put(tree, &stable_key(n), &stable_value(n))?;
+            }
+            Ok(())
+        })
+        .unwrap();
+    }
+    let before = kv.trees().database().pool().stats();
+    let writers_done = AtomicU64::new(0);
+    std::thread::scope(|scope| {
+        for writer in 0..WRITERS {
+            let kv = Arc::clone(&kv);
+            let writers_done = &writers_done;
+            scope.spawn(move || {
+                let mut rng = SmallRng::seed_from_u64(100 + writer);
+                for round in 0..1500u64 {
+                    let n = rng.gen_range(0..STABLE * 10);
+                    let key = format!("{n:08}-w{writer}{}", "x".repeat((round % 5) as usize * 40));
+                    let value = vec![writer as u8; rng.gen_range(0..200)];
+                    match with_retries(kv.as_ref(), 10, |txn| txn.put(tree, key.as_bytes(), &value))
+                    {
+                        Ok(_) | Err(flashbuf::Error::Conflict(_)) => {}
+                        Err(other) => panic!("writer {writer}: {other}"),
+                    }
+                }
+                writers_done.fetch_add(1, Ordering::SeqCst);
+            });
+        }
+        for reader in 0..READERS {
+            let kv = Arc::clone(&kv);
+            let writers_done = &writers_done;
+            scope.spawn(move || {
+                let mut rng = SmallRng::seed_from_u64(200 + reader);
+                let mut lookups = 0u64;
+                // Bound: until the writers finish, and at least 2000 lookups.
+                while writers_done.load(Ordering::SeqCst) < WRITERS || lookups < 2000 {
+                    let n = rng.gen_range(0..STABLE);
+                    let absent = format!("{:08}-s", n * 10 + 5).into_bytes();
+                    let mut txn = kv.begin().unwrap();
+                    assert_eq!(
+                        txn.get(tree, &stable_key(n)).unwrap(),
+                        Some(stable_value(n)),
+                        "lookup {lookups} of stable key {n}"
+                    );
+                    assert_eq!(txn.get(tree, &absent).unwrap(), None, "absent key {n}");
+                    txn.commit().unwrap();
+                    lookups += 1;
+                }
+            });
+        }
+    });
+    let stats = kv.trees().database().pool().stats().since(&before);
+    assert!(stats.evictions > 0, "the pool never evicted during the run");
+    let report = kv.check().unwrap();
+    assert!(report.is_ok(), "{:?}", report.problems);
+    assert!(report.trees[0].height >= 3, "no inner splits");
+    Arc::try_unwrap(kv).ok().unwrap().close().unwrap();
+}

@@ -18,8 +18,12 @@
 //! - afterwards no frame is pinned, latched or claimed (pins never go negative: an unpin of an
 //!   unpinned frame panics), the pool's invariants hold and no update was lost.
 //!
+//! The optimistic-read models (`core::optimistic`, at the end of this file) check that a
+//! validated read never returns another page's bytes or a half-written page while writers
+//! change it and evictors repurpose its frame.
+//!
 //! Deliberate bugs the models fail on, and those they miss, are listed in docs/performance.md
-//! ("The pin/claim protocol's model"): the reader skipping its page checks, the evictor
+//! ("The pin/claim protocol's model", "Optimistic reads"): the reader skipping its page checks, the evictor
 //! dropping its pin check or reading the pins before it claims. Shuttle runs every atomic as
 //! sequentially consistent, so a weakened memory ordering cannot fail these models.
 
@@ -249,4 +253,131 @@ fn twb_copy_never_unmaps_a_pinned_frame() {
 #[test]
 fn lru_c_eviction_never_takes_a_pinned_frame() {
     explore(Scheme::LruC, true, true);
+}
+
+// ----- optimistic (version-validated) reads: `core::optimistic` -----
+
+/// Bytes of the stripe a writer fills with one value, one byte per scheduling point: a reader
+/// that does not validate can see it half old, half new (a torn page).
+const STRIPE: std::ops::Range<usize> = 66..70;
+
+/// A point where shuttle may switch threads, or not: unlike `yield_now` (after which shuttle
+/// runs another thread if it can, so two threads that both yield at every step advance in
+/// lockstep and a reader never sees a half-written stripe), a shuttle atomic access lets the
+/// scheduler pick any thread, the current one included.
+fn scheduling_point() {
+    AtomicBool::new(false).load(Ordering::SeqCst);
+}
+
+/// Reads `page` optimistically through the pool's API, pausing between the byte reads so
+/// writers and evictors run in the middle of the read; returns (mark, stripe) of what the
+/// validated read (or its latched fallback) saw.
+fn optimistic_snapshot(pool: &BufferPool, page: u64) -> (u8, Vec<u8>) {
+    pool.read_optimistic(page, |view| {
+        let mark = view.byte(MARK).unwrap_or(u8::MAX);
+        let mut stripe = Vec::new();
+        for at in STRIPE {
+            scheduling_point();
+            stripe.push(view.byte(at).unwrap_or(u8::MAX));
+        }
+        (mark, stripe)
+    })
+    .unwrap()
+}
+
+/// A validated optimistic read of `page` holds `page`'s bytes, not torn.
+fn check_snapshot(page: u64, (mark, stripe): &(u8, Vec<u8>)) {
+    assert_eq!(
+        *mark, page as u8,
+        "an optimistic read of page {page} returned page {mark}'s bytes"
+    );
+    assert!(
+        stripe.iter().all(|&byte| byte == stripe[0]),
+        "an optimistic read of page {page} returned a torn stripe {stripe:?}"
+    );
+}
+
+/// Latches `page` exclusive and fills its stripe with a new value, one byte per scheduling
+/// point.
+fn fill_stripe(pool: &BufferPool, page: u64, value: u8) {
+    let mut guard = pool.write(page).unwrap();
+    for at in STRIPE {
+        guard.data_mut()[at] = value;
+        scheduling_point();
+    }
+}
+
+/// The model: an optimistic reader reads the pages at the eviction end again and again while
+/// a writer fills their stripes byte by byte and a third thread misses on cold pages, evicting
+/// them (and re-reads one, so a frame may go to another page and back). Every validated read
+/// must hold its own page's bytes with a whole stripe.
+fn optimistic_against_writes_and_eviction(scheme: Scheme, dirty: bool) {
+    let pool = pool(scheme, dirty);
+    let before = pool.stats();
+    let mut handles = Vec::new();
+    {
+        let pool = Arc::clone(&pool);
+        handles.push(shuttle::thread::spawn(move || {
+            for page in [HOT[0], HOT[1], HOT[0], HOT[1]] {
+                check_snapshot(page, &optimistic_snapshot(&pool, page));
+            }
+        }));
+    }
+    {
+        let pool = Arc::clone(&pool);
+        handles.push(shuttle::thread::spawn(move || {
+            for (value, page) in [(1, HOT[0]), (2, HOT[1]), (3, HOT[0])] {
+                fill_stripe(&pool, page, value);
+            }
+        }));
+    }
+    {
+        let pool = Arc::clone(&pool);
+        handles.push(shuttle::thread::spawn(move || {
+            for page in [0, 1, HOT[0], 2] {
+                let guard = pool.read(page).unwrap();
+                check_holds(guard.page_id(), guard.data(), page, "miss");
+            }
+        }));
+    }
+    for handle in handles {
+        handle.join().unwrap();
+    }
+    let evictions = pool.stats().since(&before).evictions;
+    assert!(
+        evictions >= 3,
+        "only {evictions} evictions: the model misses its point"
+    );
+    for page in [HOT[0], HOT[1]] {
+        check_snapshot(page, &optimistic_snapshot(&pool, page));
+    }
+    check_quiescent(&pool, 0);
+}
+
+fn explore_optimistic(scheme: Scheme, dirty: bool) {
+    let iterations = std::env::var("SHUTTLE_PIN_ITERATIONS")
+        .ok()
+        .and_then(|value| value.parse().ok())
+        .unwrap_or(1000);
+    shuttle::check_random(
+        move || optimistic_against_writes_and_eviction(scheme, dirty),
+        iterations,
+    );
+    shuttle::check_pct(
+        move || optimistic_against_writes_and_eviction(scheme, dirty),
+        iterations,
+        3,
+    );
+}
+
+/// Optimistic reads against byte-by-byte writers and clean evictions.
+#[test]
+fn optimistic_reads_never_see_torn_or_foreign_pages() {
+    explore_optimistic(Scheme::Vanilla, false);
+}
+
+/// Optimistic reads against the fused RW command (a frame changes page while still mapped).
+#[test]
+fn optimistic_reads_survive_the_fused_command() {
+    explore_optimistic(Scheme::Rw, true);
 }

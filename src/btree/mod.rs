@@ -49,6 +49,7 @@ pub mod meta;
 pub mod mtr;
 pub mod node;
 pub mod op;
+mod optimistic;
 pub mod rollback;
 pub mod smo;
 
@@ -71,6 +72,8 @@ use op::PageOp;
 /// Retries of a row operation that had to wait for a structure change (each retry follows a
 /// split another operation may have filled again).
 const ROW_RETRIES: usize = 64;
+/// Optimistic descents a lookup tries before it descends with latches (`btree/optimistic.rs`).
+const OPTIMISTIC_DESCENTS: usize = 4;
 
 /// Receives a row's previous value (under the leaf latch) and returns the undo entry to log
 /// with the change, if any.
@@ -119,6 +122,9 @@ pub struct TreeStore {
     trees: RwLock<Vec<Arc<Tree>>>,
     /// Serializes catalog growth (tree creation).
     catalog: Mutex<()>,
+    /// Whether descents read inner nodes optimistically (on by default; off: latch coupling
+    /// only, for before/after measurements).
+    optimistic: std::sync::atomic::AtomicBool,
 }
 
 impl TreeStore {
@@ -147,6 +153,7 @@ impl TreeStore {
             page_size,
             trees: RwLock::new(Vec::new()),
             catalog: Mutex::new(()),
+            optimistic: std::sync::atomic::AtomicBool::new(true),
         };
         store.format_if_blank()?;
         store.load_catalog()?;
@@ -370,9 +377,29 @@ impl TreeStore {
         Ok(node)
     }
 
-    /// Shared-latch descent to the leaf for `target`; returns the leaf latched shared and its
-    /// low fence (the separator bounding its keys from below, `None` for the leftmost leaf).
+    /// Descent to the leaf for `target`; returns the leaf latched shared and (if `want_low`)
+    /// its low fence (the separator bounding its keys from below, `None` for the leftmost
+    /// leaf). Inner nodes are read optimistically (`btree/optimistic.rs`), a few times at
+    /// most, then with shared latches.
     fn descend_shared(
+        &self,
+        tree: &Tree,
+        target: Target<'_>,
+        want_low: bool,
+    ) -> Result<(PageReadGuard<'_>, Option<Vec<u8>>)> {
+        let pool = self.db.pool();
+        for _ in 0..self.optimistic_descents() {
+            if let Some(found) =
+                self.descend_optimistic(tree, target, want_low, |page| pool.read(page))?
+            {
+                return Ok(found);
+            }
+        }
+        self.descend_latched(tree, target)
+    }
+
+    /// Shared-latch descent (latch coupling) to the leaf for `target`, with its low fence.
+    fn descend_latched(
         &self,
         tree: &Tree,
         target: Target<'_>,
@@ -404,6 +431,16 @@ impl TreeStore {
     /// `key`, inside a new mini-transaction for `txn` (slot 0 is the leaf).
     fn descend_for_write(&self, tree: &Tree, key: &[u8], txn: TxnId) -> Result<Mtr<'_>> {
         let pool = self.db.pool();
+        for _ in 0..self.optimistic_descents() {
+            if let Some((leaf, _)) =
+                self.descend_optimistic(tree, Target::Key(key), false, |page| pool.write(page))?
+            {
+                Self::node(tree, leaf.page_id(), leaf.data(), Some(0))?;
+                let mut mtr = Mtr::new(&self.db, txn);
+                mtr.add(leaf);
+                return Ok(mtr);
+            }
+        }
         // Bound: the root changes from leaf to inner at most once per split; retried a few
         // times at most.
         for _ in 0..ROW_RETRIES {
@@ -446,13 +483,28 @@ impl TreeStore {
         )))
     }
 
+    /// Turns optimistic descents through inner nodes on (the default) or off (every descent
+    /// then latch-couples, as before `btree/optimistic.rs`): for side-by-side measurements.
+    pub fn set_optimistic_descents(&self, on: bool) {
+        self.optimistic
+            .store(on, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    fn optimistic_descents(&self) -> usize {
+        if self.optimistic.load(std::sync::atomic::Ordering::Relaxed) {
+            OPTIMISTIC_DESCENTS
+        } else {
+            0
+        }
+    }
+
     /// The value under `key`.
     ///
     /// # Errors
     /// Unknown tree, corrupt pages, I/O errors.
     pub fn get(&self, tree: TreeId, key: &[u8]) -> Result<Option<Vec<u8>>> {
         let tree = self.tree(tree)?;
-        let (leaf, _) = self.descend_shared(&tree, Target::Key(key))?;
+        let (leaf, _) = self.descend_shared(&tree, Target::Key(key), false)?;
         let node = Self::node(&tree, leaf.page_id(), leaf.data(), Some(0))?;
         Ok(match node.search(key)? {
             Ok(slot) => Some(node.cell(slot)?.1.to_vec()),
@@ -622,7 +674,7 @@ impl TreeStore {
             Bound::Included(key) | Bound::Excluded(key) => Target::Key(key),
             Bound::Unbounded => Target::Key(&[]),
         };
-        let (mut leaf, _) = self.descend_shared(tree, target)?;
+        let (mut leaf, _) = self.descend_shared(tree, target, false)?;
         let mut first = true;
         // Bound: one round per leaf, and the device has finitely many pages.
         for _ in 0..=self.db.pool().pages() {
@@ -680,7 +732,7 @@ impl TreeStore {
                 Some(key) => Target::Below(key),
                 None => Target::Last,
             };
-            let (leaf, low) = self.descend_shared(tree, target)?;
+            let (leaf, low) = self.descend_shared(tree, target, true)?;
             let node = Self::node(tree, leaf.page_id(), leaf.data(), Some(0))?;
             let end = match &bound {
                 None => node.count(),
@@ -729,7 +781,7 @@ impl TreeStore {
 
 /// Where a descent goes.
 #[derive(Debug, Clone, Copy)]
-enum Target<'k> {
+pub(crate) enum Target<'k> {
     /// The leaf covering this key.
     Key(&'k [u8]),
     /// The leaf covering the greatest keys below this one.

@@ -21,13 +21,19 @@
 //!   shared mode by the flusher that wrote it (cleaning), and always under the flush-list mutex.
 //! - `region` says which list the frame is on; its list links are touched only under that list's
 //!   mutex.
+//! - `version` is even while no thread holds the latch exclusive and odd while one does: every
+//!   exclusive acquisition makes it odd, every exclusive release (or downgrade) makes it even
+//!   again, and an eviction that unmaps the frame adds 2. The bytes of a page therefore change
+//!   only while `version` is odd, and a frame's `(version, page)` pair is the same before and
+//!   after a stretch of time only if its bytes and its page did not change in between: the
+//!   seqlock that optimistic reads validate against (`core::optimistic`).
 //! - `order_word`, `order_clock`, `first_access_ms` and `old` belong to the replacement order
 //!   (clock's usage count, LRU-WSR's cold flag, InnoDB's midpoint bookkeeping); the core only
 //!   resets them when a frame is freed.
 
 use crate::error::PageId;
 use crate::page::Lsn;
-use crate::sync::{AtomicBool, AtomicU8, AtomicU32, AtomicU64, Latch, Ordering};
+use crate::sync::{AtomicBool, AtomicU8, AtomicU32, AtomicU64, Latch, Ordering, fence};
 
 /// Index of a frame.
 pub type FrameId = u32;
@@ -79,6 +85,8 @@ pub struct Frame {
     latch: Latch,
     /// The page held, or `NO_PAGE`.
     pub page: AtomicU64,
+    /// The seqlock word of optimistic reads (see the invariants above).
+    version: AtomicU64,
     /// Guards plus latch waiters.
     pub pin: AtomicU32,
     /// I/O state (`IO_*`).
@@ -129,6 +137,7 @@ impl Default for Frame {
         Frame {
             latch: Latch::new(),
             page: AtomicU64::new(NO_PAGE),
+            version: AtomicU64::new(0),
             pin: AtomicU32::new(0),
             io: AtomicU8::new(IO_IDLE),
             oldest_modification: AtomicU64::new(0),
@@ -238,14 +247,62 @@ impl Frame {
         self.latch.try_lock_shared()
     }
 
-    /// Takes the latch exclusive.
+    /// Takes the latch exclusive (the version turns odd).
     pub fn latch_exclusive(&self) {
         self.latch.lock_exclusive();
+        self.begin_change();
     }
 
-    /// Tries to take the latch exclusive.
+    /// Tries to take the latch exclusive (on success the version turns odd).
     pub fn try_latch_exclusive(&self) -> bool {
-        self.latch.try_lock_exclusive()
+        let taken = self.latch.try_lock_exclusive();
+        if taken {
+            self.begin_change();
+        }
+        taken
+    }
+
+    /// The seqlock writer's entry (the exclusive latch is held, so no other thread stores the
+    /// version): odd, then a release fence so that no byte written afterwards can be seen by a
+    /// reader whose acquire-fenced re-check still loads the old, even version.
+    fn begin_change(&self) {
+        let version = self.version.load(Ordering::Relaxed);
+        debug_assert!(version.is_multiple_of(2), "exclusive latch taken twice");
+        self.version
+            .store(version.wrapping_add(1), Ordering::Relaxed);
+        fence(Ordering::Release);
+    }
+
+    /// The seqlock writer's exit (before the exclusive latch is released): even again, with
+    /// release ordering so that a reader that loads the new version sees every byte written.
+    fn end_change(&self) {
+        let version = self.version.load(Ordering::Relaxed);
+        debug_assert!(
+            version % 2 == 1,
+            "exclusive release without a change in progress"
+        );
+        self.version
+            .store(version.wrapping_add(1), Ordering::Release);
+    }
+
+    /// The version word, for an optimistic read's start (acquire: the bytes read afterwards
+    /// are at least as new as the change that produced this version).
+    pub fn version_for_read(&self) -> u64 {
+        self.version.load(Ordering::Acquire)
+    }
+
+    /// The version word, for an optimistic read's validation: an acquire fence orders the
+    /// reader's byte loads before this load (the seqlock reader's exit).
+    pub fn version_after_read(&self) -> u64 {
+        fence(Ordering::Acquire);
+        self.version.load(Ordering::Relaxed)
+    }
+
+    /// Records an eviction or remap of the frame (the caller just changed `page`): adds 2, so
+    /// a reader that started before fails its validation even if the frame comes back to the
+    /// same page without an exclusive latch in between.
+    pub fn note_remap(&self) {
+        self.version.fetch_add(2, Ordering::AcqRel);
     }
 
     /// Releases a shared latch.
@@ -262,6 +319,7 @@ impl Frame {
     /// # Safety
     /// The caller holds the latch in exclusive mode.
     pub unsafe fn unlatch_exclusive(&self) {
+        self.end_change();
         // SAFETY: forwarded.
         unsafe { self.latch.unlock_exclusive() }
     }
@@ -271,6 +329,7 @@ impl Frame {
     /// # Safety
     /// The caller holds the latch in exclusive mode.
     pub unsafe fn downgrade(&self) {
+        self.end_change();
         // SAFETY: forwarded.
         unsafe { self.latch.downgrade() }
     }

@@ -18,6 +18,7 @@ pub mod instance;
 pub(crate) mod invariants;
 mod io;
 pub mod lru_list;
+pub mod optimistic;
 pub mod order;
 pub mod page_table;
 pub mod parts;
@@ -27,6 +28,7 @@ pub mod stats;
 pub mod write_path;
 
 pub use guard::{PageReadGuard, PageWriteGuard};
+pub use optimistic::{OptimisticRead, PageView};
 pub use pool::{BufferPool, Core, CoreConfig, LatchMode, Parts};
 pub use redo::{NullLog, RedoLog};
 pub use stats::{MutexStats, PoolStats, WaitHistogram};

@@ -121,6 +121,9 @@ pub struct Counters {
     pub free_waits: AtomicU64,
     /// Hits that backed off from a frame being repurposed.
     pub busy_backoffs: AtomicU64,
+    /// Optimistic reads that failed their validation or found the page latched exclusive
+    /// (`core::optimistic`; counted only on failure, so a validated read writes no shared line).
+    pub optimistic_failures: AtomicU64,
     /// Pages user threads scanned to find a dirty victim to write synchronously (the
     /// self-tuning paper's `NP_dirty`).
     pub user_scan_dirty_pages: AtomicU64,
@@ -609,7 +612,7 @@ impl Core {
     }
 
     /// The hit path's list maintenance: the order's lock-free decision, LRU-M only if needed.
-    fn touch(&self, instance: &Instance, id: FrameId) {
+    pub(crate) fn touch(&self, instance: &Instance, id: FrameId) {
         let frame = self.frame(id);
         match frame.region() {
             Region::Order => {
@@ -925,6 +928,7 @@ impl Core {
             if evictable {
                 shard.remove(page);
                 frame.page.store(NO_PAGE, Ordering::Release);
+                frame.note_remap();
             }
             evictable
         };
@@ -1282,6 +1286,19 @@ impl BufferPool {
     pub fn read(&self, page: PageId) -> Result<PageReadGuard<'_>> {
         let frame = self.core.fetch(page, LatchMode::Shared, true)?;
         Ok(PageReadGuard::new(&self.core, frame))
+    }
+
+    /// Runs `read` on the bytes of `page` without pin or latch when it is cached (validated,
+    /// retried, and falling back to a shared latch: [`Core::read_optimistic`]).
+    ///
+    /// # Errors
+    /// As [`BufferPool::read`] on the fallback path.
+    pub fn read_optimistic<R>(
+        &self,
+        page: PageId,
+        read: impl FnMut(crate::core::optimistic::PageView<'_>) -> R,
+    ) -> Result<R> {
+        self.core.read_optimistic(page, read)
     }
 
     /// Latches `page` exclusive, reading it in on a miss; the guard marks it dirty if modified.

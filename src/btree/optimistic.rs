@@ -1,0 +1,332 @@
+//! Optimistic descent through inner nodes: no pin, no latch and no shared cache-line write per
+//! inner level (`core::optimistic` has the protocol; `docs/performance.md`, "Optimistic
+//! reads").
+//!
+//! Each inner node is decoded through a [`PageView`] by [`inner_step`], which checks every
+//! offset it follows (it returns `None` on any inconsistency instead of panicking: the bytes may
+//! be torn), and the result is used only once the node's read validates. Levels are coupled as
+//! latches couple them: the child's optimistic read starts (its version is taken) *before* the
+//! parent is validated, so the child was the parent's child for the key at that instant, and
+//! the child's own validation covers the time after. The leaf is latched (shared for reads,
+//! exclusive for writes) by the caller's `latch_leaf`, and the parent is validated after the
+//! latch is held: the leaf is then the one covering the key (a structure modification latches
+//! the parent exclusive while it moves the leaf's keys, see `btree/smo.rs`).
+//!
+//! Any failure (a validation, a page not cached, a page latched exclusive for long, or bytes
+//! that do not decode) makes [`TreeStore::descend_optimistic`] return `None`; the caller
+//! retries a few times and then descends with latches, which also reports corrupt pages with
+//! their proper error.
+
+use super::node::{
+    CELL_OVERHEAD, CELL_START_AT, CHILD_SIZE, COUNT_AT, KIND_AT, KIND_INNER, KIND_LEAF,
+    LEFTMOST_AT, LEVEL_AT, MAX_LEVELS, MAX_PAGE_SIZE, MIN_PAGE_SIZE, SLOT_SIZE, SLOTS_AT, TREE_AT,
+};
+use super::{Target, Tree, TreeStore};
+use crate::core::optimistic::PageView;
+use crate::error::{PageId, Result};
+use crate::pool::{PageReadGuard, PageWriteGuard};
+
+/// What one inner level of a descent found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Step {
+    /// The node is a leaf (only at the root: below it the parent's level says so first).
+    Leaf,
+    /// The child covering the target, at `level`; `low`: the child has a lower fence inside
+    /// this node (copied into the caller's buffer when it asked for it).
+    Child { child: PageId, level: u8, low: bool },
+}
+
+/// A node header decoded from a view (the checks of `NodeRef::new` and `TreeStore::node`).
+struct Header {
+    count: usize,
+    cell_start: usize,
+    level: u8,
+    leaf: bool,
+}
+
+fn header(view: &PageView<'_>, tree: u32, level: Option<u8>) -> Option<Header> {
+    let size = view.len();
+    if !(MIN_PAGE_SIZE..=MAX_PAGE_SIZE).contains(&size) {
+        return None;
+    }
+    let kind = view.byte(KIND_AT)?;
+    let node_level = view.byte(LEVEL_AT)?;
+    let count = usize::from(view.u16_le(COUNT_AT)?);
+    let cell_start = usize::from(view.u16_le(CELL_START_AT)?);
+    let consistent =
+        (kind == KIND_LEAF && node_level == 0) || (kind == KIND_INNER && node_level > 0);
+    if !consistent
+        || SLOTS_AT + SLOT_SIZE * count > cell_start
+        || cell_start > size
+        || view.u32_le(TREE_AT)? != tree
+        || level.is_some_and(|expected| expected != node_level)
+    {
+        return None;
+    }
+    Some(Header {
+        count,
+        cell_start,
+        level: node_level,
+        leaf: kind == KIND_LEAF,
+    })
+}
+
+/// The cell of `slot`: (offset of its key, key length, payload length), inside the page.
+fn cell(view: &PageView<'_>, header: &Header, slot: usize) -> Option<(usize, usize, usize)> {
+    if slot >= header.count {
+        return None;
+    }
+    let offset = usize::from(view.u16_le(SLOTS_AT + SLOT_SIZE * slot)?);
+    if offset < header.cell_start {
+        return None;
+    }
+    let key_len = usize::from(view.u16_le(offset)?);
+    let payload_len = usize::from(view.u16_le(offset + 2)?);
+    let key_at = offset + CELL_OVERHEAD;
+    (key_at + key_len + payload_len <= view.len()).then_some((key_at, key_len, payload_len))
+}
+
+/// Binary search as `NodeRef::search`: `Ok(slot)` of `key` or `Err(insertion slot)`.
+fn search(
+    view: &PageView<'_>,
+    header: &Header,
+    key: &[u8],
+) -> Option<std::result::Result<usize, usize>> {
+    let (mut low, mut high) = (0usize, header.count);
+    // Bound: halves the range each round (count < 2^15).
+    while low < high {
+        let mid = low + (high - low) / 2;
+        let offset = usize::from(view.u16_le(SLOTS_AT + SLOT_SIZE * mid)?);
+        if offset < header.cell_start {
+            return None;
+        }
+        let key_len = usize::from(view.u16_le(offset)?);
+        match view.compare(offset + CELL_OVERHEAD, key_len, key)? {
+            std::cmp::Ordering::Less => low = mid + 1,
+            std::cmp::Ordering::Greater => high = mid,
+            std::cmp::Ordering::Equal => return Some(Ok(mid)),
+        }
+    }
+    Some(Err(low))
+}
+
+/// Decodes one level of a descent towards `target` in the node seen through `view` (of tree
+/// `tree`, at `level` if known). `low`: where to copy the child's lower fence, if wanted.
+/// `None` when the bytes do not form such a node (torn, changed, or corrupt).
+pub(crate) fn inner_step(
+    view: &PageView<'_>,
+    tree: u32,
+    level: Option<u8>,
+    target: Target<'_>,
+    low: Option<&mut Vec<u8>>,
+) -> Option<Step> {
+    let header = header(view, tree, level)?;
+    if header.leaf {
+        return Some(Step::Leaf);
+    }
+    let index = match target {
+        Target::Key(key) => match search(view, &header, key)? {
+            Ok(slot) => slot + 1,
+            Err(slot) => slot,
+        },
+        Target::Below(key) => search(view, &header, key)?.unwrap_or_else(|slot| slot),
+        Target::Last => header.count,
+    };
+    let child = if index == 0 {
+        view.u64_le(LEFTMOST_AT)?
+    } else {
+        let (key_at, key_len, payload_len) = cell(view, &header, index - 1)?;
+        if payload_len != CHILD_SIZE {
+            return None;
+        }
+        if let Some(low) = low {
+            low.resize(key_len, 0);
+            if !view.copy_to(key_at, low) {
+                return None;
+            }
+        }
+        view.u64_le(key_at + key_len)?
+    };
+    Some(Step::Child {
+        child,
+        level: header.level - 1,
+        low: index > 0,
+    })
+}
+
+/// A latched page's bytes (the leaf guards a descent returns).
+pub(crate) trait LatchedBytes {
+    /// The page's bytes, stable while the latch is held.
+    fn bytes(&self) -> &[u8];
+}
+
+impl LatchedBytes for PageReadGuard<'_> {
+    fn bytes(&self) -> &[u8] {
+        self.data()
+    }
+}
+
+impl LatchedBytes for PageWriteGuard<'_> {
+    fn bytes(&self) -> &[u8] {
+        self.data()
+    }
+}
+
+impl TreeStore {
+    /// One optimistic descent to the leaf for `target`, latched by `latch_leaf`; returns the
+    /// latched leaf and (if `want_low`) its low fence, or `None` when the descent must be
+    /// retried or done with latches (see the module docs).
+    ///
+    /// # Errors
+    /// Those of `latch_leaf` (a leaf read from the device).
+    pub(crate) fn descend_optimistic<G>(
+        &self,
+        tree: &Tree,
+        target: Target<'_>,
+        want_low: bool,
+        latch_leaf: impl Fn(PageId) -> Result<G>,
+    ) -> Result<Option<(G, Option<Vec<u8>>)>>
+    where
+        G: LatchedBytes,
+    {
+        let core = self.db.pool().core();
+        let Some(mut node) = core.optimistic(tree.root) else {
+            return Ok(None);
+        };
+        let mut level = None;
+        let mut low: Option<Vec<u8>> = None;
+        let mut low_buffer = Vec::new();
+        for _ in 0..MAX_LEVELS {
+            let step = inner_step(
+                &node.view(),
+                tree.id,
+                level,
+                target,
+                want_low.then_some(&mut low_buffer),
+            );
+            let (child, child_level, has_low) = match step {
+                None => return Ok(None),
+                Some(Step::Leaf) => {
+                    // Only the root decodes as a leaf (below it levels are checked), and the
+                    // root page never moves: latch it and check under the latch that it is
+                    // still a leaf (a split may have made it inner meanwhile).
+                    let guard = latch_leaf(node.page())?;
+                    let still_leaf = header(&PageView::of_stable(guard.bytes()), tree.id, Some(0));
+                    return Ok(still_leaf.map(|_| (guard, low)));
+                }
+                Some(Step::Child { child, level, low }) => (child, level, low),
+            };
+            if child_level == 0 {
+                let guard = latch_leaf(child)?;
+                if !node.validate() {
+                    return Ok(None);
+                }
+                if has_low {
+                    low = Some(low_buffer);
+                }
+                return Ok(Some((guard, low)));
+            }
+            // Coupling: the child's version is taken before the parent is validated.
+            let next = core.optimistic(child);
+            if !node.validate() {
+                return Ok(None);
+            }
+            let Some(next) = next else {
+                return Ok(None);
+            };
+            if has_low {
+                low = Some(low_buffer.clone());
+            }
+            node = next;
+            level = Some(child_level);
+        }
+        Ok(None)
+    }
+}
+
+#[cfg(all(test, not(feature = "shuttle")))]
+mod tests {
+    use super::*;
+
+    /// An inner node of tree 7 at level 1 with separators "b", "d" over children 10, 11, 12.
+    fn inner() -> Vec<u8> {
+        let mut page = vec![0u8; MIN_PAGE_SIZE];
+        page[KIND_AT] = KIND_INNER;
+        page[LEVEL_AT] = 1;
+        page[TREE_AT..TREE_AT + 4].copy_from_slice(&7u32.to_le_bytes());
+        page[LEFTMOST_AT..LEFTMOST_AT + 8].copy_from_slice(&10u64.to_le_bytes());
+        let mut at = MIN_PAGE_SIZE;
+        for (slot, (key, child)) in [(b"b", 11u64), (b"d", 12)].iter().enumerate() {
+            at -= CELL_OVERHEAD + 1 + CHILD_SIZE;
+            page[at..at + 2].copy_from_slice(&1u16.to_le_bytes());
+            page[at + 2..at + 4].copy_from_slice(&(CHILD_SIZE as u16).to_le_bytes());
+            page[at + 4] = key[0];
+            page[at + 5..at + 13].copy_from_slice(&child.to_le_bytes());
+            let slot_at = SLOTS_AT + SLOT_SIZE * slot;
+            page[slot_at..slot_at + 2].copy_from_slice(&(at as u16).to_le_bytes());
+        }
+        page[COUNT_AT..COUNT_AT + 2].copy_from_slice(&2u16.to_le_bytes());
+        page[CELL_START_AT..CELL_START_AT + 2].copy_from_slice(&(at as u16).to_le_bytes());
+        page
+    }
+
+    fn step(page: &[u8], target: Target<'_>, low: Option<&mut Vec<u8>>) -> Option<Step> {
+        inner_step(&PageView::of_stable(page), 7, Some(1), target, low)
+    }
+
+    #[test]
+    fn steps_agree_with_the_latched_search() {
+        let page = inner();
+        let node = super::super::node::NodeRef::new(5, &page).unwrap();
+        for key in [&b""[..], b"a", b"b", b"c", b"d", b"e"] {
+            let (_, expected) = node.child_for(key).unwrap();
+            let Some(Step::Child { child, level, .. }) = step(&page, Target::Key(key), None) else {
+                panic!("no step for {key:?}");
+            };
+            assert_eq!((child, level), (expected, 0), "key {key:?}");
+        }
+        let mut low = Vec::new();
+        assert_eq!(
+            step(&page, Target::Below(b"d"), Some(&mut low)),
+            Some(Step::Child {
+                child: 11,
+                level: 0,
+                low: true
+            })
+        );
+        assert_eq!(low, b"b");
+        assert!(matches!(
+            step(&page, Target::Last, None),
+            Some(Step::Child { child: 12, .. })
+        ));
+    }
+
+    #[test]
+    fn garbage_is_none_never_a_panic() {
+        let page = inner();
+        assert_eq!(
+            inner_step(&PageView::of_stable(&page), 8, None, Target::Last, None),
+            None
+        );
+        assert_eq!(step(&page[..100], Target::Last, None), None);
+        // Every single-byte corruption of the header, slots and cells either decodes to some
+        // step or to None; none panics.
+        let mut low = Vec::new();
+        for at in 0..page.len() {
+            for value in [0u8, 1, 0x7f, 0xff] {
+                let mut bad = page.clone();
+                bad[at] = value;
+                let _ = step(&bad, Target::Key(b"c"), Some(&mut low));
+                let _ = step(&bad, Target::Below(b"zz"), None);
+            }
+        }
+        // A slot pointing below the cell area, and a cell running past the page end.
+        let mut bad = page.clone();
+        bad[SLOTS_AT..SLOTS_AT + 2].copy_from_slice(&10u16.to_le_bytes());
+        assert_eq!(step(&bad, Target::Key(b"a"), None), None);
+        let mut bad = page;
+        let cell_at = usize::from(u16::from_le_bytes([bad[SLOTS_AT + 2], bad[SLOTS_AT + 3]]));
+        bad[cell_at..cell_at + 2].copy_from_slice(&u16::MAX.to_le_bytes());
+        assert_eq!(step(&bad, Target::Key(b"e"), None), None);
+    }
+}

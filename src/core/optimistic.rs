@@ -1,0 +1,329 @@
+//! Optimistic (version-validated) page reads: a cached page read without pin or latch, so a
+//! read-only hit writes no shared cache line (the technique of vmcache and LeanStore;
+//! `docs/performance.md`, "Optimistic reads").
+//!
+//! **Protocol** (a seqlock per frame; the version word and its invariants are in
+//! `core::frame`):
+//! 1. look the page up in the page table (a candidate frame, as on the hit path);
+//! 2. load the frame's version with acquire ordering; an odd version means a writer holds the
+//!    latch exclusive: spin a little, then give up (the caller falls back to a latched read);
+//! 3. check that the frame holds the page;
+//! 4. read the bytes through a [`PageView`] (the reader's values may be garbage from here on);
+//! 5. validate: an acquire fence, then the version and the page id again. Only if both are
+//!    unchanged were the bytes read a consistent image of the page, and only then may the
+//!    caller use what it derived from them.
+//!
+//! Every change of a page's bytes happens under its exclusive latch, which keeps the version
+//! odd for its whole duration (the writer stores odd, fences, writes, stores even with release
+//! ordering); an eviction changes the page id and adds 2 to the version; a remap to another
+//! page happens under the exclusive latch. So an unchanged even version and page id around the
+//! reads exclude every concurrent change.
+//!
+//! **Lock coupling without latches** (the B+-tree descent): read the parent, derive the
+//! child's page id, start the child's read ([`Core::optimistic`]), and only then validate the
+//! parent: the child was the parent's child when its version was taken, and the child's own
+//! validation covers everything after.
+//!
+//! **Why the bytes are read through atomics.** A writer may change the bytes while an optimistic
+//! reader reads them. Handing the reader a `&[u8]` would let the compiler assume the bytes never
+//! change while the reference lives: it may load a length twice (once for the bounds check, once
+//! for the use) and so index out of bounds on a torn page, or keep a value in a register across
+//! the validation. [`PageView`] therefore never forms a reference to racing memory: every read
+//! is a relaxed atomic byte load through a raw pointer (`AtomicU8::from_ptr`), so each value is
+//! loaded exactly once, is some byte the page held at some instant, and is bounds-checked
+//! before it is used as an offset; decoders built on it return `None` instead of panicking, and
+//! their results are discarded unless the read validates. On every target Rust supports a
+//! relaxed byte load is an ordinary load, so the reader side costs what a plain read costs (no
+//! fence, no locked instruction). The writers still write bytes non-atomically through the
+//! exclusive latch; a non-atomic write racing an atomic read is formally still a data race in
+//! the C++/Rust memory model, as in every seqlock over plain data (crossbeam's `AtomicCell`,
+//! LeanStore, vmcache), and this is the residue the proposed per-byte atomic memcpy
+//! (Rust RFC 3301) is meant to remove. Copying the whole page into a local buffer instead would
+//! cost a 16 KiB copy per node, more than the latches it saves.
+//!
+//! A validated optimistic read counts as a hit and makes the page young like a latched hit
+//! (`Core::touch`: list changes happen under the list mutexes, which re-check the frame's
+//! region, so touching an unpinned frame is safe; at worst a frame that was just evicted is
+//! touched, which only affects its next page's age).
+
+use std::marker::PhantomData;
+use std::sync::atomic::{AtomicU8 as StdAtomicU8, Ordering as StdOrdering};
+
+use super::frame::FrameId;
+use super::pool::Core;
+use crate::error::PageId;
+
+/// Attempts of [`Core::read_optimistic`] before it falls back to a latched read.
+pub const OPTIMISTIC_ATTEMPTS: usize = 4;
+/// Spins on an odd version (a writer at work) before an optimistic start gives up.
+const LOCKED_SPINS: usize = 64;
+
+/// Read-only access to page bytes that may be changing (see the module docs): every read is
+/// bounds-checked and a single atomic load per byte; nothing here panics on any content.
+#[derive(Clone, Copy)]
+pub struct PageView<'a> {
+    ptr: *const u8,
+    len: usize,
+    _bytes: PhantomData<&'a [u8]>,
+}
+
+impl std::fmt::Debug for PageView<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PageView").field("len", &self.len).finish()
+    }
+}
+
+impl<'a> PageView<'a> {
+    /// A view of bytes that do not change while it lives (a latched page, a test's buffer).
+    #[must_use]
+    pub fn of_stable(bytes: &'a [u8]) -> Self {
+        PageView {
+            ptr: bytes.as_ptr(),
+            len: bytes.len(),
+            _bytes: PhantomData,
+        }
+    }
+
+    /// A view of a frame's bytes that writers may change meanwhile.
+    ///
+    /// # Safety
+    /// `ptr..ptr + len` stays allocated for `'a` and is only ever written by the page's
+    /// exclusive-latch holder (the frame arena).
+    unsafe fn of_racing(ptr: *const u8, len: usize) -> Self {
+        PageView {
+            ptr,
+            len,
+            _bytes: PhantomData,
+        }
+    }
+
+    /// Page size in bytes.
+    #[must_use]
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Whether the view is empty.
+    #[must_use]
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// The byte at `at`, `None` past the end.
+    #[inline]
+    #[must_use]
+    pub fn byte(&self, at: usize) -> Option<u8> {
+        (at < self.len).then(|| self.load(at))
+    }
+
+    #[inline]
+    fn load(&self, at: usize) -> u8 {
+        debug_assert!(at < self.len);
+        // SAFETY: `at < len`, and the bytes stay allocated for 'a (constructors); the load is
+        // atomic, so a racing writer makes it return some byte, never undefined behaviour on
+        // the reader's side (the module docs discuss the writer's side).
+        unsafe { StdAtomicU8::from_ptr(self.ptr.add(at).cast_mut()) }.load(StdOrdering::Relaxed)
+    }
+
+    /// `N` bytes at `at`, `None` if they do not fit.
+    #[inline]
+    #[must_use]
+    pub fn array<const N: usize>(&self, at: usize) -> Option<[u8; N]> {
+        if at.checked_add(N)? > self.len {
+            return None;
+        }
+        let mut out = [0u8; N];
+        for (index, byte) in out.iter_mut().enumerate() {
+            *byte = self.load(at + index);
+        }
+        Some(out)
+    }
+
+    /// Little-endian `u16` at `at`.
+    #[inline]
+    #[must_use]
+    pub fn u16_le(&self, at: usize) -> Option<u16> {
+        self.array(at).map(u16::from_le_bytes)
+    }
+
+    /// Little-endian `u32` at `at`.
+    #[inline]
+    #[must_use]
+    pub fn u32_le(&self, at: usize) -> Option<u32> {
+        self.array(at).map(u32::from_le_bytes)
+    }
+
+    /// Little-endian `u64` at `at`.
+    #[inline]
+    #[must_use]
+    pub fn u64_le(&self, at: usize) -> Option<u64> {
+        self.array(at).map(u64::from_le_bytes)
+    }
+
+    /// Copies `out.len()` bytes from `at`; false (and `out` unspecified) if they do not fit.
+    #[must_use]
+    pub fn copy_to(&self, at: usize, out: &mut [u8]) -> bool {
+        let fits = at.checked_add(out.len()).is_some_and(|end| end <= self.len);
+        if fits {
+            for (index, byte) in out.iter_mut().enumerate() {
+                *byte = self.load(at + index);
+            }
+        }
+        fits
+    }
+
+    /// Compares the `len` bytes at `at` with `key` (as slices compare); `None` if they do not
+    /// fit in the page.
+    #[inline]
+    #[must_use]
+    pub fn compare(&self, at: usize, len: usize, key: &[u8]) -> Option<std::cmp::Ordering> {
+        if at.checked_add(len)? > self.len {
+            return None;
+        }
+        let common = len.min(key.len());
+        for (index, &theirs) in key[..common].iter().enumerate() {
+            let ours = self.load(at + index);
+            if ours != theirs {
+                return Some(ours.cmp(&theirs));
+            }
+        }
+        Some(len.cmp(&key.len()))
+    }
+}
+
+/// An optimistic read in progress: a frame and the (even) version it had when the read began.
+#[derive(Debug, Clone, Copy)]
+pub struct OptimisticRead<'a> {
+    core: &'a Core,
+    frame: FrameId,
+    page: PageId,
+    version: u64,
+}
+
+impl<'a> OptimisticRead<'a> {
+    /// The page being read.
+    #[must_use]
+    pub fn page(&self) -> PageId {
+        self.page
+    }
+
+    /// The page's bytes; what is derived from them is garbage until [`Self::validate`].
+    #[must_use]
+    pub fn view(&self) -> PageView<'a> {
+        let buffer = self.core.frame_buffer(self.frame);
+        // SAFETY: the frame arena lives as long as the core and is written only under the
+        // exclusive latch.
+        unsafe { PageView::of_racing(buffer.as_ptr(), buffer.len()) }
+    }
+
+    /// Whether the frame still holds the page, unchanged since the read began: everything
+    /// read through [`Self::view`] before this call came from one consistent image.
+    #[must_use]
+    pub fn validate(&self) -> bool {
+        let frame = self.core.frame(self.frame);
+        let valid = frame.version_after_read() == self.version && frame.page_id() == self.page;
+        if !valid {
+            self.core
+                .counters
+                .optimistic_failures
+                .fetch_add(1, crate::sync::Ordering::Relaxed);
+        }
+        valid
+    }
+}
+
+impl Core {
+    /// Starts an optimistic read of `page` if it is cached and no writer holds it; `None`
+    /// when it is not cached (or past the table) or stays latched exclusive for a few spins.
+    /// A start counts as a hit.
+    pub fn optimistic(&self, page: PageId) -> Option<OptimisticRead<'_>> {
+        let id = self.table.lookup(page)?;
+        let frame = self.frame(id);
+        let mut spins = 0;
+        let version = loop {
+            let version = frame.version_for_read();
+            if version.is_multiple_of(2) {
+                break version;
+            }
+            spins += 1;
+            if spins >= LOCKED_SPINS {
+                self.counters
+                    .optimistic_failures
+                    .fetch_add(1, crate::sync::Ordering::Relaxed);
+                return None;
+            }
+            std::hint::spin_loop();
+            if cfg!(feature = "shuttle") {
+                crate::sync::yield_now();
+            }
+        };
+        if frame.page_id() != page {
+            return None;
+        }
+        self.hits.add(1);
+        self.touch(self.instance_of_frame(id), id);
+        Some(OptimisticRead {
+            core: self,
+            frame: id,
+            page,
+            version,
+        })
+    }
+
+    /// Runs `read` on the bytes of `page` without pin or latch and returns its result once a
+    /// validation shows the bytes were consistent; after [`OPTIMISTIC_ATTEMPTS`] failed
+    /// attempts, or when the page is not cached, runs it once on the page read and latched
+    /// shared as `BufferPool::read` does. `read` must tolerate any bytes (see [`PageView`]): it
+    /// may run several times, and its results are discarded unless validated.
+    ///
+    /// # Errors
+    /// As `BufferPool::read` on the fallback path.
+    pub fn read_optimistic<R>(
+        &self,
+        page: PageId,
+        mut read: impl FnMut(PageView<'_>) -> R,
+    ) -> crate::error::Result<R> {
+        for _ in 0..OPTIMISTIC_ATTEMPTS {
+            let Some(attempt) = self.optimistic(page) else {
+                break;
+            };
+            let result = read(attempt.view());
+            if attempt.validate() {
+                return Ok(result);
+            }
+        }
+        let id = self.fetch(page, super::pool::LatchMode::Shared, true)?;
+        let result = read(PageView::of_stable(self.frame_bytes(id)));
+        self.release(id, super::pool::LatchMode::Shared);
+        Ok(result)
+    }
+}
+
+#[cfg(all(test, not(feature = "shuttle")))]
+mod tests {
+    use super::PageView;
+    use std::cmp::Ordering;
+
+    #[test]
+    fn views_check_every_bound() {
+        let bytes: Vec<u8> = (0u8..16).collect();
+        let view = PageView::of_stable(&bytes);
+        assert_eq!(view.len(), 16);
+        assert_eq!(view.byte(15), Some(15));
+        assert_eq!(view.byte(16), None);
+        assert_eq!(view.u16_le(14), Some(u16::from_le_bytes([14, 15])));
+        assert_eq!(view.u16_le(15), None);
+        assert_eq!(view.u64_le(usize::MAX - 2), None, "no overflow");
+        assert_eq!(view.u32_le(0), Some(u32::from_le_bytes([0, 1, 2, 3])));
+        let mut out = [0u8; 3];
+        assert!(view.copy_to(13, &mut out));
+        assert_eq!(out, [13, 14, 15]);
+        assert!(!view.copy_to(14, &mut out));
+        assert_eq!(view.compare(2, 3, &[2, 3, 4]), Some(Ordering::Equal));
+        assert_eq!(view.compare(2, 3, &[2, 3]), Some(Ordering::Greater));
+        assert_eq!(view.compare(2, 2, &[2, 3, 0]), Some(Ordering::Less));
+        assert_eq!(view.compare(2, 3, &[2, 9]), Some(Ordering::Less));
+        assert_eq!(view.compare(14, 3, &[]), None);
+        assert_eq!(view.compare(usize::MAX, 2, &[]), None);
+    }
+}

@@ -504,6 +504,7 @@ pub fn prepare_experiment<'a>(
                 values,
                 schemes,
                 repeats: 1,
+                grid: None,
             };
             (plan, Runner::Probe(line))
         }
@@ -527,6 +528,7 @@ pub fn prepare_experiment<'a>(
                 values: vec!["-".into()],
                 schemes: config.schemes.iter().map(|s| s.name.clone()).collect(),
                 repeats: parsed.args.repeat,
+                grid: None,
             };
             (plan, Runner::Bench(Box::new(parsed.args)))
         }

@@ -686,6 +686,37 @@ mod tests {
     }
 
     #[test]
+    fn an_experiment_that_needs_something_is_refused_with_what_it_needs() {
+        let text = r#"
+id = "x-needs"
+paper = "ace"
+figure = "Figure 0"
+title = "t"
+measures = "m"
+needs = "a device model nobody built"
+[paper_setup]
+text = "s"
+schemes = ["pg-lru"]
+[ours]
+approximations = "Not run."
+command = "bench"
+args = []
+quick_args = []
+"#;
+        let experiment = Experiment::parse("x-needs.toml", text).unwrap();
+        assert!(!experiment.runnable());
+        let tmp = tempfile::tempdir().unwrap();
+        let err = prepare_runs(&[experiment], &args(&[], tmp.path(), ""))
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(
+            err.contains("cannot run here") && err.contains("nobody built"),
+            "{err}"
+        );
+    }
+
+    #[test]
     fn an_existing_directory_is_kept() {
         let tmp = tempfile::tempdir().unwrap();
         let err = run(&args(&["lruc-fig6"], tmp.path(), "--threads 0"));

@@ -1227,6 +1227,18 @@ fn positive(key: &str, value: f64, allow_zero: bool) -> Result<f64> {
     }
 }
 
+/// A number in `min..=max`.
+fn in_range(key: &str, value: &str, min: f64, max: f64) -> Result<f64> {
+    let number: f64 = parse_num(key, value)?;
+    if (min..=max).contains(&number) {
+        Ok(number)
+    } else {
+        Err(Error::Config(format!(
+            "emulated device option `{key}` must be in {min}..={max} (got {number})"
+        )))
+    }
+}
+
 /// A share in 0..=1.
 fn parse_share(key: &str, value: &str) -> Result<f64> {
     let share: f64 = parse_num(key, value)?;
@@ -1295,24 +1307,8 @@ pub fn apply_override(p: &mut Profile, key: &str, value: &str) -> Result<()> {
         "flush_commit_us" => p.flush_commit_us = time(value)?,
         "flush_us" => p.flush_us = parse_flush_us(value)?,
         "pack" => p.pack = parse_flag(key, value)?,
-        "op" => {
-            let op: f64 = parse_num(key, value)?;
-            if !(0.02..=16.0).contains(&op) {
-                return Err(Error::Config(format!(
-                    "emulated device option `op` must be in 0.02..=16 (got {op})"
-                )));
-            }
-            p.op = op;
-        }
-        "fill" => {
-            let fill: f64 = parse_num(key, value)?;
-            if !(0.0..=1.0).contains(&fill) {
-                return Err(Error::Config(format!(
-                    "emulated device option `fill` must be in 0..=1 (got {fill})"
-                )));
-            }
-            p.fill = fill;
-        }
+        "op" => p.op = in_range(key, value, 0.02, 16.0)?,
+        "fill" => p.fill = in_range(key, value, 0.0, 1.0)?,
         "pages_per_block" => p.pages_per_block = buffer(value)?,
         "gc_defer_blocks" => {
             p.gc_defer_blocks = if value == "0" { 0 } else { count(value)? };
@@ -1335,24 +1331,8 @@ pub fn apply_override(p: &mut Profile, key: &str, value: &str) -> Result<()> {
         "host_read_us" => p.host_read_us = time(value)?,
         "host_write_us" => p.host_write_us = time(value)?,
         "mb_s_limit" => p.mb_s_limit = time(value)?,
-        "size_gib" => {
-            let size: f64 = parse_num(key, value)?;
-            if !(1.0..=65_536.0).contains(&size) {
-                return Err(Error::Config(format!(
-                    "emulated device option `size_gib` must be in 1..=65536 (got {size})"
-                )));
-            }
-            p.size_gib = size;
-        }
-        "alpha" => {
-            let alpha: f64 = parse_num(key, value)?;
-            if !(1.0..=64.0).contains(&alpha) {
-                return Err(Error::Config(format!(
-                    "emulated device option `alpha` must be in 1..=64 (got {alpha})"
-                )));
-            }
-            p.alpha = alpha;
-        }
+        "size_gib" => p.size_gib = in_range(key, value, 1.0, 65_536.0)?,
+        "alpha" => p.alpha = in_range(key, value, 1.0, 64.0)?,
         "k_w" => p.k_w = count(value)?,
         "k_r" => p.k_r = count(value)?,
         "stroke" => {

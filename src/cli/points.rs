@@ -227,6 +227,7 @@ pub fn run_points(
                     status: PointStatus::NotRun,
                     error: Some("not run: interrupted (Ctrl-C)".into()),
                     results: None,
+                    coordinates: Vec::new(),
                 },
             );
             continue;

@@ -504,6 +504,7 @@ pub fn prepare_experiment<'a>(
                 values,
                 schemes,
                 repeats: 1,
+                grid: None,
             };
             (plan, Runner::Probe(line))
         }
@@ -527,6 +528,7 @@ pub fn prepare_experiment<'a>(
                 values: vec!["-".into()],
                 schemes: config.schemes.iter().map(|s| s.name.clone()).collect(),
                 repeats: parsed.args.repeat,
+                grid: None,
             };
             (plan, Runner::Bench(Box::new(parsed.args)))
         }
@@ -681,6 +683,37 @@ mod tests {
         let several = run(&args(&["lruc-fig6", "lruc-fig7a"], &out, "--threads 0"));
         assert!(several.is_err());
         assert!(!tmp.path().join("a").exists(), "left {}", out.display());
+    }
+
+    #[test]
+    fn an_experiment_that_needs_something_is_refused_with_what_it_needs() {
+        let text = r#"
+id = "x-needs"
+paper = "ace"
+figure = "Figure 0"
+title = "t"
+measures = "m"
+needs = "a device model nobody built"
+[paper_setup]
+text = "s"
+schemes = ["pg-lru"]
+[ours]
+approximations = "Not run."
+command = "bench"
+args = []
+quick_args = []
+"#;
+        let experiment = Experiment::parse("x-needs.toml", text).unwrap();
+        assert!(!experiment.runnable());
+        let tmp = tempfile::tempdir().unwrap();
+        let err = prepare_runs(&[experiment], &args(&[], tmp.path(), ""))
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(
+            err.contains("cannot run here") && err.contains("nobody built"),
+            "{err}"
+        );
     }
 
     #[test]

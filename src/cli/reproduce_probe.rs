@@ -122,6 +122,7 @@ pub fn run_line(line: &[String], shown: &str) -> Result<SweepResults> {
                 ],
                 failures: Vec::new(),
             }),
+            coordinates: Vec::new(),
         });
     }
     Ok(sweep)

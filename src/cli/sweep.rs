@@ -1,6 +1,9 @@
 //! `flashbuf sweep --param NAME --values V1,V2,... [every bench flag]` (issue 13 item 4): runs
 //! the bench's schemes at each value of one parameter and writes sweep.json, one line plot per
-//! metric and report.html (`--out DIR`).
+//! metric and report.html (`--out DIR`). With `--param` and `--values` given twice (issue 21
+//! item 5), it runs every pair of the two value lists (the grid of [`crate::sweep::grid`]: the
+//! first parameter outer, the second inner); each point is labelled `A=a B=b`, sweep.json keeps
+//! both coordinates, and the report adds a heat map and a grid table per scheme after the first.
 //!
 //! A point is exactly a bench run: the value is applied to a copy of the bench flags
 //! ([`point_args`]; pool-config keys to the point's pool configuration), which then go
@@ -20,6 +23,7 @@ use super::bench::{self, BenchArgs};
 use crate::bench::BenchConfig;
 use crate::bench::driver::RecordSpec;
 use crate::error::{Error, Result};
+use crate::sweep::grid::{Axis as GridAxis, Grid};
 use crate::sweep::params::{self, Param, ParamInfo};
 use crate::sweep::plot::write_sweep_dir;
 use crate::sweep::points::{self, Plan};
@@ -28,12 +32,14 @@ use crate::sweep::{PointStatus, SweepPoint, SweepResults};
 /// Arguments of `sweep`.
 #[derive(Debug, Clone, clap::Args)]
 pub struct SweepArgs {
-    /// The parameter to vary (the table below lists them).
-    #[arg(long)]
-    pub param: String,
-    /// Comma-separated values, run in this order (a device string's own options stay with it).
-    #[arg(long)]
-    pub values: String,
+    /// The parameter to vary (the table below lists them); give `--param` twice (each followed
+    /// by its `--values`) to run every pair of two parameters' values.
+    #[arg(long, required = true, action = clap::ArgAction::Append)]
+    pub param: Vec<String>,
+    /// Comma-separated values, run in this order (a device string's own options stay with it);
+    /// one `--values` per `--param`, in the same order.
+    #[arg(long, required = true, action = clap::ArgAction::Append)]
+    pub values: Vec<String>,
     /// Every bench flag; `--out DIR` gets sweep.json, the plots and report.html, `--json FILE`
     /// gets sweep.json.
     #[command(flatten)]
@@ -126,7 +132,11 @@ fn failed_points(sweep: &SweepResults) -> Result<()> {
                     .collect();
                 format!("failed: {}", schemes.join(", "))
             });
-            format!("{} = {}: {detail}", sweep.param, p.value)
+            if sweep.grid.is_some() {
+                format!("{}: {detail}", p.value)
+            } else {
+                format!("{} = {}: {detail}", sweep.param, p.value)
+            }
         })
         .collect();
     Err(Error::Config(format!(
@@ -137,22 +147,112 @@ fn failed_points(sweep: &SweepResults) -> Result<()> {
     )))
 }
 
-/// The swept parameter and its values, refused when the parameter does not apply to the
-/// workload.
-fn param_and_values(args: &SweepArgs) -> Result<(&'static params::ParamInfo, Vec<String>)> {
-    let info = params::lookup(&args.param)?;
-    let values = params::split_values(info, &args.values)?;
-    if !info.applies.covers(&args.bench.workload) {
+/// One swept parameter and its values.
+type Axis = (&'static ParamInfo, Vec<String>);
+
+/// The swept parameters (one or two) and their values, refused when a parameter does not apply
+/// to the workload, is given twice, or the grid has too many points.
+fn swept_axes(args: &SweepArgs) -> Result<Vec<Axis>> {
+    if args.param.len() != args.values.len() {
         return Err(Error::Config(format!(
-            "--param {} applies to {}, not to --workload {}",
-            info.name,
-            info.applies.describe(),
-            args.bench.workload
+            "--param is given {} times and --values {} times: give one --values after each \
+             --param",
+            args.param.len(),
+            args.values.len()
         )));
     }
-    check_not_also_given(info, &args.bench)?;
-    check_some_scheme_uses(info, &args.bench)?;
-    Ok((info, values))
+    if args.param.len() > params::MAX_PARAMS {
+        return Err(Error::Config(format!(
+            "--param is given {} times; a sweep varies at most {} parameters",
+            args.param.len(),
+            params::MAX_PARAMS
+        )));
+    }
+    let mut axes: Vec<Axis> = Vec::with_capacity(args.param.len());
+    for (name, text) in args.param.iter().zip(&args.values) {
+        let info = params::lookup(name)?;
+        let values = params::split_values(info, text)?;
+        if !info.applies.covers(&args.bench.workload) {
+            return Err(Error::Config(format!(
+                "--param {} applies to {}, not to --workload {}",
+                info.name,
+                info.applies.describe(),
+                args.bench.workload
+            )));
+        }
+        if axes.iter().any(|(seen, _)| seen.param == info.param) {
+            return Err(Error::Config(format!(
+                "--param {} is given twice; a two-parameter sweep varies two different \
+                 parameters",
+                info.name
+            )));
+        }
+        check_not_also_given(info, &args.bench)?;
+        check_some_scheme_uses(info, &args.bench)?;
+        axes.push((info, values));
+    }
+    let points: usize = axes.iter().map(|(_, values)| values.len()).product();
+    if points > params::MAX_POINTS {
+        return Err(Error::Config(format!(
+            "--param {}: {points} points ({}); at most {}",
+            axes.iter()
+                .map(|(info, _)| info.name)
+                .collect::<Vec<_>>()
+                .join(" x "),
+            axes.iter()
+                .map(|(_, values)| values.len().to_string())
+                .collect::<Vec<_>>()
+                .join(" x "),
+            params::MAX_POINTS
+        )));
+    }
+    Ok(axes)
+}
+
+/// The grid of a two-parameter sweep (`None` for one parameter).
+fn grid_of(axes: &[Axis]) -> Option<Grid> {
+    let axis = |(info, values): &Axis| GridAxis {
+        param: info.name.to_string(),
+        sets: info.sets.to_string(),
+        values: values.clone(),
+    };
+    match axes {
+        [rows, columns] => Some(Grid {
+            rows: axis(rows),
+            columns: axis(columns),
+        }),
+        _ => None,
+    }
+}
+
+/// One point to prepare: its label and the value of each swept parameter.
+struct PointSpec {
+    label: String,
+    assignments: Vec<(&'static ParamInfo, String)>,
+}
+
+/// Every point of the sweep, in run order (a grid: the first parameter outer).
+fn point_specs(axes: &[Axis], grid: Option<&Grid>) -> Vec<PointSpec> {
+    match (axes, grid) {
+        ([(rows, row_values), (columns, column_values)], Some(grid)) => row_values
+            .iter()
+            .flat_map(|row| {
+                column_values.iter().map(move |column| PointSpec {
+                    label: grid.label(row, column),
+                    assignments: vec![(*rows, row.clone()), (*columns, column.clone())],
+                })
+            })
+            .collect(),
+        _ => axes
+            .iter()
+            .flat_map(|(info, values)| {
+                values.iter().map(move |value| PointSpec {
+                    label: value.clone(),
+                    assignments: vec![(*info, value.clone())],
+                })
+            })
+            .collect(),
+    }
 }
 
 /// The bench flag a parameter sets (its argument id and its name), if it sets one.
@@ -164,7 +264,9 @@ fn flag_of(param: Param) -> Option<(&'static str, &'static str)> {
         Param::RwRatio => Some(("rw_ratio", "--rw-ratio")),
         Param::Device => Some(("device", "--device")),
         Param::LogSize => Some(("log_size", "--log-size")),
-        Param::Channels | Param::FlushUs | Param::LruScanDepth | Param::AceNW => None,
+        Param::Channels | Param::FlushUs | Param::Alpha | Param::LruScanDepth | Param::AceNW => {
+            None
+        }
     }
 }
 
@@ -181,6 +283,7 @@ fn check_not_also_given(info: &ParamInfo, bench: &BenchArgs) -> Result<()> {
     let device_option = match info.param {
         Param::Channels => Some("channels"),
         Param::FlushUs => Some("flush_us"),
+        Param::Alpha => Some("alpha"),
         _ => None,
     };
     if let Some(option) = device_option
@@ -247,17 +350,25 @@ pub fn prepare_sweep(
     command_line: &str,
     experiment: Option<(&str, bool)>,
 ) -> Result<PreparedSweep> {
-    let (info, values) = param_and_values(args)?;
-    let points = prepare_points(args, info, &values, command_line)?;
+    let axes = swept_axes(args)?;
+    let grid = grid_of(&axes);
+    let specs = point_specs(&axes, grid.as_ref());
+    let points = prepare_points(args, &specs, command_line)?;
+    let (param, param_sets) = match (&grid, axes.first()) {
+        (Some(grid), _) => (grid.param(), grid.sets()),
+        (None, Some((info, _))) => (info.name.to_string(), info.sets.to_string()),
+        (None, None) => return Err(Error::Config("--param: none given".into())),
+    };
     let plan = Plan {
         experiment: experiment.map(|(id, _)| id.to_string()),
         quick: experiment.is_some_and(|(_, quick)| quick),
         command_line: command_line.to_string(),
-        param: info.name.to_string(),
-        param_sets: info.sets.to_string(),
-        values,
+        param,
+        param_sets,
+        values: specs.into_iter().map(|spec| spec.label).collect(),
         schemes: scheme_union(&points),
         repeats: args.bench.repeat,
+        grid,
     };
     Ok(PreparedSweep { plan, points })
 }
@@ -339,18 +450,26 @@ fn write_outputs(args: &SweepArgs, sweep: &SweepResults) {
 }
 
 /// Every point's flags parsed and preflighted (with the sweep's output paths checked once, on
-/// the first point).
+/// the first point). A point's values are applied device first (a device value replaces the
+/// whole device string, so an option set by the other parameter must come after it).
 fn prepare_points(
     args: &SweepArgs,
-    info: &ParamInfo,
-    values: &[String],
+    specs: &[PointSpec],
     command_line: &str,
 ) -> Result<Vec<PreparedPoint>> {
-    let mut points = Vec::with_capacity(values.len());
-    for (index, value) in values.iter().enumerate() {
-        let in_point =
-            |err: Error| Error::Config(format!("point {} = {value}: {}", info.name, err.message()));
-        let mut point = point_args(info, &args.bench, value).map_err(in_point)?;
+    let mut points = Vec::with_capacity(specs.len());
+    for (index, spec) in specs.iter().enumerate() {
+        let shown = match spec.assignments.as_slice() {
+            [(info, value)] => format!("{} = {value}", info.name),
+            _ => spec.label.clone(),
+        };
+        let in_point = |err: Error| Error::Config(format!("point {shown}: {}", err.message()));
+        let mut ordered: Vec<&(&'static ParamInfo, String)> = spec.assignments.iter().collect();
+        ordered.sort_by_key(|(info, _)| info.param != Param::Device);
+        let mut point = args.bench.clone();
+        for (info, value) in &ordered {
+            point = point_args(info, &point, value).map_err(in_point)?;
+        }
         if index == 0 {
             // The sweep's own outputs, checked like bench checks them (before anything runs).
             point.json.clone_from(&args.bench.json);
@@ -359,13 +478,20 @@ fn prepare_points(
         let (mut config, record) = bench::prepare(&point, command_line).map_err(in_point)?;
         point.json = None;
         point.out = None;
-        if let Some(key) = pool_key(info.param) {
-            config.pool_config =
-                Some(with_pool_key(config.pool_config.as_deref(), key, value).map_err(in_point)?);
+        let mut pool_keys_set = false;
+        for (info, value) in &ordered {
+            if let Some(key) = pool_key(info.param) {
+                config.pool_config = Some(
+                    with_pool_key(config.pool_config.as_deref(), key, value).map_err(in_point)?,
+                );
+                pool_keys_set = true;
+            }
+        }
+        if pool_keys_set {
             super::preflight::check(&config, record.is_some(), None, None).map_err(in_point)?;
         }
         points.push(PreparedPoint {
-            value: value.clone(),
+            value: spec.label.clone(),
             args: point,
             config,
             record,
@@ -460,6 +586,7 @@ pub fn point_args(info: &ParamInfo, base: &BenchArgs, value: &str) -> Result<Ben
         }
         Param::Device => args.device = value.to_string(),
         Param::Channels => args.device = with_device_option(&args.device, "channels", value)?,
+        Param::Alpha => args.device = with_device_option(&args.device, "alpha", value)?,
         Param::FlushUs => {
             for (key, option) in crate::sweep::params::flush_price_options(value) {
                 args.device = with_device_option(&args.device, key, &option)?;
@@ -555,6 +682,72 @@ mod tests {
             "emu:ssd-a,time_scale=4,slc=0,gc_defer_blocks=0,flush_commit_us=0,flush_us=model"
         );
         assert!(point_args(info, &bench_args("mem"), "500").is_err());
+    }
+
+    #[test]
+    fn two_parameters_make_a_grid_of_every_pair() {
+        use clap::Parser as _;
+        // As reproduce parses an experiment's line: every flag overrides itself, which must not
+        // drop the first --param.
+        #[derive(clap::Parser)]
+        #[command(args_override_self = true)]
+        struct Line {
+            #[command(flatten)]
+            sweep: SweepArgs,
+        }
+        let line = Line::parse_from([
+            "sweep",
+            "--param",
+            "alpha",
+            "--values",
+            "1,8",
+            "--param",
+            "ace_n_w",
+            "--values",
+            "1,4,8",
+            "--device",
+            "emu:ideal",
+            "--schemes",
+            "pg-lru,ace-lru",
+        ]);
+        assert_eq!(line.sweep.param, ["alpha", "ace_n_w"]);
+        let axes = swept_axes(&line.sweep).unwrap();
+        let grid = grid_of(&axes).unwrap();
+        let specs = point_specs(&axes, Some(&grid));
+        assert_eq!(specs.len(), 6);
+        assert_eq!(specs[1].label, "alpha=1 ace_n_w=4");
+        assert_eq!(specs[5].assignments[0].1, "8");
+        assert_eq!(specs[5].assignments[1].1, "8");
+        let point = point_args(axes[0].0, &line.sweep.bench, "8").unwrap();
+        assert_eq!(point.device, "emu:ideal,alpha=8");
+        // Unequal counts, the same parameter twice, and too many points are refused.
+        let mut bad = line.sweep.clone();
+        bad.values.pop();
+        assert!(
+            swept_axes(&bad)
+                .unwrap_err()
+                .to_string()
+                .contains("--values 1 times")
+        );
+        let mut twice = line.sweep.clone();
+        twice.param[1] = "alpha".into();
+        assert!(
+            swept_axes(&twice)
+                .unwrap_err()
+                .to_string()
+                .contains("given twice")
+        );
+        let mut big = line.sweep.clone();
+        big.values = vec![
+            "1,2,3,4,5,6,7,8".into(),
+            (1..=9).map(|n| n.to_string()).collect::<Vec<_>>().join(","),
+        ];
+        assert!(
+            swept_axes(&big)
+                .unwrap_err()
+                .to_string()
+                .contains("72 points")
+        );
     }
 
     #[test]

@@ -12,7 +12,8 @@ use crate::error::{Error, Result};
 /// The valid forms, for error messages and `--help` (`flashbuf devices` lists profiles and
 /// options).
 pub const DEVICE_FORMS: &str = "mem | file:PATH | emu:NAME[,key=value...] with NAME one of \
-     ssd-a, ssd-b, ssd-c, ssd-d, hdd, pcie, sata, optane, cloud, openssd \
+     ssd-a, ssd-b, ssd-c, ssd-d, hdd, pcie, sata, optane, cloud, openssd, ideal, gcp-pd-ssd, \
+     azure-premium \
      (e.g. emu:ssd-a,channels=4,rbuf=on,time_scale=4; `flashbuf devices` lists every option)";
 
 /// A parsed device string.

@@ -478,6 +478,15 @@ fn our_run_html(out: &mut String, experiment: &Experiment, sweep: &SweepResults)
                 );
             }
         }
+        // A two-parameter sweep: the heat maps of the ratios to the first scheme.
+        for (id, _, svg) in crate::sweep::heatmap::grid_heat_maps(sweep)? {
+            let _ = writeln!(
+                out,
+                "<figure class=\"plot\" data-plot=\"{}\">{}</figure>",
+                escape(&id),
+                strip_xml_declaration(&svg)
+            );
+        }
         let _ = writeln!(out, "</div>");
     }
     Ok(())

@@ -28,6 +28,8 @@ pub enum Param {
     Channels,
     /// The sync price of an `emu:` device: its `flush_us=` option (see [`FLUSH_LEGACY`]).
     FlushUs,
+    /// The `alpha=` option of the ideal device (`emu:ideal`): its write/read cost ratio.
+    Alpha,
     /// The pool-config key `lru_scan_depth`.
     LruScanDepth,
     /// The pool-config key `ace_n_w`.
@@ -157,6 +159,13 @@ pub const PARAMS: &[ParamInfo] = &[
         applies: Applies::All,
     },
     ParamInfo {
+        param: Param::Alpha,
+        name: "alpha",
+        sets: "the `alpha=` option of the emu:ideal --device (write cost / read cost)",
+        forms: "a number in 1..=64 (the device must be emu:ideal)",
+        applies: Applies::All,
+    },
+    ParamInfo {
         param: Param::LruScanDepth,
         name: "lru_scan_depth",
         sets: "pool-config key lru_scan_depth (innodb_lru_scan_depth per instance)",
@@ -197,8 +206,12 @@ pub fn flush_price_options(value: &str) -> Vec<(&'static str, String)> {
     }
 }
 
-/// Upper bound on the points of one sweep (every loop is bounded).
+/// Upper bound on the points of one sweep, a two-parameter sweep's cross product included
+/// (every loop is bounded).
 pub const MAX_POINTS: usize = 64;
+
+/// Upper bound on the parameters of one sweep (a grid has two axes).
+pub const MAX_PARAMS: usize = 2;
 
 fn normalise(name: &str) -> String {
     name.trim().to_ascii_lowercase().replace('_', "-")
@@ -304,6 +317,10 @@ fn check_form(info: &ParamInfo, value: &str) -> Result<()> {
             }
         }
         Param::LruScanDepth | Param::AceNW => whole(0, 1 << 30),
+        Param::Alpha => match value.parse::<f64>() {
+            Ok(alpha) if (1.0..=64.0).contains(&alpha) => Ok(()),
+            _ => Err(value_error(info, value, "not a number in 1..=64")),
+        },
         Param::Device => {
             if value == "mem" || value.starts_with("emu:") || value.starts_with("file:") {
                 Ok(())
@@ -335,7 +352,10 @@ fn check_form(info: &ParamInfo, value: &str) -> Result<()> {
 #[must_use]
 pub fn params_help() -> String {
     use std::fmt::Write as _;
-    let mut out = String::from("Parameters (--param NAME --values V1,V2,...):\n");
+    let mut out = String::from(
+        "Parameters (--param NAME --values V1,V2,...; give --param and --values twice for a \
+         two-parameter sweep over every pair, a heat map per scheme in report.html):\n",
+    );
     for info in PARAMS {
         let _ = writeln!(
             out,

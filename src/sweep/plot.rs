@@ -6,6 +6,9 @@
 //! device to the next. [`line_chart`] and [`bar_chart`] are also what `reproduce` draws its
 //! paper vs measured plots with. Legends go below the plot, never over the data.
 //!
+//! A two-parameter sweep also gets a heat map per scheme after the first
+//! ([`super::heatmap`]) and its grid tables (in the table).
+//!
 //! Pure functions build strings; [`write_sweep_dir`] writes them. Bounds: one element per
 //! scheme and point; a missing value (a failed scheme) breaks the line there.
 
@@ -470,6 +473,14 @@ pub fn sweep_html(sweep: &SweepResults) -> Result<String> {
             strip_xml_declaration(&svg)
         );
     }
+    for (id, _title, svg) in super::heatmap::grid_heat_maps(sweep)? {
+        let _ = writeln!(
+            out,
+            "<figure class=\"plot\" data-plot=\"{}\">{}</figure>",
+            escape(&id),
+            strip_xml_declaration(&svg)
+        );
+    }
     let _ = writeln!(
         out,
         "</div>\n<p>Raw figures: sweep.json next to this file (every point's full results and \
@@ -490,6 +501,11 @@ pub fn write_sweep_dir(dir: &Path, sweep: &SweepResults) -> Result<()> {
         .into_iter()
         .map(|(id, _, svg)| (format!("sweep-{id}.svg"), svg))
         .collect();
+    files.extend(
+        super::heatmap::grid_heat_maps(sweep)?
+            .into_iter()
+            .map(|(id, _, svg)| (format!("sweep-{id}.svg"), svg)),
+    );
     files.push(("report.html".into(), sweep_html(sweep)?));
     for (name, text) in files {
         let path = dir.join(name);

@@ -60,6 +60,9 @@ pub struct Plan {
     pub schemes: Vec<String>,
     /// Runs of each scheme at each point.
     pub repeats: usize,
+    /// A two-parameter sweep's axes (`values` are then the grid's labels, in point order).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub grid: Option<super::grid::Grid>,
 }
 
 impl Plan {
@@ -103,6 +106,7 @@ impl Plan {
             self.schemes.clone(),
         );
         sweep.header.repeats = self.repeats;
+        sweep.grid.clone_from(&self.grid);
         sweep
     }
 
@@ -123,6 +127,7 @@ impl Plan {
                     "index": index + 1,
                     "param": self.param,
                     "value": value,
+                    "coordinates": self.grid.as_ref().map(|grid| grid.coordinates(index)),
                     "schemes": self.schemes,
                     "repeats": self.repeats,
                     "argv": argv,
@@ -492,6 +497,7 @@ pub fn assemble(plan: &Plan, points: &BTreeMap<usize, SweepPoint>, complete: boo
                 plan.id(index)
             )),
             results: None,
+            coordinates: Vec::new(),
         }));
     }
     sweep
@@ -511,6 +517,7 @@ mod tests {
             values: vec!["1".into(), "2".into(), "4".into()],
             schemes: vec!["vanilla".into()],
             repeats: 1,
+            grid: None,
         }
     }
 
@@ -526,6 +533,7 @@ mod tests {
                 status,
                 error: None,
                 results: None,
+                coordinates: Vec::new(),
             },
         }
     }

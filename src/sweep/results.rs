@@ -12,6 +12,7 @@ use std::path::Path;
 
 use serde::Serialize;
 
+use super::grid::{Coordinate, Grid};
 use super::metrics::{METRICS, interval};
 use crate::bench::report::{BenchResults, Header, RunResult};
 use crate::error::{Error, Result};
@@ -41,6 +42,9 @@ pub struct SweepPoint {
     pub error: Option<String>,
     /// The point's full bench results.
     pub results: Option<BenchResults>,
+    /// A two-parameter sweep: the point's value of each parameter (`value` is their label).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub coordinates: Vec<Coordinate>,
 }
 
 impl SweepPoint {
@@ -58,6 +62,7 @@ impl SweepPoint {
                 },
                 error: None,
                 results: Some(results),
+                coordinates: Vec::new(),
             },
             Err(err) => {
                 eprintln!("  {what} failed: {err}");
@@ -66,6 +71,7 @@ impl SweepPoint {
                     status: PointStatus::Failed,
                     error: Some(err.to_string()),
                     results: None,
+                    coordinates: Vec::new(),
                 }
             }
         }
@@ -77,6 +83,9 @@ impl SweepPoint {
 pub struct SeriesRow {
     /// The parameter's value.
     pub value: String,
+    /// A two-parameter sweep: the point's value of each parameter.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub coordinates: Vec<Coordinate>,
     /// Metric id -> value (absent: the scheme did not run at this point, or the metric does not
     /// apply).
     pub metrics: BTreeMap<&'static str, f64>,
@@ -112,6 +121,9 @@ pub struct SweepResults {
     pub points: Vec<SweepPoint>,
     /// The compact series, per scheme.
     pub series: Vec<SchemeSeries>,
+    /// A two-parameter sweep's axes (`param` is then `A x B` and each value a point label).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub grid: Option<Grid>,
 }
 
 impl SweepResults {
@@ -132,15 +144,19 @@ impl SweepResults {
             schemes,
             points: Vec::new(),
             series: Vec::new(),
+            grid: None,
         }
     }
 
     /// Appends a point and rebuilds the series.
-    pub fn push(&mut self, point: SweepPoint) {
+    pub fn push(&mut self, mut point: SweepPoint) {
         assert!(
             self.points.len() < self.values.len(),
             "more points than values"
         );
+        if let Some(grid) = &self.grid {
+            point.coordinates = grid.coordinates(self.points.len());
+        }
         self.points.push(point);
         self.refresh_series();
     }
@@ -166,6 +182,7 @@ impl SweepResults {
                     let run = self.run_at(index, scheme);
                     SeriesRow {
                         value: self.points[index].value.clone(),
+                        coordinates: self.points[index].coordinates.clone(),
                         metrics: run
                             .map(|(run, first)| {
                                 METRICS
@@ -305,7 +322,87 @@ impl SweepResults {
                 ""
             }
         );
+        if self.grid.is_some() {
+            out.push_str(&self.format_grid_tables());
+        }
         out
+    }
+
+    /// A two-parameter sweep: per scheme after the first, its throughput ratio to the first
+    /// scheme as a grid (rows: the outer parameter, columns: the inner one); `-` where it did
+    /// not run. Empty for a one-parameter sweep.
+    #[must_use]
+    pub fn format_grid_tables(&self) -> String {
+        let mut out = String::new();
+        let Some(grid) = &self.grid else {
+            return out;
+        };
+        let ratio = &METRICS[1];
+        let row_width = grid
+            .rows
+            .values
+            .iter()
+            .map(String::len)
+            .max()
+            .unwrap_or(1)
+            .max(grid.rows.param.len());
+        let cell = grid
+            .columns
+            .values
+            .iter()
+            .map(String::len)
+            .max()
+            .unwrap_or(1)
+            .max(6);
+        for scheme in self.schemes.iter().skip(1) {
+            let _ = writeln!(
+                out,
+                "\n{scheme} / {} (throughput ratio): rows {}, columns {}",
+                self.schemes[0], grid.rows.param, grid.columns.param
+            );
+            let _ = write!(out, "{:row_width$}", grid.rows.param);
+            for column in &grid.columns.values {
+                let _ = write!(out, " {column:>cell$}");
+            }
+            out.push('\n');
+            for (r, row) in grid.rows.values.iter().enumerate() {
+                let _ = write!(out, "{row:row_width$}");
+                for c in 0..grid.columns.values.len() {
+                    let index = r * grid.columns.values.len() + c;
+                    let text = self
+                        .run_at(index, scheme)
+                        .and_then(|(run, first)| (ratio.read)(run, first))
+                        .map_or_else(|| "-".to_string(), |v| format!("{v:.2}"));
+                    let _ = write!(out, " {text:>cell$}");
+                }
+                out.push('\n');
+            }
+        }
+        out
+    }
+
+    /// A two-parameter sweep's cell values of `metric` for `scheme`: one row per outer value,
+    /// one entry per inner value (`None`: not run, or no value).
+    #[must_use]
+    pub fn grid_values(
+        &self,
+        scheme: &str,
+        metric: &super::metrics::Metric,
+    ) -> Vec<Vec<Option<f64>>> {
+        let Some(grid) = &self.grid else {
+            return Vec::new();
+        };
+        let width = grid.columns.values.len();
+        (0..grid.rows.values.len())
+            .map(|r| {
+                (0..width)
+                    .map(|c| {
+                        self.run_at(r * width + c, scheme)
+                            .and_then(|(run, first)| (metric.read)(run, first))
+                    })
+                    .collect()
+            })
+            .collect()
     }
 }
 

@@ -10,6 +10,9 @@
 //!   this volume (alpha 2.0 under the bandwidth definition of the PIO paper), and this is the
 //!   simplest mechanism that produces it; the provider documents a write as one I/O, so in
 //!   ACE's setup the halving may have come from elsewhere (their host was a one-vCPU t2.micro).
+//! - **Throughput cap** (`mb_s_limit`, 0: none): a second GCRA shaper over the bytes moved,
+//!   one page per I/O whatever the copies (the GCP and Azure volumes of LRU-C Figure 12 cap
+//!   both IOPS and MB/s, each derived from the volume's size: `profile::volume_caps`).
 //! - **Network**: `net_us` one way between the host and a storage server (and between
 //!   servers), plus the page's transfer at `link_mb_s` each way it carries data.
 //! - **Storage servers**: a read costs `t_read_us` on the server (its flash read and software);
@@ -71,6 +74,7 @@ impl Limiter {
 #[derive(Debug)]
 pub struct CloudModel {
     limiter: Limiter,
+    bytes_limiter: Limiter,
     replicas: u64,
     net_ns: u64,
     page_ns: u64,
@@ -87,6 +91,7 @@ impl CloudModel {
         let ns = |us: f64| (us * 1000.0).round().max(0.0) as u64;
         CloudModel {
             limiter: Limiter::new(profile.iops_limit),
+            bytes_limiter: Limiter::new(profile.mb_s_limit * 1.0e6 / page_size.max(1) as f64),
             replicas: u64::from(profile.replicas.clamp(1, 2)),
             net_ns: ns(profile.net_us),
             page_ns: transfer_ns(page_size, profile.link_mb_s),
@@ -101,9 +106,16 @@ impl CloudModel {
         done
     }
 
+    /// When an I/O of `operations` backend operations (and one page) arriving at `now` passes
+    /// both shapers.
+    fn admit(&mut self, now: DeviceNs, operations: u64) -> DeviceNs {
+        let by_iops = self.limiter.admit(now, operations);
+        self.bytes_limiter.admit(by_iops, 1)
+    }
+
     /// A read submitted at `now`; returns its completion time.
     pub fn read(&mut self, now: DeviceNs) -> DeviceNs {
-        let admitted = self.limiter.admit(now, 1);
+        let admitted = self.admit(now, 1);
         let done = admitted + 2 * self.net_ns + self.read_ns + self.page_ns;
         self.finished(done)
     }
@@ -111,7 +123,7 @@ impl CloudModel {
     /// A write submitted at `now`; returns when the host gets the acknowledgement (every copy
     /// durable).
     pub fn write(&mut self, now: DeviceNs) -> DeviceNs {
-        let admitted = self.limiter.admit(now, self.replicas);
+        let admitted = self.admit(now, self.replicas);
         let at_primary = admitted + self.net_ns + self.page_ns;
         let mut durable = at_primary + self.durable_write_ns;
         if self.replicas > 1 {
@@ -160,6 +172,20 @@ mod tests {
             "a two-copy write costs two slots"
         );
         assert_eq!(Limiter::new(0.0).admit(5, 9), 5, "no limit");
+    }
+
+    #[test]
+    fn the_throughput_cap_spaces_pages() {
+        // 16 KiB pages at 16.384 MB/s: one page per millisecond once the burst is spent.
+        let options = [("mb_s_limit", "16.384"), ("iops_limit", "0")]
+            .map(|(k, v)| (k.to_string(), v.to_string()));
+        let profile = resolve("cloud", &options).unwrap();
+        let mut model = CloudModel::new(&profile, 16_384);
+        let latency = model.read(0);
+        let reads: Vec<DeviceNs> = (0..BURST_OPERATIONS + 2).map(|_| model.read(0)).collect();
+        assert_eq!(reads[BURST_OPERATIONS as usize - 1], latency);
+        assert_eq!(reads[BURST_OPERATIONS as usize], latency + 1_000_000);
+        assert_eq!(reads[BURST_OPERATIONS as usize + 1], latency + 2_000_000);
     }
 
     #[test]

@@ -99,6 +99,7 @@ pub mod cloud;
 pub mod flash;
 pub mod ftl;
 pub mod hdd;
+pub mod ideal;
 pub mod profile;
 pub mod sim;
 
@@ -205,9 +206,13 @@ impl EmulatedDevice {
                 supports_fused_rw: profile.kind == Kind::Ssd,
                 time_scale: profile.time_scale,
                 emulated: true,
-                write_concurrency: profile::paper_figures(profile.name)
-                    .and_then(|figures| figures.k_w)
-                    .map(|k_w| k_w.round() as usize),
+                write_concurrency: if profile.kind == Kind::Ideal {
+                    Some(profile.k_w as usize)
+                } else {
+                    profile::paper_figures(profile.name)
+                        .and_then(|figures| figures.k_w)
+                        .map(|k_w| k_w.round() as usize)
+                },
             },
             store: PageStore::new(options.page_size, options.pages)?,
             clock: DeviceClock::new(profile.time_scale),

@@ -47,6 +47,9 @@ pub enum Kind {
     /// Provisioned-IOPS cloud volume: rate limiter, network, replicated storage servers whose
     /// drives are flash SSDs with this profile's geometry (`cloud.rs`).
     Cloud,
+    /// Ideal asymmetric device: a write costs exactly `alpha` reads, `k_w` writes (`k_r`
+    /// reads) run at once at the cost of one, no FTL or garbage collection (`ideal.rs`).
+    Ideal,
 }
 
 impl Kind {
@@ -57,6 +60,7 @@ impl Kind {
             Kind::Ssd => "SSD",
             Kind::Hdd => "HDD",
             Kind::Cloud => "cloud",
+            Kind::Ideal => "ideal",
         }
     }
 }
@@ -161,6 +165,88 @@ pub struct Profile {
     pub host_read_us: f64,
     /// SSD: host I/O-stack time per write (and per fused RW command), as `host_read_us`.
     pub host_write_us: f64,
+    /// Cloud: provisioned throughput, MB/s (10^6 bytes per second; 0: no limit).
+    pub mb_s_limit: f64,
+    /// Cloud: the volume's size in GiB, from which a provider's rule ([`Sizing`]) derives
+    /// `iops_limit` and `mb_s_limit` (0: not a sized volume).
+    pub size_gib: f64,
+    /// Cloud: how the provider derives the caps from the size.
+    pub sizing: Sizing,
+    /// Ideal: write cost / read cost.
+    pub alpha: f64,
+    /// Ideal: writes served at once at the cost of one (write concurrency).
+    pub k_w: u32,
+    /// Ideal: reads served at once at the cost of one (read concurrency).
+    pub k_r: u32,
+}
+
+/// How a cloud provider caps a volume by its size (docs/devices.md, "Cloud volumes of LRU-C
+/// Figure 12").
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Sizing {
+    /// Caps given directly (`iops_limit`, `mb_s_limit`).
+    Fixed,
+    /// GCP zonal SSD persistent disk (pd-ssd): 30 IOPS and 0.48 MiB/s per GiB, up to the
+    /// machine's per-VM caps.
+    GcpPdSsd,
+    /// Azure premium SSD (v1): the caps of the smallest tier (P1..P80) that holds the size, up
+    /// to the VM's uncached caps.
+    AzurePremium,
+}
+
+/// GCP pd-ssd: IOPS per GiB (read and write each).
+pub const GCP_PD_SSD_IOPS_PER_GIB: f64 = 30.0;
+/// GCP pd-ssd: throughput per GiB, MiB/s.
+pub const GCP_PD_SSD_MIB_S_PER_GIB: f64 = 0.48;
+/// GCP pd-ssd on an N2 machine with 8-15 vCPUs (the paper's n2-standard-8): per-VM IOPS cap.
+pub const GCP_N2_8_IOPS: f64 = 15_000.0;
+/// GCP: per-VM pd-ssd throughput cap, MiB/s (zonal SSD PD, per instance).
+pub const GCP_N2_8_MIB_S: f64 = 1_200.0;
+/// Azure premium SSD tiers: (name, size GiB, base provisioned IOPS, base throughput MB/s).
+pub const AZURE_PREMIUM_TIERS: &[(&str, f64, f64, f64)] = &[
+    ("P1", 4.0, 120.0, 25.0),
+    ("P2", 8.0, 120.0, 25.0),
+    ("P3", 16.0, 120.0, 25.0),
+    ("P4", 32.0, 120.0, 25.0),
+    ("P6", 64.0, 240.0, 50.0),
+    ("P10", 128.0, 500.0, 100.0),
+    ("P15", 256.0, 1_100.0, 125.0),
+    ("P20", 512.0, 2_300.0, 150.0),
+    ("P30", 1_024.0, 5_000.0, 200.0),
+    ("P40", 2_048.0, 7_500.0, 250.0),
+    ("P50", 4_096.0, 7_500.0, 250.0),
+    ("P60", 8_192.0, 16_000.0, 500.0),
+    ("P70", 16_384.0, 18_000.0, 750.0),
+    ("P80", 32_767.0, 20_000.0, 900.0),
+];
+/// Azure Standard_F8s_v2 (8 vCPUs, the paper's "F8s v3"): uncached disk IOPS cap.
+pub const AZURE_F8S_V2_IOPS: f64 = 12_800.0;
+/// Azure Standard_F8s_v2: uncached disk throughput cap, MB/s.
+pub const AZURE_F8S_V2_MB_S: f64 = 190.0;
+
+/// The (IOPS, MB/s) caps of a volume of `size_gib` under `sizing`, and the tier or rule that
+/// gave them; `None` for [`Sizing::Fixed`] or a size no tier holds.
+#[must_use]
+pub fn volume_caps(sizing: Sizing, size_gib: f64) -> Option<(f64, f64, String)> {
+    const MIB: f64 = 1.048_576;
+    match sizing {
+        Sizing::Fixed => None,
+        Sizing::GcpPdSsd => {
+            let iops = (GCP_PD_SSD_IOPS_PER_GIB * size_gib).min(GCP_N2_8_IOPS);
+            let mb_s = (GCP_PD_SSD_MIB_S_PER_GIB * size_gib).min(GCP_N2_8_MIB_S) * MIB;
+            Some((iops, mb_s, format!("pd-ssd {size_gib} GiB")))
+        }
+        Sizing::AzurePremium => {
+            let (tier, _, iops, mb_s) = AZURE_PREMIUM_TIERS
+                .iter()
+                .find(|(_, size, _, _)| *size >= size_gib)?;
+            Some((
+                iops.min(AZURE_F8S_V2_IOPS),
+                mb_s.min(AZURE_F8S_V2_MB_S),
+                format!("premium SSD {tier} ({size_gib} GiB)"),
+            ))
+        }
+    }
 }
 
 impl Profile {
@@ -175,7 +261,7 @@ impl Profile {
     pub fn write_cache(&self) -> WriteCache {
         match self.kind {
             Kind::Hdd => WriteCache::WriteThrough,
-            Kind::Cloud => WriteCache::Protected,
+            Kind::Cloud | Kind::Ideal => WriteCache::Protected,
             Kind::Ssd if self.plp => WriteCache::Protected,
             Kind::Ssd => WriteCache::Volatile,
         }
@@ -266,8 +352,25 @@ pub fn paper_figures(name: &str) -> Option<PaperFigures> {
 
 /// Profile names accepted after `emu:`.
 pub const PROFILE_NAMES: &[&str] = &[
-    "ssd-a", "ssd-b", "ssd-c", "ssd-d", "hdd", "pcie", "sata", "optane", "cloud", "openssd",
-    "pcie-fs", "sata-fs", "rw-ssd-a", "rw-ssd-b", "rw-ssd-c", "rw-ssd-d",
+    "ssd-a",
+    "ssd-b",
+    "ssd-c",
+    "ssd-d",
+    "hdd",
+    "pcie",
+    "sata",
+    "optane",
+    "cloud",
+    "openssd",
+    "pcie-fs",
+    "sata-fs",
+    "rw-ssd-a",
+    "rw-ssd-b",
+    "rw-ssd-c",
+    "rw-ssd-d",
+    "ideal",
+    "gcp-pd-ssd",
+    "azure-premium",
 ];
 
 /// Option keys accepted after the profile name.
@@ -307,6 +410,11 @@ pub const OPTION_NAMES: &[&str] = &[
     "replicas",
     "host_read_us",
     "host_write_us",
+    "mb_s_limit",
+    "size_gib",
+    "alpha",
+    "k_w",
+    "k_r",
 ];
 
 /// One `emu:` option as `flashbuf devices` lists it. The default is the profile's
@@ -460,6 +568,32 @@ pub const OPTIONS: &[OptionInfo] = &[
         "SSD: host I/O-stack time per write or fused command, as host_read_us, us",
         ">= 0",
     ),
+    opt(
+        "mb_s_limit",
+        "cloud: provisioned throughput, MB/s; 0 = no limit",
+        ">= 0",
+    ),
+    opt(
+        "size_gib",
+        "gcp-pd-ssd, azure-premium: the volume's size in GiB, which sets iops_limit and \
+         mb_s_limit by the provider's rule (unless those are given)",
+        "1..=65536",
+    ),
+    opt(
+        "alpha",
+        "ideal: a write costs alpha reads (t_read_us x alpha)",
+        "1..=64",
+    ),
+    opt(
+        "k_w",
+        "ideal: writes served at once at the cost of one (write concurrency)",
+        "1..=4096",
+    ),
+    opt(
+        "k_r",
+        "ideal: reads served at once at the cost of one (read concurrency)",
+        "1..=4096",
+    ),
 ];
 
 /// One line on what profile `name` models (for `flashbuf devices`); `None` for unknown names.
@@ -488,6 +622,17 @@ pub fn profile_description(name: &str) -> Option<&'static str> {
         "rw-ssd-b" => "Intel DC P3600 400 GB, PCIe 3.0 x4, MLC, 36 dies, PLP (RW Table 1 SSD-B)",
         "rw-ssd-c" => "Intel DC P4510 1 TB, PCIe 3.1 x4, TLC, PLP (RW Table 1 SSD-C)",
         "rw-ssd-d" => "Crucial MX500 250 GB, SATA, TLC, 8 dies (RW Table 1 SSD-D)",
+        "ideal" => {
+            "ideal asymmetric device: write = alpha x read, exact k_w and k_r, no FTL (ACE \
+             Figure 10h)"
+        }
+        "gcp-pd-ssd" => {
+            "GCP zonal SSD persistent disk on an n2-standard-8, caps from size_gib (LRU-C \
+             Figure 12)"
+        }
+        "azure-premium" => {
+            "Azure premium SSD on a Standard_F8s_v2, caps of the size_gib tier (LRU-C Figure 12)"
+        }
         _ => return None,
     })
 }
@@ -568,6 +713,15 @@ pub fn plp_record(name: &str) -> Option<PlpRecord> {
              protection (manualzilla)",
         ),
         "rw-ssd-d" => plp_record("ssd-c")?,
+        "ideal" => record(
+            None,
+            "no real drive: writes are durable when acknowledged (no write cache), so a \
+             sync costs nothing",
+        ),
+        "gcp-pd-ssd" | "azure-premium" => record(
+            Some(true),
+            "a replicated cloud volume acknowledges durable writes (provider documentation)",
+        ),
         _ => return None,
     })
 }
@@ -615,6 +769,11 @@ pub fn option_value(p: &Profile, key: &str) -> Option<String> {
         "replicas" => p.replicas.to_string(),
         "host_read_us" => p.host_read_us.to_string(),
         "host_write_us" => p.host_write_us.to_string(),
+        "mb_s_limit" => p.mb_s_limit.to_string(),
+        "size_gib" => p.size_gib.max(1.0).to_string(),
+        "alpha" => p.alpha.to_string(),
+        "k_w" => p.k_w.to_string(),
+        "k_r" => p.k_r.to_string(),
         _ => return None,
     })
 }
@@ -653,6 +812,16 @@ pub const GC_DEFER_BLOCKS: u32 = 1;
 pub const PCIE_FS_HOST_WRITE_US: f64 = 28.0;
 /// `sata-fs`: host time per write, us, fitted so that the probe's `k_w` is ACE Table I's 9.
 pub const SATA_FS_HOST_WRITE_US: f64 = 80.0;
+
+/// The ideal device's read time, us (a flash read with its controller and host overheads).
+pub const IDEAL_READ_US: f64 = 100.0;
+
+/// The size assumed for LRU-C Figure 12's GCP volume, GiB: GCP's default size of a new blank
+/// persistent disk (the paper gives none; its 10 GB database fits).
+pub const GCP_ASSUMED_GIB: f64 = 100.0;
+/// The size assumed for LRU-C Figure 12's Azure volume, GiB: the Azure portal's default size
+/// of a new premium SSD data disk, a P30 (the paper gives none).
+pub const AZURE_ASSUMED_GIB: f64 = 1024.0;
 
 /// A PCIe 3.0 x4 link: 3.94 GB/s raw, about 3.2 GB/s after TLP/DLLP overhead.
 const PCIE3_X4_MB_S: f64 = 3200.0;
@@ -704,6 +873,12 @@ fn ssd_base(name: &'static str) -> Profile {
         replicas: 1,
         host_read_us: 0.0,
         host_write_us: 0.0,
+        mb_s_limit: 0.0,
+        size_gib: 0.0,
+        sizing: Sizing::Fixed,
+        alpha: 1.0,
+        k_w: 1,
+        k_r: 1,
     }
 }
 
@@ -965,6 +1140,41 @@ pub fn profile(name: &str) -> Result<Profile> {
             t_slc_prog_us: 2900.0 * SLC_OVER_TLC,
             ..profile("ssd-c")?
         },
+        // The ideal asymmetric device of ACE Figure 10h (`ideal.rs`): a read takes t_read_us, a
+        // write alpha times that; k_w writes (k_r reads) at once take no longer than one. No
+        // FTL, no write cache: a write is durable when acknowledged.
+        "ideal" => Profile {
+            kind: Kind::Ideal,
+            channels: 1,
+            ways: 1,
+            t_read_us: IDEAL_READ_US,
+            t_prog_us: 0.0,
+            buffer_pages: 0,
+            plp: true,
+            op: 0.0,
+            fill: 0.0,
+            alpha: 3.0,
+            k_w: 8,
+            k_r: 8,
+            ..base("ideal")
+        },
+        // LRU-C Figure 12's GCP volume: a zonal SSD persistent disk (pd-ssd) of `size_gib`
+        // (assumed: the paper gives no size; docs/devices.md) on an n2-standard-8. The caps
+        // follow from the size by GCP's rule; the network and server times are `cloud`'s.
+        "gcp-pd-ssd" => sized(Profile {
+            sizing: Sizing::GcpPdSsd,
+            size_gib: GCP_ASSUMED_GIB,
+            replicas: 1,
+            ..profile("cloud")?
+        }),
+        // LRU-C Figure 12's Azure volume: a premium SSD of `size_gib` (assumed; the tier that
+        // holds it sets the caps) on a Standard_F8s_v2.
+        "azure-premium" => sized(Profile {
+            sizing: Sizing::AzurePremium,
+            size_gib: AZURE_ASSUMED_GIB,
+            replicas: 1,
+            ..profile("cloud")?
+        }),
         other => {
             return Err(Error::Config(format!(
                 "unknown emulated device profile `{other}`; valid profiles: {}",
@@ -973,6 +1183,15 @@ pub fn profile(name: &str) -> Result<Profile> {
         }
     };
     Ok(p)
+}
+
+/// A sized cloud volume with the caps its size gives.
+fn sized(mut p: Profile) -> Profile {
+    if let Some((iops, mb_s, _)) = volume_caps(p.sizing, p.size_gib) {
+        p.iops_limit = iops;
+        p.mb_s_limit = mb_s;
+    }
+    p
 }
 
 fn parse_num<T: std::str::FromStr>(key: &str, value: &str) -> Result<T> {
@@ -1004,6 +1223,18 @@ fn positive(key: &str, value: f64, allow_zero: bool) -> Result<f64> {
             } else {
                 "positive"
             }
+        )))
+    }
+}
+
+/// A number in `min..=max`.
+fn in_range(key: &str, value: &str, min: f64, max: f64) -> Result<f64> {
+    let number: f64 = parse_num(key, value)?;
+    if (min..=max).contains(&number) {
+        Ok(number)
+    } else {
+        Err(Error::Config(format!(
+            "emulated device option `{key}` must be in {min}..={max} (got {number})"
         )))
     }
 }
@@ -1076,24 +1307,8 @@ pub fn apply_override(p: &mut Profile, key: &str, value: &str) -> Result<()> {
         "flush_commit_us" => p.flush_commit_us = time(value)?,
         "flush_us" => p.flush_us = parse_flush_us(value)?,
         "pack" => p.pack = parse_flag(key, value)?,
-        "op" => {
-            let op: f64 = parse_num(key, value)?;
-            if !(0.02..=16.0).contains(&op) {
-                return Err(Error::Config(format!(
-                    "emulated device option `op` must be in 0.02..=16 (got {op})"
-                )));
-            }
-            p.op = op;
-        }
-        "fill" => {
-            let fill: f64 = parse_num(key, value)?;
-            if !(0.0..=1.0).contains(&fill) {
-                return Err(Error::Config(format!(
-                    "emulated device option `fill` must be in 0..=1 (got {fill})"
-                )));
-            }
-            p.fill = fill;
-        }
+        "op" => p.op = in_range(key, value, 0.02, 16.0)?,
+        "fill" => p.fill = in_range(key, value, 0.0, 1.0)?,
         "pages_per_block" => p.pages_per_block = buffer(value)?,
         "gc_defer_blocks" => {
             p.gc_defer_blocks = if value == "0" { 0 } else { count(value)? };
@@ -1115,6 +1330,11 @@ pub fn apply_override(p: &mut Profile, key: &str, value: &str) -> Result<()> {
         "replicas" => p.replicas = bounded(value, 2)?,
         "host_read_us" => p.host_read_us = time(value)?,
         "host_write_us" => p.host_write_us = time(value)?,
+        "mb_s_limit" => p.mb_s_limit = time(value)?,
+        "size_gib" => p.size_gib = in_range(key, value, 1.0, 65_536.0)?,
+        "alpha" => p.alpha = in_range(key, value, 1.0, 64.0)?,
+        "k_w" => p.k_w = count(value)?,
+        "k_r" => p.k_r = count(value)?,
         "stroke" => {
             let stroke: f64 = parse_num(key, value)?;
             if !(stroke > 0.0 && stroke <= 1.0) {
@@ -1142,6 +1362,33 @@ pub fn resolve(name: &str, overrides: &[(String, String)]) -> Result<Profile> {
     let mut p = profile(name)?;
     for (key, value) in overrides {
         apply_override(&mut p, key, value)?;
+    }
+    let given = |key: &str| overrides.iter().any(|(k, _)| k == key);
+    let only_for = |keys: &[&str], applies: bool, what: &str| -> Result<()> {
+        match keys.iter().find(|key| given(key)) {
+            Some(key) if !applies => Err(Error::Config(format!(
+                "emulated device option `{key}` applies to {what}; emu:{name} is not one"
+            ))),
+            _ => Ok(()),
+        }
+    };
+    only_for(
+        &["alpha", "k_w", "k_r"],
+        p.kind == Kind::Ideal,
+        "the ideal device (emu:ideal)",
+    )?;
+    only_for(
+        &["size_gib"],
+        p.sizing != Sizing::Fixed,
+        "the sized cloud volumes (emu:gcp-pd-ssd, emu:azure-premium)",
+    )?;
+    if let Some((iops, mb_s, _)) = volume_caps(p.sizing, p.size_gib) {
+        if !given("iops_limit") {
+            p.iops_limit = iops;
+        }
+        if !given("mb_s_limit") {
+            p.mb_s_limit = mb_s;
+        }
     }
     if p.flush_us.is_some() && (p.kind != Kind::Ssd || p.plp) {
         return Err(Error::Config(format!(

@@ -15,6 +15,7 @@ use rand::{Rng, SeedableRng};
 use super::cloud::CloudModel;
 use super::flash::{DeviceNs, FlashStats, SsdModel};
 use super::hdd::HddModel;
+use super::ideal::IdealModel;
 use super::profile::{Kind, Profile};
 use crate::error::Result;
 
@@ -45,6 +46,8 @@ pub enum Model {
     Hdd(Box<HddModel>),
     /// Cloud volume.
     Cloud(Box<CloudModel>),
+    /// Ideal asymmetric device.
+    Ideal(Box<IdealModel>),
 }
 
 impl Model {
@@ -57,6 +60,7 @@ impl Model {
             Kind::Ssd => Model::Ssd(Box::new(SsdModel::new(profile, page_size, pages)?)),
             Kind::Hdd => Model::Hdd(Box::new(HddModel::new(profile, page_size, pages))),
             Kind::Cloud => Model::Cloud(Box::new(CloudModel::new(profile, page_size))),
+            Kind::Ideal => Model::Ideal(Box::new(IdealModel::new(profile))),
         })
     }
 
@@ -73,8 +77,11 @@ impl Model {
             (Model::Hdd(m), ModelOp::Sync) => Some(m.sync(now)),
             (Model::Cloud(m), ModelOp::Read(_)) => Some(m.read(now)),
             (Model::Cloud(m), ModelOp::Write(_)) => Some(m.write(now)),
-            (Model::Hdd(_) | Model::Cloud(_), ModelOp::Fused { .. }) => None,
+            (Model::Hdd(_) | Model::Cloud(_) | Model::Ideal(_), ModelOp::Fused { .. }) => None,
             (Model::Cloud(m), ModelOp::Sync) => Some(m.sync(now)),
+            (Model::Ideal(m), ModelOp::Read(_)) => Some(m.read(now)),
+            (Model::Ideal(m), ModelOp::Write(_)) => Some(m.write(now)),
+            (Model::Ideal(m), ModelOp::Sync) => Some(m.sync(now)),
         }
     }
 
@@ -85,6 +92,7 @@ impl Model {
             Model::Ssd(m) => m.quiescent_at(),
             Model::Hdd(m) => m.quiescent_at(),
             Model::Cloud(m) => m.quiescent_at(),
+            Model::Ideal(m) => m.quiescent_at(),
         }
     }
 
@@ -93,7 +101,7 @@ impl Model {
     pub fn flash_stats(&self) -> FlashStats {
         match self {
             Model::Ssd(m) => m.stats(),
-            Model::Hdd(_) | Model::Cloud(_) => FlashStats::default(),
+            Model::Hdd(_) | Model::Cloud(_) | Model::Ideal(_) => FlashStats::default(),
         }
     }
 

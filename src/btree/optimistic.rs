@@ -217,6 +217,13 @@ impl TreeStore {
                 Some(Step::Child { child, level, low }) => (child, level, low),
             };
             if child_level == 0 {
+                // Validate before latching too: until then `child` may be garbage read from a
+                // page that changed, and latching it would fetch (and possibly read from the
+                // device) an arbitrary page, or fail on a page number past the database. After
+                // the latch, validate again: a split may have moved the leaf's keys meanwhile.
+                if !node.validate() {
+                    return Ok(None);
+                }
                 let guard = latch_leaf(child)?;
                 if !node.validate() {
                     return Ok(None);

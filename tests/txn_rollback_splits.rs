@@ -7,8 +7,8 @@
 //! - an abort restores the exact logical contents (every key and value), the trees check
 //!   clean, and a restart sees the same;
 //! - a crash of the log device in the middle of the rollback (seeded points; in a third of
-//!   the runs a second crash during recovery) recovers to the committed contents; the
-//!   data-device variant is ignored: it reproduces an open recovery bug (see its docs).
+//!   the runs a second crash during recovery) recovers to the committed contents, and so
+//!   does a crash of the data device there.
 
 mod crash_common;
 
@@ -260,15 +260,11 @@ fn a_log_crash_during_a_rollback_recovers_the_committed_contents() {
     crash_during_rollback(36, false);
 }
 
-/// The same with the crash on the data device. Fails about every other run, with the
-/// mini-transaction rollback of `main` (whole-page before-images) as with the byte ranges:
-/// after recovery some of the loser's inserts are still there and some of its deletes stay
-/// done, in runs where the data device crashed in the middle of the rollback (doublewrite
-/// and page images alike). Not a mini-transaction rollback bug (the log-device variant and
-/// `tests/txn_crash.rs` pass); kept to reproduce it:
-/// `cargo test --release --test txn_rollback_splits data_crash -- --ignored`.
+/// The same with the crash on the data device. The rollback then fails on a read of the
+/// crashed device while the log still works, so checkpoints keep running: this reproduced the
+/// bug of a failed rollback withdrawing its transaction's in-flight bound (a checkpoint then
+/// passed the loser's forward undo entries and recovery undid nothing; docs/recovery.md).
 #[test]
-#[ignore = "reproduces an open recovery bug (data-device crash during a long rollback)"]
 fn a_data_crash_during_a_rollback_recovers_the_committed_contents() {
     crash_during_rollback(36, true);
 }

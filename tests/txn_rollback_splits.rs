@@ -7,8 +7,8 @@
 //! - an abort restores the exact logical contents (every key and value), the trees check
 //!   clean, and a restart sees the same;
 //! - a crash of the log device in the middle of the rollback (seeded points; in a third of
-//!   the runs a second crash during recovery) recovers to the committed contents; the
-//!   data-device variant is ignored: it reproduces an open recovery bug (see its docs).
+//!   the runs a second crash during recovery) recovers to the committed contents, and so
+//!   does a crash of the data device there.
 
 mod crash_common;
 
@@ -17,7 +17,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use flashbuf::device::SharedDevice;
-use flashbuf::device::fault::{FaultDevice, UnsyncedOnCrash};
+use flashbuf::device::fault::{FaultConfig, FaultDevice, UnsyncedOnCrash};
 use flashbuf::device::memory::MemoryDevice;
 use flashbuf::engine::TornPageProtection;
 use flashbuf::kv::{Direction, FULL_RANGE, KvEngine, TreeId};
@@ -260,15 +260,11 @@ fn a_log_crash_during_a_rollback_recovers_the_committed_contents() {
     crash_during_rollback(36, false);
 }
 
-/// The same with the crash on the data device. Fails about every other run, with the
-/// mini-transaction rollback of `main` (whole-page before-images) as with the byte ranges:
-/// after recovery some of the loser's inserts are still there and some of its deletes stay
-/// done, in runs where the data device crashed in the middle of the rollback (doublewrite
-/// and page images alike). Not a mini-transaction rollback bug (the log-device variant and
-/// `tests/txn_crash.rs` pass); kept to reproduce it:
-/// `cargo test --release --test txn_rollback_splits data_crash -- --ignored`.
+/// The same with the crash on the data device. The rollback then fails on a read of the
+/// crashed device while the log still works, so checkpoints keep running: this reproduced the
+/// bug of a failed rollback withdrawing its transaction's in-flight bound (a checkpoint then
+/// passed the loser's forward undo entries and recovery undid nothing; docs/recovery.md).
 #[test]
-#[ignore = "reproduces an open recovery bug (data-device crash during a long rollback)"]
 fn a_data_crash_during_a_rollback_recovers_the_committed_contents() {
     crash_during_rollback(36, true);
 }
@@ -343,4 +339,93 @@ fn crash_during_rollback(runs: u64, crash_data: bool) {
         mid_rollback >= runs / 2,
         "most crashes must land inside the rollback: {mid_rollback} of {runs}"
     );
+}
+
+/// The root of the data-crash failure, deterministically: a rollback that fails on a read
+/// error (which does not poison the pool) while the log works leaves a loser without an abort
+/// record, and an explicit checkpoint right after it must not move the redo point past the
+/// loser's forward undo entries (it did, when the failed rollback withdrew the transaction's
+/// in-flight bound: recovery then saw only compensations and undid nothing).
+#[test]
+fn a_checkpoint_after_a_failed_rollback_keeps_the_losers_undo() {
+    let seed = 4;
+    let open = |fail_reads: Vec<u64>| {
+        let data = Arc::new(
+            FaultDevice::new_zeroed(
+                Arc::new(MemoryDevice::new(PAGE, DATA_PAGES).unwrap()),
+                FaultConfig {
+                    fail_reads,
+                    ..FaultConfig::default()
+                },
+            )
+            .unwrap(),
+        );
+        let log = Arc::new(
+            FaultDevice::new_zeroed(
+                Arc::new(MemoryDevice::new(PAGE, LOG_PAGES).unwrap()),
+                FaultConfig::default(),
+            )
+            .unwrap(),
+        );
+        (data, log)
+    };
+    let run = |data: &Arc<FaultDevice>, log: &Arc<FaultDevice>| {
+        let (kv, _) = KvStore::open(
+            Arc::clone(data) as SharedDevice,
+            Arc::clone(log) as SharedDevice,
+            &config(true),
+        )
+        .unwrap();
+        let mut rng = SmallRng::seed_from_u64(seed);
+        let trees = setup(&kv, &mut rng).unwrap();
+        let mut txn = kv.begin().unwrap();
+        big_changes(txn.as_mut(), trees, &mut rng).unwrap();
+        let started = data.counters().reads;
+        let aborted = txn.abort();
+        let ended = data.counters().reads;
+        (kv, aborted, started, ended)
+    };
+    // A dry run counts the rollback's reads of the data device.
+    let (data, log) = open(Vec::new());
+    let (kv, aborted, started, ended) = run(&data, &log);
+    aborted.unwrap();
+    kv.close().unwrap();
+    assert!(
+        ended > started + 10,
+        "the rollback reads pages ({started}..{ended})"
+    );
+    // Every read from the middle of the rollback on fails.
+    let first_failure = started + (ended - started) / 2;
+    let (data, log) = open((first_failure..first_failure + 1_000_000).collect());
+    let (kv, aborted, _, _) = run(&data, &log);
+    assert!(aborted.is_err(), "the rollback must fail on a read");
+    // The pool is not poisoned by a failed read: the checkpoint succeeds.
+    kv.trees().database().checkpoint().unwrap();
+    kv.abandon();
+    let data_image: SharedDevice = Arc::new(data.crash().unwrap());
+    let log_image: SharedDevice = Arc::new(log.crash().unwrap());
+    let (kv, recovery) = KvStore::open(data_image, log_image, &config(true)).unwrap();
+    assert_eq!(recovery.losers_rolled_back, 1);
+    assert!(
+        recovery.undo_applied > 0,
+        "the loser's forward entries were scanned"
+    );
+    kv.check().unwrap().into_result().unwrap();
+    let expected_kv = {
+        let fresh: SharedDevice = Arc::new(MemoryDevice::new(PAGE, DATA_PAGES).unwrap());
+        let fresh_log: SharedDevice = Arc::new(MemoryDevice::new(PAGE, LOG_PAGES).unwrap());
+        let (fresh, _) = KvStore::open(fresh, fresh_log, &config(true)).unwrap();
+        setup(&fresh, &mut SmallRng::seed_from_u64(seed)).unwrap();
+        fresh
+    };
+    for name in ["rows", "other"] {
+        let got = all_pairs(&kv, kv.open_tree(name).unwrap());
+        let want = all_pairs(&expected_kv, expected_kv.open_tree(name).unwrap());
+        assert!(
+            got == want,
+            "tree {name} is not the committed one after recovery"
+        );
+    }
+    expected_kv.close().unwrap();
+    kv.close().unwrap();
 }

@@ -448,10 +448,21 @@ impl Transaction<'_> {
             });
             if let Err(err) = &result {
                 self.kv.fail(err);
+                self.keep_registered_as_loser();
             }
         }
         self.release();
         result
+    }
+
+    /// After a rollback that could not finish (no `TxnAbort` in the log): the transaction is a
+    /// loser the next recovery must undo from its forward undo entries, so the log from its
+    /// first change must stay. Its in-flight bound is therefore never withdrawn (the store
+    /// refuses new transactions from now on): no checkpoint of this run passes it. Withdrawing
+    /// it let a checkpoint move the redo point past the forward entries while only the
+    /// compensations came after it, and recovery then undid nothing (docs/recovery.md).
+    fn keep_registered_as_loser(&mut self) {
+        self.registered = None;
     }
 
     fn release(&mut self) {

@@ -350,7 +350,13 @@ def run_vmcache(vmcache, point, work, seconds, nice):
     measured = last[0] - first[0]
     transactions = sum(sample[2] for sample in samples[point.warmup_s + 1:])
     cpu = last_cpu - first[1]
-    queued = (last[3] - first[3]) if last[3] is not None and first[3] is not None else None
+    # schedstat is summed over the threads alive at each sample: once vmcache's workers exit,
+    # a late sample shrinks (the quick mode read a share of -2.22). Take the largest sample
+    # of the measured phase, and no figure at all if even that went backwards.
+    waits = [sample[3] for sample in samples[point.warmup_s:] if sample[3] is not None]
+    queued = (max(waits) - first[3]) if waits and first[3] is not None else None
+    if queued is not None and queued < 0:
+        queued = None
     space = [line for line in stderr.splitlines() if line.startswith("space:")]
     mib_read = sum(float(row[2]) for row in rows[point.warmup_s:])
     mib_written = sum(float(row[3]) for row in rows[point.warmup_s:])

@@ -2,7 +2,9 @@
 //! --quick` on `mem` with short durations (`--set`), once whole and once as its `--plan`'s
 //! points run by `xargs -P 2` over `--point`, then `flashbuf merge`. Throughput differs from
 //! run to run, so the two reports are compared by structure: the same points, values, schemes
-//! and statuses, the same claims and criteria, and the same claims evaluated. That the merge
+//! and statuses, and the same claims and criteria, each with an outcome. Whether a claim was
+//! evaluated is not compared between the two runs: it depends on what a 100 ms run measured
+//! (activity, the mechanism exercised), which a loaded host can change. That the merge
 //! assembles exactly the report a whole run writes is checked on the whole run's own point
 //! files: merging them gives the same results.json and verdicts.json.
 //!
@@ -70,17 +72,27 @@ fn shape(results: &serde_json::Value) -> Vec<(String, String, Vec<String>)> {
         .collect()
 }
 
-/// Per claim: its text, its criterion, and whether it was evaluated.
-fn verdict_classes(dir: &Path) -> Vec<(String, String, bool)> {
+/// Per claim: its text and its criterion (each verdict must carry a known outcome).
+fn verdict_classes(dir: &Path) -> Vec<(String, String)> {
     json(&dir.join("verdicts.json"))["verdicts"]
         .as_array()
         .unwrap()
         .iter()
         .map(|v| {
+            let outcome = v["outcome"].as_str().unwrap();
+            assert!(
+                [
+                    "reproduced",
+                    "right_direction",
+                    "not_reproduced",
+                    "not_evaluated"
+                ]
+                .contains(&outcome),
+                "{outcome}"
+            );
             (
                 v["claim"].as_str().unwrap().to_string(),
                 v["criterion"].as_str().unwrap().to_string(),
-                v["outcome"] != "not_evaluated",
             )
         })
         .collect()

@@ -79,6 +79,73 @@ impl DoublewriteArea {
     }
 }
 
+/// What the two layouts of the area ([`Doublewrite`] and the 8.0-style
+/// [`Doublewrite8`](super::doublewrite8::Doublewrite8)) share: how a [`WritePath::write`] call is
+/// routed, and how a single-page write ends (the in-place write synced before its slot is freed).
+pub(super) trait AreaRouting: WritePath {
+    /// Whether the flush method syncs (`O_DIRECT` with fsyncs).
+    fn fsync(&self) -> bool;
+    /// The data file's gate (in-place writes are counted and synced there).
+    fn data_gate(&self) -> &SyncGate;
+    /// Whether background batches go through the area (`true`, InnoDB).
+    fn batches_through_area(&self) -> bool;
+    /// A batch through the area: copies, their sync, the in-place writes, their sync.
+    fn write_batch(
+        &self,
+        pages: &[PageWrite],
+        done: &mut dyn FnMut(usize, std::result::Result<(), DeviceError>),
+    ) -> std::result::Result<(), DeviceError>;
+    /// Frees single-page slot `slot` (taken by [`WritePath::before_single`]).
+    fn release_single(&self, slot: usize);
+
+    /// Syncs the file behind `gate` when the flush method asks for syncs.
+    fn sync_if_asked(&self, gate: &SyncGate) -> std::result::Result<(), DeviceError> {
+        if self.fsync() {
+            gate.sync()?;
+        }
+        Ok(())
+    }
+
+    /// Ends a single-page write whose in-place write completed: the data file is synced before
+    /// the slot's copy may be overwritten.
+    fn finish_single(&self, slot: usize) -> std::result::Result<(), DeviceError> {
+        let synced = self.sync_if_asked(self.data_gate());
+        self.release_single(slot);
+        synced
+    }
+
+    /// One page through a single-page slot, then in place.
+    fn write_single(
+        &self,
+        write: &PageWrite,
+        done: &mut dyn FnMut(usize, std::result::Result<(), DeviceError>),
+    ) -> std::result::Result<(), DeviceError> {
+        let slot = self.before_single(write.page, write.buf)?;
+        // SAFETY: the page stays latched until its completion is reported.
+        unsafe { write_in_place(self.data_gate(), std::slice::from_ref(write), done) };
+        self.finish_single(slot)
+    }
+
+    /// [`WritePath::write`]: a single page through its slot; a batch through the area, or in
+    /// place and then synced when batches bypass it.
+    fn route_write(
+        &self,
+        pages: &[PageWrite],
+        kind: WriteKind,
+        done: &mut dyn FnMut(usize, std::result::Result<(), DeviceError>),
+    ) -> std::result::Result<(), DeviceError> {
+        match (kind, pages) {
+            (WriteKind::Single, [one]) => self.write_single(one, done),
+            _ if self.batches_through_area() => self.write_batch(pages, done),
+            _ => {
+                // SAFETY: the WritePath contract: buffers stay valid until reported.
+                unsafe { write_in_place(self.data_gate(), pages, done) };
+                self.sync_if_asked(self.data_gate())
+            }
+        }
+    }
+}
+
 /// The doublewrite write path (see the module docs).
 #[derive(Debug)]
 pub struct Doublewrite {
@@ -138,14 +205,6 @@ impl Doublewrite {
         self
     }
 
-    /// Syncs the file behind `gate` when the flush method asks for syncs.
-    fn sync_if_asked(&self, gate: &SyncGate) -> std::result::Result<(), DeviceError> {
-        if self.fsync {
-            gate.sync()?;
-        }
-        Ok(())
-    }
-
     /// Takes a free single-page slot, waiting while all are taken.
     fn acquire_slot(&self) -> std::result::Result<usize, DeviceError> {
         let mut slots = self.single.lock();
@@ -194,6 +253,24 @@ impl Doublewrite {
         self.area_gate.write_completed();
         Ok(())
     }
+}
+
+impl AreaRouting for Doublewrite {
+    fn fsync(&self) -> bool {
+        self.fsync
+    }
+
+    fn data_gate(&self) -> &SyncGate {
+        &self.data_gate
+    }
+
+    fn batches_through_area(&self) -> bool {
+        self.batches_through_area
+    }
+
+    fn release_single(&self, slot: usize) {
+        self.release_slot(slot);
+    }
 
     fn write_batch(
         &self,
@@ -224,19 +301,6 @@ impl Doublewrite {
         // The slots may be reused only once the in-place writes are durable.
         self.sync_if_asked(&self.data_gate)
     }
-
-    fn write_single(
-        &self,
-        write: &PageWrite,
-        done: &mut dyn FnMut(usize, std::result::Result<(), DeviceError>),
-    ) -> std::result::Result<(), DeviceError> {
-        let slot = self.before_single(write.page, write.buf)?;
-        // SAFETY: the page stays latched until its completion is reported.
-        unsafe { write_in_place(&self.data_gate, std::slice::from_ref(write), done) };
-        let synced = self.sync_if_asked(&self.data_gate);
-        self.release_slot(slot);
-        synced
-    }
 }
 
 impl WritePath for Doublewrite {
@@ -250,15 +314,7 @@ impl WritePath for Doublewrite {
         kind: WriteKind,
         done: &mut dyn FnMut(usize, std::result::Result<(), DeviceError>),
     ) -> std::result::Result<(), DeviceError> {
-        match (kind, pages) {
-            (WriteKind::Single, [one]) => self.write_single(one, done),
-            _ if self.batches_through_area => self.write_batch(pages, done),
-            _ => {
-                // SAFETY: the WritePath contract: buffers stay valid until reported.
-                unsafe { write_in_place(&self.data_gate, pages, done) };
-                self.sync_if_asked(&self.data_gate)
-            }
-        }
+        self.route_write(pages, kind, done)
     }
 
     fn before_single(
@@ -285,9 +341,7 @@ impl WritePath for Doublewrite {
     fn after_single(&self, slot: usize) -> std::result::Result<(), DeviceError> {
         // The caller's own in-place write (the fused command) has completed: count it first.
         self.data_gate.write_completed();
-        let synced = self.sync_if_asked(&self.data_gate);
-        self.release_slot(slot);
-        synced
+        self.finish_single(slot)
     }
 
     fn count_unprotected_write(&self) {

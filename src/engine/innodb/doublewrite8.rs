@@ -57,7 +57,7 @@ use crate::core::write_path::{
     PageWrite, SyncGate, WriteKind, WritePath, WritePathStats, write_in_place,
 };
 use crate::device::{IoBuffer, IoRequest, SharedDevice};
-use crate::engine::innodb::doublewrite::{AREA_PAGES, DoublewriteArea};
+use crate::engine::innodb::doublewrite::{AREA_PAGES, AreaRouting, DoublewriteArea};
 use crate::error::{DeviceError, PageId};
 use crate::sync::{AtomicU64, Condvar, Mutex, Ordering};
 
@@ -303,13 +303,6 @@ impl Doublewrite8 {
         }
     }
 
-    fn sync_if_asked(&self, gate: &SyncGate) -> std::result::Result<(), DeviceError> {
-        if self.fsync {
-            gate.sync()?;
-        }
-        Ok(())
-    }
-
     fn scale(&self) -> f64 {
         self.area.device.info().time_scale.max(f64::MIN_POSITIVE)
     }
@@ -348,39 +341,6 @@ impl Doublewrite8 {
     /// flushing thread finds one free while a large batch is written.
     fn wave_cap(&self) -> usize {
         self.layout.segments.len().div_ceil(2)
-    }
-
-    /// A batch: cut into segment-sized groups, written in waves of as many free segments as
-    /// the cap allows (at least one; see the module docs).
-    fn write_batch(
-        &self,
-        pages: &[PageWrite],
-        done: &mut dyn FnMut(usize, std::result::Result<(), DeviceError>),
-    ) -> std::result::Result<(), DeviceError> {
-        let groups: Vec<&[PageWrite]> = pages.chunks(self.layout.segment_pages).collect();
-        let (mut next, mut offset) = (0, 0);
-        // Bounded: each wave takes at least one group.
-        while next < groups.len() {
-            let wanted = (groups.len() - next).min(self.wave_cap());
-            let held = self
-                .segments
-                .acquire_up_to(wanted, self.scale(), "segment")?;
-            let wave = &groups[next..next + held.len()];
-            let wave_pages: usize = wave.iter().map(|group| group.len()).sum();
-            let result = self.write_wave(
-                &held,
-                wave,
-                &pages[offset..offset + wave_pages],
-                &mut |index, result| done(offset + index, result),
-            );
-            for &index in &held {
-                self.segments.release(index);
-            }
-            result?;
-            next += held.len();
-            offset += wave_pages;
-        }
-        Ok(())
     }
 
     /// One wave: every group's copies into its segment (one submission), the doublewrite
@@ -425,18 +385,56 @@ impl Doublewrite8 {
         // The segments may be reused only once the in-place writes are durable.
         self.sync_if_asked(&self.data_gate)
     }
+}
 
-    fn write_single(
+impl AreaRouting for Doublewrite8 {
+    fn fsync(&self) -> bool {
+        self.fsync
+    }
+
+    fn data_gate(&self) -> &SyncGate {
+        &self.data_gate
+    }
+
+    fn batches_through_area(&self) -> bool {
+        self.batches_through_area
+    }
+
+    fn release_single(&self, slot: usize) {
+        self.singles.release(slot);
+    }
+
+    /// A batch: cut into segment-sized groups, written in waves of as many free segments as
+    /// the cap allows (at least one; see the module docs).
+    fn write_batch(
         &self,
-        write: &PageWrite,
+        pages: &[PageWrite],
         done: &mut dyn FnMut(usize, std::result::Result<(), DeviceError>),
     ) -> std::result::Result<(), DeviceError> {
-        let slot = self.before_single(write.page, write.buf)?;
-        // SAFETY: the page stays latched until its completion is reported.
-        unsafe { write_in_place(&self.data_gate, std::slice::from_ref(write), done) };
-        let synced = self.sync_if_asked(&self.data_gate);
-        self.singles.release(slot);
-        synced
+        let groups: Vec<&[PageWrite]> = pages.chunks(self.layout.segment_pages).collect();
+        let (mut next, mut offset) = (0, 0);
+        // Bounded: each wave takes at least one group.
+        while next < groups.len() {
+            let wanted = (groups.len() - next).min(self.wave_cap());
+            let held = self
+                .segments
+                .acquire_up_to(wanted, self.scale(), "segment")?;
+            let wave = &groups[next..next + held.len()];
+            let wave_pages: usize = wave.iter().map(|group| group.len()).sum();
+            let result = self.write_wave(
+                &held,
+                wave,
+                &pages[offset..offset + wave_pages],
+                &mut |index, result| done(offset + index, result),
+            );
+            for &index in &held {
+                self.segments.release(index);
+            }
+            result?;
+            next += held.len();
+            offset += wave_pages;
+        }
+        Ok(())
     }
 }
 
@@ -451,15 +449,7 @@ impl WritePath for Doublewrite8 {
         kind: WriteKind,
         done: &mut dyn FnMut(usize, std::result::Result<(), DeviceError>),
     ) -> std::result::Result<(), DeviceError> {
-        match (kind, pages) {
-            (WriteKind::Single, [one]) => self.write_single(one, done),
-            _ if self.batches_through_area => self.write_batch(pages, done),
-            _ => {
-                // SAFETY: the WritePath contract: buffers stay valid until reported.
-                unsafe { write_in_place(&self.data_gate, pages, done) };
-                self.sync_if_asked(&self.data_gate)
-            }
-        }
+        self.route_write(pages, kind, done)
     }
 
     fn before_single(
@@ -487,9 +477,7 @@ impl WritePath for Doublewrite8 {
     fn after_single(&self, slot: usize) -> std::result::Result<(), DeviceError> {
         // The caller's own in-place write (the fused command) has completed: count it first.
         self.data_gate.write_completed();
-        let synced = self.sync_if_asked(&self.data_gate);
-        self.singles.release(slot);
-        synced
+        self.finish_single(slot)
     }
 
     fn count_unprotected_write(&self) {

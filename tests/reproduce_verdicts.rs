@@ -522,3 +522,37 @@ fn verdicts_carry_the_intervals_of_repeats() {
     assert_verdict(&single_run, Outcome::Reproduced, "measured p1: 100");
     assert!(!single_run.reason.contains('±'));
 }
+
+/// A deterministic timing model's single run is exact: a factor on the paper's side of 1 is
+/// right direction (no noise to hide in), a tie is still no gain, and a trend is judged; and
+/// `rw-table3` (a co-run probe on the timing model) is such an experiment.
+#[test]
+fn a_deterministic_model_is_exact() {
+    let exact = |m: Measured| Measured { exact: true, ..m };
+    let c = claim(
+        "text = \"1.25x\"\nkind = \"near\"\nscheme = \"a\"\nbaseline = \"b\"\nmetric = \"throughput\"\n\
+         value = 1.25\ntolerance = 0.1",
+    );
+    let v = judge(&c, &exact(single("throughput", [180.0; 3], [100.0; 3])));
+    assert_verdict(
+        &v,
+        Outcome::RightDirection,
+        "deterministic timing model in virtual time: no run-to-run noise",
+    );
+    let v = judge(
+        &claim(BETTER),
+        &exact(single("throughput", [100.0; 3], [100.0; 3])),
+    );
+    assert_verdict(&v, Outcome::NotReproduced, "a tie is no gain");
+    let v = judge(
+        &claim(RISING),
+        &exact(single("throughput", [1.0, 2.0, 3.0], [0.0; 3])),
+    );
+    assert_verdict(&v, Outcome::Reproduced, "no run-to-run noise");
+
+    assert!(find("rw-table3").unwrap().is_deterministic());
+    assert!(!find("lruc-fig6").unwrap().is_deterministic());
+    let probe = find("rw-table3").unwrap();
+    let verdicts = probe.judge(single("throughput", [1.0; 3], [1.0; 3]));
+    assert_eq!(verdicts.len(), probe.claims.len());
+}

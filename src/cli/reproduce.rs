@@ -22,7 +22,7 @@ use super::sweep::{self as sweep_cli, PreparedSweep, SweepArgs};
 use crate::error::{Error, Result};
 use crate::reproduce::experiment::{self, Command, Experiment};
 use crate::reproduce::report::write_report_dir;
-use crate::reproduce::verdict::{Measured, Verdict, judge_all};
+use crate::reproduce::verdict::{Measured, Verdict};
 use crate::sweep::points::{self, Plan};
 use crate::sweep::{SweepPoint, SweepResults};
 
@@ -563,7 +563,7 @@ pub fn run_experiment(
     );
     let whole = resume.whole;
     let progress = |sweep: &SweepResults| {
-        let verdicts = judge_all(&experiment.claims, &Measured::from_sweep(sweep));
+        let verdicts = experiment.judge(Measured::from_sweep(sweep));
         if let Err(err) = write_report_dir(
             dir,
             experiment,
@@ -620,7 +620,7 @@ pub fn report_experiment(plan: &Plan, sweep: &SweepResults, dir: &Path) -> Resul
         .as_deref()
         .ok_or_else(|| Error::Config("not a reproduction's results".into()))?;
     let experiment = experiment::find(id)?;
-    let verdicts = judge_all(&experiment.claims, &Measured::from_sweep(sweep));
+    let verdicts = experiment.judge(Measured::from_sweep(sweep));
     write_report_dir(
         dir,
         &experiment,

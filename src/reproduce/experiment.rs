@@ -13,6 +13,7 @@
 
 use serde::Deserialize;
 
+use super::verdict::{Measured, Verdict, judge_all};
 use crate::error::{Error, Result};
 use crate::sweep::metrics;
 
@@ -233,6 +234,21 @@ pub struct Experiment {
 }
 
 impl Experiment {
+    /// Whether the experiment's runs are a deterministic timing model in virtual time (a co-run
+    /// `device probe` with `--model`), whose single run is exact.
+    #[must_use]
+    pub fn is_deterministic(&self) -> bool {
+        self.ours.command == Command::Probe && self.ours.args.iter().any(|a| a == "--model")
+    }
+
+    /// Every claim judged against `measured` (exact when the experiment
+    /// [is deterministic](Self::is_deterministic)).
+    #[must_use]
+    pub fn judge(&self, mut measured: Measured) -> Vec<Verdict> {
+        measured.exact |= self.is_deterministic();
+        judge_all(&self.claims, &measured)
+    }
+
     /// Parses one experiment file.
     ///
     /// # Errors

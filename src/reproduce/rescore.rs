@@ -17,7 +17,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use super::experiment::{self, Experiment};
-use super::verdict::{Activity, Measured, Verdict, judge_all};
+use super::verdict::{Activity, Measured, Verdict};
 use crate::bench::report::RunResult;
 use crate::bench::stats::Interval;
 use crate::error::{Error, Result};
@@ -239,7 +239,7 @@ pub fn rescore_dir(dir: &Path) -> Result<Rescored> {
         quick: recorded["quick"].as_bool().unwrap_or(false),
         command: recorded["command"].as_str().unwrap_or_default().to_string(),
         before,
-        verdicts: judge_all(&experiment.claims, &measured),
+        verdicts: experiment.judge(measured),
     })
 }
 

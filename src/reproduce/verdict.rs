@@ -109,6 +109,10 @@ pub struct Measured {
     /// (point index, scheme, the counts behind the metrics); a scheme without an entry is not
     /// checked for activity.
     pub activity: Vec<(usize, String, Activity)>,
+    /// The values come from a deterministic timing model in virtual time (a co-run probe with
+    /// `--model`): repeats give the same numbers, so a single run is exact (an interval of
+    /// width 0) rather than of unknown noise.
+    pub exact: bool,
 }
 
 /// The counts a run's metrics are computed from, summed over its completed repeats: a metric
@@ -304,13 +308,16 @@ pub fn judge(claim: &Claim, measured: &Measured) -> Verdict {
         Ok(series) => series,
         Err(why) => return verdict(Outcome::NotEvaluated, criterion(claim), why),
     };
-    let (outcome, reason) = match claim.kind {
+    let (outcome, mut reason) = match claim.kind {
         ClaimKind::Ratio => judge_ratio(claim, &series),
         ClaimKind::Near => judge_near(claim, &series),
         ClaimKind::Trend => judge_trend(claim, &series),
         ClaimKind::Peak => judge_peak(claim, &series),
         ClaimKind::Range => judge_range(claim, &series),
     };
+    if measured.exact {
+        reason.push_str(EXACT_NOTE);
+    }
     Verdict {
         measured: series,
         ..verdict(outcome, criterion(claim), reason)
@@ -434,12 +441,25 @@ fn series(
                 n: spread.map_or(0, |i| i.n),
             }
         };
-        out.push(compared);
+        out.push(exact_if(measured.exact, compared));
     }
     if out.is_empty() {
         return Err("no point was measured".into());
     }
     Ok(out)
+}
+
+/// `compared` with an interval of width 0 when the measurement is exact and has none.
+fn exact_if(exact: bool, compared: Compared) -> Compared {
+    if exact && compared.ci95.is_none() {
+        Compared {
+            ci95: Some(0.0),
+            n: compared.n.max(1),
+            ..compared
+        }
+    } else {
+        compared
+    }
 }
 
 /// The factor's interval over the repeat pairs (repeat k of the scheme over repeat k of the
@@ -546,6 +566,9 @@ fn ends(compared: &Compared) -> Option<(f64, f64)> {
 fn has_intervals(series: &[Compared]) -> bool {
     series.iter().all(|c| ends(c).is_some())
 }
+
+/// The reason's note for an exact measurement ([`Measured::exact`]).
+const EXACT_NOTE: &str = "; a deterministic timing model in virtual time: no run-to-run noise";
 
 /// The reason's note for a single run.
 const SINGLE_RUN: &str =

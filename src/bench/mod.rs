@@ -247,7 +247,7 @@ impl std::fmt::Display for WarmUp {
             WarmUp::UntilSteady { max } => {
                 write!(
                     f,
-                    "until the buffer is full and throughput steady (at most {} device time)",
+                    "until the buffer is full, throughput steady and the flush rate settled (at most {} device time)",
                     format_duration(*max)
                 )
             }

@@ -14,7 +14,9 @@
 //! little ([`STEADY_CV`]) and do not drift ([`STEADY_DRIFT`]: the least-squares trend of the
 //! window means over the whole phase, relative to their mean), and at least two windows fit
 //! (a phase shorter than 2 x [`MIN_WINDOW_S`] is "too short", never steady). The warm-up ends
-//! early by the same windows ([`tail_is_steady`]) so a warm-up capped below 3 s can end steady.
+//! early by the same windows ([`tail_is_steady`]) so a warm-up capped below 3 s can end steady,
+//! and only once the background flush rate has stopped ramping ([`flush_rate_is_steady`]: the
+//! adaptive flushing follows the checkpoint age, which settles far later than the pool fills).
 //!
 //! Invariants: every verdict names its windows (count and length) and its cv and drift; a
 //! period is only taken when at least two whole cycles fit in the series.
@@ -282,6 +284,33 @@ pub fn tail_is_steady(
     let window = cycle_window(min_points, period, points.len() / windows.max(1))
         .unwrap_or(min_points.max(1));
     is_steady(&windowed(tail(points, window), window), windows, tolerance)
+}
+
+/// Whether the flush-rate controller's `P_io` (the background flush rate the adaptive flushing
+/// sets from the redo log's checkpoint age) has stopped ramping: over the last `windows`
+/// windows of at least `min_window_s` device seconds, its window means change from the first to
+/// the last by at most `tolerance` of their mean. A run whose controller reports no `P_io`, or a
+/// zero one, has no such ramp and passes. The warm-up's second end test: the checkpoint age
+/// builds up over the redo log's headroom (many pool turnovers), far slower than the pool
+/// fills, and a measured phase that starts while `P_io` still climbs drifts down with it.
+#[must_use]
+pub fn flush_rate_is_steady(
+    points: &[TimelinePoint],
+    min_window_s: f64,
+    windows: usize,
+    tolerance: f64,
+) -> bool {
+    let window = points_for(min_window_s, mean_step_s(points));
+    let rates: Vec<f64> = tail(points, window)
+        .chunks_exact(window)
+        .map(|chunk| chunk.iter().map(|p| p.p_io.unwrap_or(0.0)).sum::<f64>() / window as f64)
+        .collect();
+    if windows < 2 || rates.len() < windows {
+        return false;
+    }
+    let last = &rates[rates.len() - windows..];
+    let mean = last.iter().sum::<f64>() / last.len() as f64;
+    mean <= 0.0 || (last[last.len() - 1] - last[0]).abs() <= tolerance * mean
 }
 
 /// The last points of `points` that fill whole windows of `window` (so windows end at the
@@ -578,6 +607,27 @@ mod tests {
         let points = series(values);
         assert!(tail_is_steady(&points, 0.5, 3, 0.10));
         assert!(!tail_is_steady(&points[..12], 0.5, 3, 0.10));
+    }
+
+    /// The flush rate's ramp as a 50-warehouse vanilla run measured it after a 3 s warm-up
+    /// (`P_io` 149, 178, 204, 218, 226 over five 2 s spans): still climbing is not steady, the
+    /// flattened tail is; no `P_io` (a scheme without adaptive flushing) passes, too few
+    /// windows do not.
+    #[test]
+    fn the_warm_up_waits_for_the_flush_rate_to_stop_ramping() {
+        let with_rate = |rates: &[f64]| {
+            let mut points = series(rates.iter().map(|_| 1000.0));
+            for (point, rate) in points.iter_mut().zip(rates) {
+                point.p_io = Some(*rate);
+            }
+            points
+        };
+        let ramp: Vec<f64> = (0..30).map(|i| 150.0 + 2.0 * f64::from(i)).collect();
+        assert!(!flush_rate_is_steady(&with_rate(&ramp), 1.0, 3, 0.05));
+        let flat: Vec<f64> = (0..30).map(|i| 226.0 + wobble(i, 3.0)).collect();
+        assert!(flush_rate_is_steady(&with_rate(&flat), 1.0, 3, 0.05));
+        assert!(flush_rate_is_steady(&series([1000.0; 30]), 1.0, 3, 0.05));
+        assert!(!flush_rate_is_steady(&with_rate(&flat[..20]), 1.0, 3, 0.05));
     }
 
     #[test]

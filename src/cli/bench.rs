@@ -126,7 +126,8 @@ pub struct BenchArgs {
     #[arg(long, default_value = "3s")]
     pub duration: String,
     /// Warm-up per scheme, not measured, device time: a duration, or `auto` (until the buffer
-    /// is full and throughput steady, at most 10 s), or `auto:DURATION` for another cap.
+    /// is full, throughput steady and the background flush rate no longer ramping, at most
+    /// 10 s), or `auto:DURATION` for another cap.
     #[arg(long, default_value = "auto")]
     pub warmup: String,
     /// Database size of the page mixes: bytes with a unit (`1GiB`, `512MiB`, `10GB`) or pages

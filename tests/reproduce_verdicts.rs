@@ -20,6 +20,7 @@ const BUSY: Activity = Activity {
     misses: 100.0,
     requests: 1000.0,
     page_writes: 50.0,
+    timing_error: 0.01,
 };
 
 /// A single run: `metric` of `a` and `b` at p1..p3, both busy.
@@ -555,4 +556,29 @@ fn a_deterministic_model_is_exact() {
     let probe = find("rw-table3").unwrap();
     let verdicts = probe.judge(single("throughput", [1.0; 3], [1.0; 3]));
     assert_eq!(verdicts.len(), probe.claims.len());
+}
+
+/// A run whose host woke threads late by more than 10% of the device's reference wait measured
+/// the host, not the device: its claims are not evaluated, whichever side of the factor it is on.
+#[test]
+fn a_run_the_host_could_not_time_is_not_evaluated() {
+    let late = |mut m: Measured, scheme: &str| {
+        for (_, s, activity) in &mut m.activity {
+            if s == scheme {
+                activity.timing_error = 0.67;
+            }
+        }
+        m
+    };
+    let fast = single("throughput", [300.0; 3], [100.0; 3]);
+    assert_verdict(&judge(&claim(RATIO), &fast), Outcome::Reproduced, "");
+    for scheme in ["a", "b"] {
+        let v = judge(&claim(RATIO), &late(fast.clone(), scheme));
+        assert_verdict(&v, Outcome::NotEvaluated, "host too slow");
+        assert!(
+            v.reason.contains(&format!("{scheme}'s runs")),
+            "{}",
+            v.reason
+        );
+    }
 }

@@ -100,6 +100,12 @@ pub fn skeleton(run: &Value) -> RunResult {
     pool.sync_recoverability_writes = count(run, &["pool_stats", "sync_recoverability_writes"]);
     pool.lru_flushes = count(run, &["pool_stats", "lru_flushes"]);
     pool.flush_list_flushes = count(run, &["pool_stats", "flush_list_flushes"]);
+    out.host_lateness = number(run, &["host_lateness", "error_share"]).map(|error_share| {
+        crate::bench::lateness::Lateness {
+            error_share,
+            ..Default::default()
+        }
+    });
     if let Some(runs) = run.get("runs").and_then(Value::as_array) {
         out.repeats = Some(Box::new(crate::bench::repeat::Repeats {
             runs: runs

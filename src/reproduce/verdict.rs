@@ -10,7 +10,9 @@
 //! Before any rule: a claim whose scheme, point or metric was not measured, whose compared
 //! metric had no activity (no operations, no page misses for read stalls, ...: a 0 that
 //! measures nothing), whose factor is 0/0, or whose `requires` is unmet (the mechanism it is
-//! about was not exercised) is "not evaluated", with the reason: never guessed.
+//! about was not exercised) is "not evaluated", with the reason: never guessed. So is a claim
+//! over a run whose timing error exceeds [`MAX_TIMING_ERROR`] (the host woke the emulated
+//! device's threads too late for its times to be the model's).
 //!
 //! Noise: with repeats, a compared value has a 95% interval; "beyond the noise" means the
 //! interval excludes the tie (a factor's lower end > 1; a change between two points larger than
@@ -127,7 +129,15 @@ pub struct Activity {
     pub requests: f64,
     /// Page writes (synchronous and background).
     pub page_writes: f64,
+    /// The largest timing error of its completed repeats (`host_lateness.error_share`: the
+    /// host's mean wake-up lateness over the device's reference wait); above
+    /// [`MAX_TIMING_ERROR`] the device times are the host's, not the model's.
+    pub timing_error: f64,
 }
+
+/// A run whose timing error exceeds this (10%) measured the host rather than the emulated
+/// device: its claims are not evaluated. The bench warns from 2%.
+pub const MAX_TIMING_ERROR: f64 = 0.10;
 
 impl Activity {
     /// The counts of `run` (of its completed repeats, with `--repeat N`).
@@ -143,6 +153,7 @@ impl Activity {
                     + pool.sync_recoverability_writes
                     + pool.lru_flushes
                     + pool.flush_list_flushes) as f64,
+                timing_error: run.host_lateness.as_ref().map_or(0.0, |l| l.error_share),
             }
         };
         match &run.repeats {
@@ -154,6 +165,7 @@ impl Activity {
                     misses: a.misses + b.misses,
                     requests: a.requests + b.requests,
                     page_writes: a.page_writes + b.page_writes,
+                    timing_error: a.timing_error.max(b.timing_error),
                 }),
             None => one(run),
         }
@@ -384,7 +396,30 @@ fn active(
             "no activity: {scheme} had no {what} at {point}, so its {metric} of {} measures nothing",
             fmt(value)
         )),
-        _ => Ok(()),
+        _ => timely(measured, point, scheme),
+    }
+}
+
+/// `Err` (not evaluated) when `scheme`'s runs at `point` had a timing error above
+/// [`MAX_TIMING_ERROR`].
+fn timely(measured: &Measured, point: &str, scheme: &str) -> Result<(), String> {
+    let index = measured.points.iter().position(|p| p == point);
+    let worst = measured
+        .activity
+        .iter()
+        .filter(|(i, s, _)| Some(*i) == index && s == scheme)
+        .map(|(_, _, a)| a.timing_error)
+        .fold(0.0, f64::max);
+    if worst > MAX_TIMING_ERROR {
+        Err(format!(
+            "host too slow: {scheme}'s runs at {point} woke threads late by {:.0}% of the \
+             device's reference wait (above {:.0}%), so they measured this host, not the \
+             emulated device (a higher --model-cores or a faster host)",
+            worst * 100.0,
+            MAX_TIMING_ERROR * 100.0
+        ))
+    } else {
+        Ok(())
     }
 }
 

@@ -1,5 +1,7 @@
-//! The probe against a live device: threads doing submit + wait, windows measured by the main
-//! thread sleeping to each window's end, preconditioning and settling.
+//! The probe against a live device: threads doing synchronous page reads or writes
+//! (`Device::read_page`/`write_page`: submit + wait, in one system call on the file device's
+//! rings), windows measured by the main thread sleeping to each window's end, preconditioning
+//! and settling.
 //!
 //! Each I/O thread keeps one request outstanding, counts completions in a shared atomic and
 //! keeps its latest `(completion, latency)` samples in a bounded ring; the main thread reads the

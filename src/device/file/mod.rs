@@ -351,9 +351,7 @@ impl FileDevice {
             completion: completion(),
         })
     }
-}
 
-impl FileDevice {
     /// One request, waited for: on the per-thread rings it is submitted and waited for in one
     /// `io_uring_enter`; the other engines submit and wait as [`Device::submit`] does.
     ///

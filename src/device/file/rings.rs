@@ -11,8 +11,10 @@
 //! is complete. There is no reaper thread and no hand-off: in the common case (a thread
 //! submits, then waits for its own request) an I/O costs two `io_uring_enter` calls and one
 //! sleep in the kernel (one call when the thread waits at once: the synchronous
-//! `read_page`/`write_page` submit and wait in one `io_uring_enter`), where the single-ring engine ([`super::uring`]) adds an eventfd poke,
-//! the reaper's wake-up and a futex wake of the waiter. The kernel runs a request's completion
+//! `read_page`/`write_page` submit and wait in one `io_uring_enter`), where the single-ring
+//! engine ([`super::uring`]) adds an eventfd poke, the reaper's wake-up and a futex wake of
+//! the waiter. What remains per I/O is the sleep and wake-up of its thread
+//! (docs/performance.md, "Why the probe's writes trailed fio"). The kernel runs a request's completion
 //! work in the task that submitted it (plain ring setup, so it interrupts that task if needed),
 //! so a waiter on another thread's ring still sees the completion arrive.
 //!

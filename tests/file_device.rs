@@ -239,6 +239,57 @@ fn threads_beyond_the_ring_bound_share_rings() {
     assert_eq!(device.stats().writes, threads as u64);
 }
 
+/// The synchronous calls (`read_page`/`write_page`: on the rings, submit and wait in one
+/// `io_uring_enter`) while the same thread has a batch in flight on its ring, whose
+/// completions may be what that enter returns for: each call still returns only once its own
+/// request is complete, with the right data, and the batch completes too; a bad page fails
+/// at once. Every backend.
+#[test]
+fn synchronous_calls_beside_a_batch_in_flight() {
+    let mut backends = vec![FileBackend::Threads];
+    if uring_available() {
+        backends.extend([FileBackend::Uring, FileBackend::UringReaper]);
+    }
+    for backend in backends {
+        let dir = temp_dir();
+        let device = open(&dir.path().join("dev"), 256, backend);
+        for round in 0..4u8 {
+            let bufs: Vec<AlignedBuf> = (0..48u64).map(|p| page_of(p, round)).collect();
+            let batch = bufs
+                .iter()
+                .enumerate()
+                .map(|(p, b)| IoRequest::write(p as u64, b.io_buffer_shared()))
+                .collect();
+            // SAFETY: `bufs` outlives the wait below.
+            let tickets = unsafe { device.submit(batch) };
+            for page in 100..116u64 {
+                device.write_page(page, &page_of(page, round)).unwrap();
+                let mut back = AlignedBuf::new(PAGE);
+                device.read_page(page, &mut back).unwrap();
+                assert_eq!(
+                    back.as_slice(),
+                    page_of(page, round).as_slice(),
+                    "{backend:?} page {page} round {round}"
+                );
+            }
+            wait_all(tickets).unwrap();
+            let mut back = AlignedBuf::new(PAGE);
+            for page in 0..48u64 {
+                device.read_page(page, &mut back).unwrap();
+                assert_eq!(back.as_slice(), page_of(page, round).as_slice());
+            }
+        }
+        let mut back = AlignedBuf::new(PAGE);
+        assert!(matches!(
+            device.read_page(256, &mut back),
+            Err(DeviceError::OutOfRange { .. })
+        ));
+        let stats = device.stats();
+        assert_eq!(stats.writes, 4 * (48 + 16), "{backend:?}");
+        assert_eq!(stats.reads, 4 * (16 + 48), "{backend:?}");
+    }
+}
+
 #[test]
 fn rejects_bad_requests_without_stopping_the_batch() {
     for backend in [FileBackend::Auto, FileBackend::Threads] {

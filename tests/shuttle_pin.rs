@@ -381,3 +381,79 @@ fn optimistic_reads_never_see_torn_or_foreign_pages() {
 fn optimistic_reads_survive_the_fused_command() {
     explore_optimistic(Scheme::Rw, true);
 }
+
+/// Schedules (over all iterations of [`optimistic_hits_count_validated_reads`]) in which an
+/// optimistic validation failed: the model is vacuous unless some did.
+static FAILED_VALIDATIONS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+/// Optimistic reads in this model per run.
+const COUNTED_READS: u64 = 4;
+
+/// The model: an optimistic reader reads the hot pages while a writer fills their stripes, so
+/// some optimistic starts fail their validation and are retried (or fall back to a latch).
+/// Every page request must count exactly one hit or miss: each `read_optimistic` one (a failed
+/// start counts nothing), each latched write one.
+fn optimistic_hits_match_reads() {
+    let pool = pool(Scheme::Vanilla, false);
+    let before = pool.stats();
+    let failures_before = pool
+        .core()
+        .counters
+        .optimistic_failures
+        .load(std::sync::atomic::Ordering::SeqCst);
+    let writes = [(1, HOT[0]), (2, HOT[1]), (3, HOT[0])];
+    let reader = {
+        let pool = Arc::clone(&pool);
+        shuttle::thread::spawn(move || {
+            for page in [HOT[0], HOT[1], HOT[0], HOT[1]] {
+                check_snapshot(page, &optimistic_snapshot(&pool, page));
+            }
+        })
+    };
+    let writer = {
+        let pool = Arc::clone(&pool);
+        shuttle::thread::spawn(move || {
+            for (value, page) in writes {
+                fill_stripe(&pool, page, value);
+            }
+        })
+    };
+    reader.join().unwrap();
+    writer.join().unwrap();
+    let counted = pool.stats().since(&before);
+    let failures = pool
+        .core()
+        .counters
+        .optimistic_failures
+        .load(std::sync::atomic::Ordering::SeqCst)
+        - failures_before;
+    if failures > 0 {
+        FAILED_VALIDATIONS.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+    }
+    assert_eq!(
+        counted.hits + counted.misses,
+        COUNTED_READS + writes.len() as u64,
+        "{} hits and {} misses for {COUNTED_READS} reads and {} writes ({failures} failed \
+         optimistic validations): a failed optimistic start was counted",
+        counted.hits,
+        counted.misses,
+        writes.len()
+    );
+    check_quiescent(&pool, 0);
+}
+
+/// The hit count equals the page requests that succeeded, however many optimistic starts
+/// failed validation on the way.
+#[test]
+fn optimistic_hits_count_validated_reads() {
+    let iterations = std::env::var("SHUTTLE_PIN_ITERATIONS")
+        .ok()
+        .and_then(|value| value.parse().ok())
+        .unwrap_or(1000);
+    shuttle::check_random(optimistic_hits_match_reads, iterations);
+    shuttle::check_pct(optimistic_hits_match_reads, iterations, 3);
+    assert!(
+        FAILED_VALIDATIONS.load(std::sync::atomic::Ordering::SeqCst) > 0,
+        "no schedule made an optimistic validation fail: the model misses its point"
+    );
+}

@@ -44,8 +44,14 @@
 //! A validated optimistic read counts as a hit and makes the page young like a latched hit
 //! (`Core::touch`: list changes happen under the list mutexes, which re-check the frame's
 //! region, so touching an unpinned frame is safe; at worst a frame that was just evicted is
-//! touched, which only affects its next page's age).
+//! touched, which only affects its next page's age). Both happen at the read's first successful
+//! validation, never at its start: a start whose validation fails (a writer or an evictor came
+//! in between) counts nothing and touches nothing, so under contention the hit count equals the
+//! reads that succeeded (each [`Core::read_optimistic`] counts exactly one hit, or the hit or
+//! miss of its latched fallback). A read validated several times (the B+-tree descent validates
+//! a parent before and after latching the leaf) counts once.
 
+use std::cell::Cell;
 use std::marker::PhantomData;
 use std::sync::atomic::{AtomicU8 as StdAtomicU8, Ordering as StdOrdering};
 
@@ -192,12 +198,15 @@ impl<'a> PageView<'a> {
 }
 
 /// An optimistic read in progress: a frame and the (even) version it had when the read began.
-#[derive(Debug, Clone, Copy)]
+/// Not `Clone`: it counts its hit once, at its first successful validation.
+#[derive(Debug)]
 pub struct OptimisticRead<'a> {
     core: &'a Core,
     frame: FrameId,
     page: PageId,
     version: u64,
+    /// Whether a validation succeeded already (and counted the hit and touched the page).
+    counted: Cell<bool>,
 }
 
 impl<'a> OptimisticRead<'a> {
@@ -217,7 +226,9 @@ impl<'a> OptimisticRead<'a> {
     }
 
     /// Whether the frame still holds the page, unchanged since the read began: everything
-    /// read through [`Self::view`] before this call came from one consistent image.
+    /// read through [`Self::view`] before this call came from one consistent image. The first
+    /// successful validation counts the read as a hit and makes the page young; a failed one
+    /// counts an optimistic failure.
     #[must_use]
     pub fn validate(&self) -> bool {
         let frame = self.core.frame(self.frame);
@@ -227,6 +238,10 @@ impl<'a> OptimisticRead<'a> {
                 .counters
                 .optimistic_failures
                 .fetch_add(1, crate::sync::Ordering::Relaxed);
+        } else if !self.counted.replace(true) {
+            self.core.hits.add(1);
+            self.core
+                .touch(self.core.instance_of_frame(self.frame), self.frame);
         }
         valid
     }
@@ -235,7 +250,8 @@ impl<'a> OptimisticRead<'a> {
 impl Core {
     /// Starts an optimistic read of `page` if it is cached and no writer holds it; `None`
     /// when it is not cached (or past the table) or stays latched exclusive for a few spins.
-    /// A start counts as a hit.
+    /// A start counts nothing: the hit is counted (and the page touched) by the read's first
+    /// successful [`OptimisticRead::validate`].
     pub fn optimistic(&self, page: PageId) -> Option<OptimisticRead<'_>> {
         let id = self.table.lookup(page)?;
         let frame = self.frame(id);
@@ -260,13 +276,12 @@ impl Core {
         if frame.page_id() != page {
             return None;
         }
-        self.hits.add(1);
-        self.touch(self.instance_of_frame(id), id);
         Some(OptimisticRead {
             core: self,
             frame: id,
             page,
             version,
+            counted: Cell::new(false),
         })
     }
 

@@ -351,6 +351,26 @@ impl FileDevice {
             completion: completion(),
         })
     }
+
+    /// One request, waited for: on the per-thread rings it is submitted and waited for in one
+    /// `io_uring_enter`; the other engines submit and wait as [`Device::submit`] does.
+    ///
+    /// # Safety
+    /// As [`Device::submit`]; the call returns only once the request completed.
+    unsafe fn io_now(&self, request: IoRequest) -> Result<(), DeviceError> {
+        let Engine::Rings(engine) = &self.engine else {
+            // SAFETY: forwarded; we wait for the ticket before returning.
+            let mut tickets = unsafe { self.submit(vec![request]) };
+            return tickets.pop().map_or(Ok(()), super::IoTicket::wait);
+        };
+        let ring = engine.ring();
+        let driver: std::sync::Weak<dyn super::ticket::Driver> =
+            Arc::downgrade(&ring) as std::sync::Weak<dyn super::ticket::Driver>;
+        let job = self.job(&request, || Completion::with_driver(driver))?;
+        let ticket = IoTicket::shared(Arc::clone(&job.completion));
+        rings::RingsEngine::submit_and_wait(&ring, job);
+        ticket.wait()
+    }
 }
 
 impl Device for FileDevice {
@@ -391,6 +411,16 @@ impl Device for FileDevice {
         }
         assert_eq!(tickets.len(), batch.len(), "one ticket per request");
         tickets
+    }
+
+    fn read_page(&self, page: PageId, buf: &mut AlignedBuf) -> Result<(), DeviceError> {
+        // SAFETY: `buf` is exclusively borrowed for the whole call and we wait for completion.
+        unsafe { self.io_now(IoRequest::read(page, buf.io_buffer())) }
+    }
+
+    fn write_page(&self, page: PageId, buf: &AlignedBuf) -> Result<(), DeviceError> {
+        // SAFETY: `buf` is borrowed for the whole call, a write only reads it, and we wait.
+        unsafe { self.io_now(IoRequest::write(page, buf.io_buffer_shared())) }
     }
 
     fn sync(&self) -> Result<(), DeviceError> {

@@ -10,8 +10,11 @@
 //! waiting for one completion, completes every job it reaps, and returns once its own request
 //! is complete. There is no reaper thread and no hand-off: in the common case (a thread
 //! submits, then waits for its own request) an I/O costs two `io_uring_enter` calls and one
-//! sleep in the kernel, where the single-ring engine ([`super::uring`]) adds an eventfd poke,
-//! the reaper's wake-up and a futex wake of the waiter. The kernel runs a request's completion
+//! sleep in the kernel (one call when the thread waits at once: the synchronous
+//! `read_page`/`write_page` submit and wait in one `io_uring_enter`), where the single-ring
+//! engine ([`super::uring`]) adds an eventfd poke, the reaper's wake-up and a futex wake of
+//! the waiter. What remains per I/O is the sleep and wake-up of its thread
+//! (docs/performance.md, "Why the probe's writes trailed fio"). The kernel runs a request's completion
 //! work in the task that submitted it (plain ring setup, so it interrupts that task if needed),
 //! so a waiter on another thread's ring still sees the completion arrive.
 //!
@@ -107,8 +110,10 @@ impl Ring {
         })
     }
 
-    /// Pushes and submits the jobs, reaping first whenever the ring is full.
-    fn submit(&self, jobs: Vec<Job>) {
+    /// Pushes and submits the jobs, reaping first whenever the ring is full. With `wait_one`
+    /// the last `io_uring_enter` also waits for a completion (of any job on this ring) and
+    /// reaps what arrived: one system call for a thread that waits for its request next.
+    fn submit(&self, jobs: Vec<Job>, wait_one: bool) {
         let mut jobs = jobs.into_iter().peekable();
         let mut state = self.state.lock();
         // Bounded: each turn pushes at least one job (a full ring is reaped first, and a
@@ -143,8 +148,11 @@ impl Ring {
                 }
             }
             state.in_flight += pushed;
+            let wait = wait_one && jobs.peek().is_none() && state.in_flight > 0;
             // A failed submit leaves the entries queued; the next enter (any waiter's) takes them.
-            let _ = enter(&state.ring, 0);
+            if enter(&state.ring, usize::from(wait)) && wait {
+                self.reap(&mut state, false);
+            }
         }
     }
 
@@ -325,8 +333,15 @@ impl RingsEngine {
     /// completions name it as their driver).
     pub fn submit(ring: &Ring, jobs: Vec<Job>) {
         if !jobs.is_empty() {
-            ring.submit(jobs);
+            ring.submit(jobs, false);
         }
+    }
+
+    /// Submits one job on `ring` and waits for a completion in the same `io_uring_enter`
+    /// (the synchronous `read_page`/`write_page`: one system call per I/O instead of two);
+    /// the caller then waits on the job's completion, which is usually complete already.
+    pub fn submit_and_wait(ring: &Ring, job: Job) {
+        ring.submit(vec![job], true);
     }
 
     /// Rings made so far.

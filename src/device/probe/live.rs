@@ -1,5 +1,7 @@
-//! The probe against a live device: threads doing submit + wait, windows measured by the main
-//! thread sleeping to each window's end, preconditioning and settling.
+//! The probe against a live device: threads doing synchronous page reads or writes
+//! (`Device::read_page`/`write_page`: submit + wait, in one system call on the file device's
+//! rings), windows measured by the main thread sleeping to each window's end, preconditioning
+//! and settling.
 //!
 //! Each I/O thread keeps one request outstanding, counts completions in a shared atomic and
 //! keeps its latest `(completion, latency)` samples in a bounded ring; the main thread reads the
@@ -356,14 +358,13 @@ pub(super) fn io_loop(
     // Bounded by the stop flag, which the main thread sets after at most `max_windows` windows.
     while !shared.stop.load(Ordering::Acquire) {
         let page = rng.gen_range(0..region_pages);
-        let request = match op {
-            ProbeOp::Read => IoRequest::read(page, buf.io_buffer()),
-            ProbeOp::Write => IoRequest::write(page, buf.io_buffer_shared()),
-        };
         let submitted = Instant::now();
-        // SAFETY: `buf` belongs to this thread and is not touched until the wait returns.
-        let tickets = unsafe { device.submit(vec![request]) };
-        wait_all(tickets)?;
+        // The synchronous calls: a device may do them cheaper than submit + wait (the file
+        // device's rings submit and wait in one system call).
+        match op {
+            ProbeOp::Read => device.read_page(page, &mut buf)?,
+            ProbeOp::Write => device.write_page(page, &buf)?,
+        }
         let completed = Instant::now();
         if samples.len() == cap {
             samples.pop_front();

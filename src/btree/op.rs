@@ -169,6 +169,12 @@ impl PageOp {
     #[must_use]
     pub fn encode(&self) -> Vec<u8> {
         let mut out = Vec::with_capacity(32);
+        self.encode_into(&mut out);
+        out
+    }
+
+    /// Appends the encoding ([`PageOp::encode`]) to `out`.
+    pub fn encode_into(&self, out: &mut Vec<u8>) {
         match self {
             PageOp::InitNode {
                 leaf,
@@ -192,15 +198,15 @@ impl PageOp {
                 tail,
             } => {
                 out.push(IMAGE);
-                put_bytes(&mut out, head);
+                put_bytes(out, head);
                 out.extend_from_slice(&tail_at.to_le_bytes());
-                put_bytes(&mut out, tail);
+                put_bytes(out, tail);
             }
             PageOp::Insert { slot, key, payload } => {
                 out.push(INSERT);
                 out.extend_from_slice(&slot.to_le_bytes());
-                put_bytes(&mut out, key);
-                put_bytes(&mut out, payload);
+                put_bytes(out, key);
+                put_bytes(out, payload);
             }
             PageOp::Delete { slot } => {
                 out.push(DELETE);
@@ -209,7 +215,7 @@ impl PageOp {
             PageOp::Replace { slot, payload } => {
                 out.push(REPLACE);
                 out.extend_from_slice(&slot.to_le_bytes());
-                put_bytes(&mut out, payload);
+                put_bytes(out, payload);
             }
             PageOp::Truncate { from } => {
                 out.push(TRUNCATE);
@@ -249,11 +255,10 @@ impl PageOp {
             }
             PageOp::MetaAddTree { name, root } => {
                 out.push(META_ADD_TREE);
-                put_bytes(&mut out, name);
+                put_bytes(out, name);
                 out.extend_from_slice(&root.to_le_bytes());
             }
         }
-        out
     }
 
     /// Decodes an operation; the whole input must be consumed.

@@ -540,7 +540,7 @@ impl TreeStore {
                     let fits = node.free_space() + old.len() >= value.len();
                     let op = PageOp::Replace {
                         slot: slot as u16,
-                        payload: value.to_vec(),
+                        payload: value,
                     };
                     (op, Some(old.to_vec()), fits)
                 }
@@ -548,8 +548,8 @@ impl TreeStore {
                     let fits = node.fits(key.len(), value.len());
                     let op = PageOp::Insert {
                         slot: slot as u16,
-                        key: key.to_vec(),
-                        payload: value.to_vec(),
+                        key,
+                        payload: value,
                     };
                     (op, None, fits)
                 }
@@ -559,7 +559,7 @@ impl TreeStore {
                 smo::split_for(self, &tree, key)?;
                 continue;
             }
-            mtr.apply(0, &op)?;
+            mtr.apply_op(0, &op)?;
             mtr.undo_with(|out| undo(before.as_deref(), out))?;
             mtr.commit()?;
             return Ok(before);

@@ -169,6 +169,15 @@ impl<'a> Mtr<'a> {
     /// # Errors
     /// The operation does not apply ([`crate::Error::CorruptPage`]); the page is unchanged.
     pub fn apply(&mut self, slot: Slot, op: &PageOp) -> Result<()> {
+        self.apply_op(slot, op)
+    }
+
+    /// [`Mtr::apply`] of an operation with operands of any byte type: a row change passes
+    /// its key and value borrowed (`PageOp<&[u8]>`), not copied.
+    ///
+    /// # Errors
+    /// As [`Mtr::apply`].
+    pub fn apply_op<B: AsRef<[u8]>>(&mut self, slot: Slot, op: &PageOp<B>) -> Result<()> {
         let page = &mut self.pages[slot];
         let guard = &mut self.guards[slot];
         if !page.changed {
@@ -184,7 +193,7 @@ impl<'a> Mtr<'a> {
             page.changed = true;
         }
         let mark = self.rollback.save(page.id, guard.data(), op);
-        let logged = op::apply(page.id, guard.data_mut(), op).and_then(|()| {
+        let logged = op::apply_op(page.id, guard.data_mut(), op).and_then(|()| {
             self.records
                 .push_opaque(OpaqueKind::PageOp, page.id, |out| {
                     op.encode_into(out);

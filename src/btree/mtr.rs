@@ -27,9 +27,9 @@
 use super::op::{self, PageOp};
 use super::rollback::RollbackLog;
 use crate::db::Database;
+use crate::error::Error;
 use crate::error::{PageId, Result};
 use crate::pool::PageWriteGuard;
-use crate::error::Error;
 use crate::wal::{EncodedBatch, LogRecord, LsnRange, OpaqueKind, TxnId};
 
 /// Whether changes log a page image at the first change after a page was clean: the
@@ -253,7 +253,10 @@ impl<'a> Mtr<'a> {
             .records
             .push(&LogRecord::MtrEnd { txn: self.txn })
             .map_err(unencodable)
-            .and_then(|()| self.db.append_mtr_batch(&mut self.records, &mut self.guards));
+            .and_then(|()| {
+                self.db
+                    .append_mtr_batch(&mut self.records, &mut self.guards)
+            });
         match appended {
             Ok(range) => {
                 self.pages.clear();

@@ -446,13 +446,9 @@ pub fn apply_op<B: AsRef<[u8]>>(id: PageId, page: &mut [u8], op: &PageOp<B>) -> 
             usize::from(*tail_at),
             tail.as_ref(),
         ),
-        PageOp::Insert { slot, key, payload } => insert_cell(
-            id,
-            page,
-            usize::from(*slot),
-            key.as_ref(),
-            payload.as_ref(),
-        ),
+        PageOp::Insert { slot, key, payload } => {
+            insert_cell(id, page, usize::from(*slot), key.as_ref(), payload.as_ref())
+        }
         PageOp::Delete { slot } => delete_cell(id, page, usize::from(*slot)),
         PageOp::Replace { slot, payload } => {
             replace_payload(id, page, usize::from(*slot), payload.as_ref())

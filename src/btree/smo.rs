@@ -54,7 +54,11 @@ impl Cells {
     }
 
     fn start(&self, index: usize) -> usize {
-        if index == 0 { 0 } else { self.ends[index - 1].1 }
+        if index == 0 {
+            0
+        } else {
+            self.ends[index - 1].1
+        }
     }
 
     /// Key and payload of cell `index`.

@@ -261,7 +261,7 @@ impl KvStore {
             kv: self,
             id: self.store.database().next_txn_id(),
             locks: HeldLocks::take_spare(),
-            undo: UndoList::take_spare(),
+            undo: UndoList::default(),
             scan_batch: ScanBatch::default(),
             registered: None,
             state: State::Active,
@@ -343,7 +343,8 @@ pub struct Transaction<'k> {
     id: TxnId,
     /// The key locks held (buffers reused from the thread's previous transaction).
     locks: HeldLocks,
-    /// The forward undo entries of the changes logged so far (buffers reused likewise).
+    /// The forward undo entries of the changes logged so far (the thread's spare buffers,
+    /// taken at the first change: a read-only transaction does not touch them).
     undo: UndoList,
     /// The pairs of a scan's current round (buffers reused).
     scan_batch: ScanBatch,
@@ -482,6 +483,9 @@ impl Transaction<'_> {
         self.kv.store.tree(tree)?;
         self.lock(tree, key, Mode::Exclusive)?;
         self.register();
+        if !self.undo.has_buffers() {
+            self.undo = UndoList::take_spare();
+        }
         let kv = self.kv;
         let id = self.id;
         let undo_list = &mut self.undo;
@@ -778,7 +782,9 @@ impl Drop for Transaction<'_> {
             self.kv.locks.release_all(self.id, &self.locks);
         }
         std::mem::take(&mut self.locks).recycle();
-        std::mem::take(&mut self.undo).recycle();
+        if self.undo.has_buffers() {
+            std::mem::take(&mut self.undo).recycle();
+        }
     }
 }
 

@@ -115,6 +115,13 @@ impl UndoList {
         let _ = SPARE.try_with(|spare| spare.set(Some(self)));
     }
 
+    /// Whether the list has buffers (a new list has none until [`UndoList::take_spare`] or
+    /// its first entry).
+    #[must_use]
+    pub fn has_buffers(&self) -> bool {
+        self.bytes.capacity() > 0
+    }
+
     /// Whether no entry is kept.
     #[must_use]
     pub fn is_empty(&self) -> bool {

@@ -99,7 +99,7 @@ const TPCC_BOUND: f64 = 200.0;
 
 #[test]
 fn a_tpcc_transaction_allocates_at_most_the_bound() {
-    use flashbuf::workload::record::{RecordWorker, RecordWorkload};
+    use flashbuf::workload::record::RecordWorkload;
     use flashbuf::workload::tpcc::{Tpcc, TpccConfig};
     let (kv, _) =
         KvStore::open_specs("mem", "mem", 16 * 1024, 16_384, &KvConfig::new(12_288)).unwrap();

@@ -188,7 +188,7 @@ impl<'a> Mtr<'a> {
                         image.encode_into(out);
                         true
                     })
-                    .map_err(unencodable)?;
+                    .map_err(|err| unencodable(&err))?;
             }
             page.changed = true;
         }
@@ -199,7 +199,7 @@ impl<'a> Mtr<'a> {
                     op.encode_into(out);
                     true
                 })
-                .map_err(unencodable)
+                .map_err(|err| unencodable(&err))
         });
         if let Err(err) = logged {
             self.rollback.rewind(mark, page.id, guard.data_mut());
@@ -216,7 +216,7 @@ impl<'a> Mtr<'a> {
     pub fn undo_with(&mut self, write: impl FnOnce(&mut Vec<u8>) -> bool) -> Result<()> {
         self.records
             .push_opaque(OpaqueKind::Undo, self.txn, write)
-            .map_err(unencodable)?;
+            .map_err(|err| unencodable(&err))?;
         Ok(())
     }
 
@@ -252,7 +252,7 @@ impl<'a> Mtr<'a> {
         let appended = self
             .records
             .push(&LogRecord::MtrEnd { txn: self.txn })
-            .map_err(unencodable)
+            .map_err(|err| unencodable(&err))
             .and_then(|()| {
                 self.db
                     .append_mtr_batch(&mut self.records, &mut self.guards)
@@ -304,6 +304,6 @@ impl Drop for Mtr<'_> {
     }
 }
 
-fn unencodable(err: crate::wal::record::DecodeError) -> Error {
+fn unencodable(err: &crate::wal::record::DecodeError) -> Error {
     Error::InvalidArgument(format!("record cannot be encoded: {err}"))
 }

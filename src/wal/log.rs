@@ -560,9 +560,7 @@ impl Wal {
         let mut lsn = start;
         let mut rest = encoded;
         while !rest.is_empty() {
-            let len = record::record_lengths(rest)
-                .next()
-                .expect("a batch holds whole records");
+            let len = record::leading_record_len(rest);
             let (bytes, tail) = rest.split_at_mut(len);
             inner.last_crc = record::seal(bytes, lsn, inner.last_crc);
             lsn = self.copy_bytes(inner, lsn, bytes);

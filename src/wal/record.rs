@@ -435,15 +435,11 @@ impl EncodedBatch {
     }
 }
 
-/// The length of each record of `bytes` (records encoded back to back), front to back.
-pub(crate) fn record_lengths(bytes: &[u8]) -> impl Iterator<Item = usize> + '_ {
-    let mut at = 0;
-    std::iter::from_fn(move || {
-        let frame = bytes.get(at..at + FRAME_SIZE)?;
-        let len = u32::from_le_bytes([frame[4], frame[5], frame[6], frame[7]]) as usize;
-        at += len.max(FRAME_SIZE);
-        Some(len)
-    })
+/// The length of the record `bytes` starts with (its frame's `total_len`), clamped to
+/// `FRAME_SIZE..=bytes.len()` so that a walk over a batch always moves on and stays inside it.
+pub(crate) fn leading_record_len(bytes: &[u8]) -> usize {
+    let len = u32_at(bytes, 4).map_or(bytes.len(), |len| len as usize);
+    len.max(FRAME_SIZE).min(bytes.len())
 }
 
 /// Stamps the start LSN, the previous record's CRC and the CRC into an encoded record;

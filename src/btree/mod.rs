@@ -75,9 +75,11 @@ const ROW_RETRIES: usize = 64;
 /// Optimistic descents a lookup tries before it descends with latches (`btree/optimistic.rs`).
 const OPTIMISTIC_DESCENTS: usize = 4;
 
-/// Receives a row's previous value (under the leaf latch) and returns the undo entry to log
-/// with the change, if any.
-pub type UndoMaker<'a> = dyn FnMut(Option<&[u8]>) -> Option<Vec<u8>> + 'a;
+/// Receives a row's previous value (under the leaf latch) and appends to the buffer it is
+/// given the body of the `Undo` record to log with the change (a forward undo entry, or a
+/// compensation during a rollback), returning `true`; `false`: no `Undo` record. The buffer
+/// is the mini-transaction's encoded batch, so the body is written once, in place.
+pub type UndoMaker<'a> = dyn FnMut(Option<&[u8]>, &mut Vec<u8>) -> bool + 'a;
 
 /// What [`TreeStore::delete_row`] removed.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -513,8 +515,8 @@ impl TreeStore {
     }
 
     /// Stores `value` under `key` as one mini-transaction of `txn`; `undo` receives the
-    /// previous value (under the leaf latch) and returns the undo entry to log with the change
-    /// (`None`: no undo, e.g. for a compensation). Returns the previous value.
+    /// previous value (under the leaf latch) and writes the `Undo` body to log with the change
+    /// (see [`UndoMaker`]). Returns the previous value.
     ///
     /// # Errors
     /// Size limits, unknown tree, a full device, log and I/O errors.
@@ -538,7 +540,7 @@ impl TreeStore {
                     let fits = node.free_space() + old.len() >= value.len();
                     let op = PageOp::Replace {
                         slot: slot as u16,
-                        payload: value.to_vec(),
+                        payload: value,
                     };
                     (op, Some(old.to_vec()), fits)
                 }
@@ -546,8 +548,8 @@ impl TreeStore {
                     let fits = node.fits(key.len(), value.len());
                     let op = PageOp::Insert {
                         slot: slot as u16,
-                        key: key.to_vec(),
-                        payload: value.to_vec(),
+                        key,
+                        payload: value,
                     };
                     (op, None, fits)
                 }
@@ -557,10 +559,8 @@ impl TreeStore {
                 smo::split_for(self, &tree, key)?;
                 continue;
             }
-            mtr.apply(0, &op)?;
-            if let Some(body) = undo(before.as_deref()) {
-                mtr.undo(body);
-            }
+            mtr.apply_op(0, &op)?;
+            mtr.undo_with(|out| undo(before.as_deref(), out))?;
             mtr.commit()?;
             return Ok(before);
         }
@@ -622,9 +622,7 @@ impl TreeStore {
         };
         let before = node.cell(slot)?.1.to_vec();
         mtr.apply(0, &PageOp::Delete { slot: slot as u16 })?;
-        if let Some(body) = undo(Some(&before)) {
-            mtr.undo(body);
-        }
+        mtr.undo_with(|out| undo(Some(&before), out))?;
         let underfull = {
             let node = Self::node(&tree, mtr.page_id(0), mtr.data(0), Some(0))?;
             smo::is_underfull(&node) && mtr.page_id(0) != tree.root

@@ -16,7 +16,7 @@
 //! the page before the mini-transaction (nothing of it stays in memory), and the error is
 //! returned. Dropping a mini-transaction without committing it does the same.
 //!
-//! **Buffers.** A mini-transaction takes its page list, record list and rollback log from a
+//! **Buffers.** A mini-transaction takes its page list, encoded records and rollback log from a
 //! per-thread spare and gives them back (emptied) when it ends, so a thread running
 //! mini-transactions one after the other allocates them once (arenas that grew past
 //! [`SPARE_LIMIT`] are not kept).
@@ -27,9 +27,10 @@
 use super::op::{self, PageOp};
 use super::rollback::RollbackLog;
 use crate::db::Database;
+use crate::error::Error;
 use crate::error::{PageId, Result};
 use crate::pool::PageWriteGuard;
-use crate::wal::{LogRecord, LsnRange, TxnId};
+use crate::wal::{EncodedBatch, LogRecord, LsnRange, OpaqueKind, TxnId};
 
 /// Whether changes log a page image at the first change after a page was clean: the
 /// database's torn-page protection is `page-images` (under the doublewrite or `none`, no image
@@ -46,8 +47,18 @@ pub const SPARE_LIMIT: usize = 256 * 1024;
 #[derive(Default)]
 struct Buffers {
     pages: Vec<MtrPage>,
-    records: Vec<LogRecord>,
+    /// Always empty; kept for its capacity (see [`relabel`]).
+    guards: Vec<PageWriteGuard<'static>>,
+    records: EncodedBatch,
     rollback: RollbackLog,
+}
+
+/// The allocation of an empty vector as a vector of another element type of the same layout
+/// (here the same guard type with another lifetime): the standard library collects an
+/// iterator of a vector in place when the layouts match, so no allocation is made.
+fn relabel<T, U>(empty: Vec<T>) -> Vec<U> {
+    debug_assert!(empty.is_empty());
+    empty.into_iter().filter_map(|_| None).collect()
 }
 
 std::thread_local! {
@@ -71,7 +82,8 @@ pub struct Mtr<'a> {
     images: bool,
     pages: Vec<MtrPage>,
     guards: Vec<PageWriteGuard<'a>>,
-    records: Vec<LogRecord>,
+    /// The batch's records, encoded as they are added (sealed by the log at the append).
+    records: EncodedBatch,
     rollback: RollbackLog,
 }
 
@@ -83,7 +95,7 @@ impl std::fmt::Debug for Mtr<'_> {
                 "pages",
                 &self.pages.iter().map(|p| p.id).collect::<Vec<_>>(),
             )
-            .field("records", &self.records.len())
+            .field("records", &self.records.records())
             .finish_non_exhaustive()
     }
 }
@@ -100,7 +112,7 @@ impl<'a> Mtr<'a> {
             txn,
             images: log_page_images(db),
             pages: buffers.pages,
-            guards: Vec::with_capacity(4),
+            guards: relabel(buffers.guards),
             records: buffers.records,
             rollback: buffers.rollback,
         }
@@ -157,36 +169,55 @@ impl<'a> Mtr<'a> {
     /// # Errors
     /// The operation does not apply ([`crate::Error::CorruptPage`]); the page is unchanged.
     pub fn apply(&mut self, slot: Slot, op: &PageOp) -> Result<()> {
+        self.apply_op(slot, op)
+    }
+
+    /// [`Mtr::apply`] of an operation with operands of any byte type: a row change passes
+    /// its key and value borrowed (`PageOp<&[u8]>`), not copied.
+    ///
+    /// # Errors
+    /// As [`Mtr::apply`].
+    pub fn apply_op<B: AsRef<[u8]>>(&mut self, slot: Slot, op: &PageOp<B>) -> Result<()> {
         let page = &mut self.pages[slot];
         let guard = &mut self.guards[slot];
         if !page.changed {
             if self.images && !op.defines_page() && guard.oldest_modification() == 0 {
                 let image = op::image_of(page.id, guard.data())?;
-                self.records.push(LogRecord::PageOp {
-                    page: page.id,
-                    op: image.encode(),
-                });
+                self.records
+                    .push_opaque(OpaqueKind::PageOp, page.id, |out| {
+                        image.encode_into(out);
+                        true
+                    })
+                    .map_err(|err| unencodable(&err))?;
             }
             page.changed = true;
         }
         let mark = self.rollback.save(page.id, guard.data(), op);
-        if let Err(err) = op::apply(page.id, guard.data_mut(), op) {
+        let logged = op::apply_op(page.id, guard.data_mut(), op).and_then(|()| {
+            self.records
+                .push_opaque(OpaqueKind::PageOp, page.id, |out| {
+                    op.encode_into(out);
+                    true
+                })
+                .map_err(|err| unencodable(&err))
+        });
+        if let Err(err) = logged {
             self.rollback.rewind(mark, page.id, guard.data_mut());
             return Err(err);
         }
-        self.records.push(LogRecord::PageOp {
-            page: page.id,
-            op: op.encode(),
-        });
         Ok(())
     }
 
-    /// Adds an undo entry of the transaction to the batch.
-    pub fn undo(&mut self, body: Vec<u8>) {
-        self.records.push(LogRecord::Undo {
-            txn: self.txn,
-            body,
-        });
+    /// Adds an undo entry of the transaction to the batch: `write` appends its body to the
+    /// buffer it is given and returns `true`, or returns `false` for no entry.
+    ///
+    /// # Errors
+    /// The entry is larger than a log record can be; nothing is added then.
+    pub fn undo_with(&mut self, write: impl FnOnce(&mut Vec<u8>) -> bool) -> Result<()> {
+        self.records
+            .push_opaque(OpaqueKind::Undo, self.txn, write)
+            .map_err(|err| unencodable(&err))?;
+        Ok(())
     }
 
     /// Releases the latch of an unchanged page early.
@@ -218,8 +249,15 @@ impl<'a> Mtr<'a> {
             self.roll_back();
             return Ok(None);
         }
-        self.records.push(LogRecord::MtrEnd { txn: self.txn });
-        match self.db.append_mtr(&self.records, &mut self.guards) {
+        let appended = self
+            .records
+            .push(&LogRecord::MtrEnd { txn: self.txn })
+            .map_err(|err| unencodable(&err))
+            .and_then(|()| {
+                self.db
+                    .append_mtr_batch(&mut self.records, &mut self.guards)
+            });
+        match appended {
             Ok(range) => {
                 self.pages.clear();
                 Ok(Some(range))
@@ -254,13 +292,18 @@ impl Drop for Mtr<'_> {
         // Not committed: undo every change in memory (after a commit nothing is left).
         self.roll_back();
         self.records.clear();
-        if self.rollback.capacity() <= SPARE_LIMIT {
+        if self.rollback.capacity() <= SPARE_LIMIT && self.records.capacity() <= SPARE_LIMIT {
             let buffers = Buffers {
                 pages: std::mem::take(&mut self.pages),
+                guards: relabel(std::mem::take(&mut self.guards)),
                 records: std::mem::take(&mut self.records),
                 rollback: std::mem::take(&mut self.rollback),
             };
             SPARE.with(|spare| spare.set(Some(buffers)));
         }
     }
+}
+
+fn unencodable(err: &crate::wal::record::DecodeError) -> Error {
+    Error::InvalidArgument(format!("record cannot be encoded: {err}"))
 }

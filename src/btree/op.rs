@@ -55,9 +55,11 @@ const INIT_META: u8 = 11;
 const META_ALLOC: u8 = 12;
 const META_ADD_TREE: u8 = 13;
 
-/// One operation on one page.
+/// One operation on one page. The byte operands are `B`: owned (`Vec<u8>`, the default, what
+/// [`PageOp::decode`] gives) or borrowed (`&[u8]`, what a row change on the hot path builds
+/// from the caller's key and value without copying them); both encode and apply alike.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum PageOp {
+pub enum PageOp<B = Vec<u8>> {
     /// Formats an empty node.
     InitNode {
         /// Leaf or inner.
@@ -76,20 +78,20 @@ pub enum PageOp {
     /// A compact image: `head` is copied at offset 32, `tail` at `tail_at`, zeros elsewhere.
     Image {
         /// Bytes from offset 32 (node header and slots, or the meta page's used part).
-        head: Vec<u8>,
+        head: B,
         /// Where the tail goes (the node's `cell_start`).
         tail_at: u16,
         /// The bytes from `tail_at` to the page end.
-        tail: Vec<u8>,
+        tail: B,
     },
     /// Inserts a cell at `slot` (later slots shift right).
     Insert {
         /// Slot.
         slot: u16,
         /// Key.
-        key: Vec<u8>,
+        key: B,
         /// Payload (leaf value, or an inner child as 8 bytes).
-        payload: Vec<u8>,
+        payload: B,
     },
     /// Deletes the cell at `slot`.
     Delete {
@@ -101,7 +103,7 @@ pub enum PageOp {
         /// Slot.
         slot: u16,
         /// New payload.
-        payload: Vec<u8>,
+        payload: B,
     },
     /// Drops the cells from `from` to the end.
     Truncate {
@@ -149,7 +151,7 @@ pub enum PageOp {
     /// Appends a catalog entry.
     MetaAddTree {
         /// Name.
-        name: Vec<u8>,
+        name: B,
         /// Root page.
         root: PageId,
     },
@@ -164,11 +166,17 @@ fn put_bytes(out: &mut Vec<u8>, bytes: &[u8]) {
     out.extend_from_slice(bytes);
 }
 
-impl PageOp {
+impl<B: AsRef<[u8]>> PageOp<B> {
     /// Encodes the operation.
     #[must_use]
     pub fn encode(&self) -> Vec<u8> {
         let mut out = Vec::with_capacity(32);
+        self.encode_into(&mut out);
+        out
+    }
+
+    /// Appends the encoding ([`PageOp::encode`]) to `out`.
+    pub fn encode_into(&self, out: &mut Vec<u8>) {
         match self {
             PageOp::InitNode {
                 leaf,
@@ -192,15 +200,15 @@ impl PageOp {
                 tail,
             } => {
                 out.push(IMAGE);
-                put_bytes(&mut out, head);
+                put_bytes(out, head.as_ref());
                 out.extend_from_slice(&tail_at.to_le_bytes());
-                put_bytes(&mut out, tail);
+                put_bytes(out, tail.as_ref());
             }
             PageOp::Insert { slot, key, payload } => {
                 out.push(INSERT);
                 out.extend_from_slice(&slot.to_le_bytes());
-                put_bytes(&mut out, key);
-                put_bytes(&mut out, payload);
+                put_bytes(out, key.as_ref());
+                put_bytes(out, payload.as_ref());
             }
             PageOp::Delete { slot } => {
                 out.push(DELETE);
@@ -209,7 +217,7 @@ impl PageOp {
             PageOp::Replace { slot, payload } => {
                 out.push(REPLACE);
                 out.extend_from_slice(&slot.to_le_bytes());
-                put_bytes(&mut out, payload);
+                put_bytes(out, payload.as_ref());
             }
             PageOp::Truncate { from } => {
                 out.push(TRUNCATE);
@@ -249,24 +257,10 @@ impl PageOp {
             }
             PageOp::MetaAddTree { name, root } => {
                 out.push(META_ADD_TREE);
-                put_bytes(&mut out, name);
+                put_bytes(out, name.as_ref());
                 out.extend_from_slice(&root.to_le_bytes());
             }
         }
-        out
-    }
-
-    /// Decodes an operation; the whole input must be consumed.
-    ///
-    /// # Errors
-    /// [`Error::CorruptLog`] for malformed bytes (never panics).
-    pub fn decode(bytes: &[u8]) -> Result<PageOp> {
-        let mut reader = Reader { bytes, at: 0 };
-        let op = reader.op()?;
-        if reader.at != bytes.len() {
-            return Err(bad_op("trailing bytes"));
-        }
-        Ok(op)
     }
 
     /// Whether the operation sets the whole page (no need to read the old page).
@@ -279,6 +273,21 @@ impl PageOp {
                 | PageOp::InitFree { .. }
                 | PageOp::InitMeta { .. }
         )
+    }
+}
+
+impl PageOp {
+    /// Decodes an operation; the whole input must be consumed.
+    ///
+    /// # Errors
+    /// [`Error::CorruptLog`] for malformed bytes (never panics).
+    pub fn decode(bytes: &[u8]) -> Result<PageOp> {
+        let mut reader = Reader { bytes, at: 0 };
+        let op = reader.op()?;
+        if reader.at != bytes.len() {
+            return Err(bad_op("trailing bytes"));
+        }
+        Ok(op)
     }
 }
 
@@ -395,6 +404,14 @@ fn set_u64(page: &mut [u8], at: usize, value: u64) {
 /// [`Error::CorruptPage`] when the page is not what the operation needs or the operation
 /// does not fit it.
 pub fn apply(id: PageId, page: &mut [u8], op: &PageOp) -> Result<()> {
+    apply_op(id, page, op)
+}
+
+/// [`apply`] for an operation with operands of any byte type (e.g. borrowed).
+///
+/// # Errors
+/// As [`apply`].
+pub fn apply_op<B: AsRef<[u8]>>(id: PageId, page: &mut [u8], op: &PageOp<B>) -> Result<()> {
     match op {
         PageOp::InitNode {
             leaf,
@@ -422,12 +439,20 @@ pub fn apply(id: PageId, page: &mut [u8], op: &PageOp) -> Result<()> {
             head,
             tail_at,
             tail,
-        } => apply_image(id, page, head, usize::from(*tail_at), tail),
+        } => apply_image(
+            id,
+            page,
+            head.as_ref(),
+            usize::from(*tail_at),
+            tail.as_ref(),
+        ),
         PageOp::Insert { slot, key, payload } => {
-            insert_cell(id, page, usize::from(*slot), key, payload)
+            insert_cell(id, page, usize::from(*slot), key.as_ref(), payload.as_ref())
         }
         PageOp::Delete { slot } => delete_cell(id, page, usize::from(*slot)),
-        PageOp::Replace { slot, payload } => replace_payload(id, page, usize::from(*slot), payload),
+        PageOp::Replace { slot, payload } => {
+            replace_payload(id, page, usize::from(*slot), payload.as_ref())
+        }
         PageOp::Truncate { from } => truncate(id, page, usize::from(*from)),
         PageOp::SetLinks { left, right } => {
             NodeRef::new(id, page)?;
@@ -470,7 +495,7 @@ pub fn apply(id: PageId, page: &mut [u8], op: &PageOp) -> Result<()> {
             set_u64(page, FREE_COUNT_AT, *free_count);
             Ok(())
         }
-        PageOp::MetaAddTree { name, root } => add_tree(id, page, name, *root),
+        PageOp::MetaAddTree { name, root } => add_tree(id, page, name.as_ref(), *root),
     }
 }
 

@@ -128,7 +128,7 @@ fn insert_ranges(
 
 /// The byte ranges of `page` that `op` may write (a superset; see the module docs).
 #[must_use]
-pub fn touched(page: &[u8], op: &PageOp) -> Touched {
+pub fn touched<B: AsRef<[u8]>>(page: &[u8], op: &PageOp<B>) -> Touched {
     let size = page.len();
     if size <= SLOTS_AT {
         return Touched::whole(size);
@@ -154,7 +154,7 @@ pub fn touched(page: &[u8], op: &PageOp) -> Touched {
     let mut touched = Touched::new();
     match op {
         PageOp::Insert { slot, key, payload } => {
-            let cell_len = CELL_OVERHEAD + key.len() + payload.len();
+            let cell_len = CELL_OVERHEAD + key.as_ref().len() + payload.as_ref().len();
             return insert_ranges(size, count, cell_start, usize::from(*slot), cell_len);
         }
         PageOp::Delete { slot } => {
@@ -176,6 +176,7 @@ pub fn touched(page: &[u8], op: &PageOp) -> Touched {
             let Some((offset, key_len, old_len)) = cell_at(page, count, slot) else {
                 return Touched::whole(size);
             };
+            let payload = payload.as_ref();
             if old_len == payload.len() {
                 let at = offset + CELL_OVERHEAD + key_len;
                 touched.push(at..at + old_len);
@@ -222,7 +223,7 @@ impl RollbackLog {
 
     /// Saves the bytes `op` may write on `data`, the bytes of `page`; returns a mark for
     /// [`RollbackLog::rewind`].
-    pub fn save(&mut self, page: PageId, data: &[u8], op: &PageOp) -> Mark {
+    pub fn save<B: AsRef<[u8]>>(&mut self, page: PageId, data: &[u8], op: &PageOp<B>) -> Mark {
         let mark = Mark {
             saved: self.saved.len(),
             arena: self.arena.len(),
@@ -408,7 +409,7 @@ mod tests {
         let mut log = RollbackLog::new();
         log.save(0, &page, &same_size);
         assert_eq!(log.saved_bytes(), 100);
-        let delete_last = PageOp::Delete { slot: 49 };
+        let delete_last: PageOp = PageOp::Delete { slot: 49 };
         let mut log = RollbackLog::new();
         log.save(0, &page, &delete_last);
         assert_eq!(log.saved_bytes(), 40 + 2);
@@ -428,7 +429,7 @@ mod tests {
         log.save(1, &page, &first);
         op::apply(1, &mut page, &first).unwrap();
         let after_first = page.clone();
-        let second = PageOp::Delete { slot: 0 };
+        let second: PageOp = PageOp::Delete { slot: 0 };
         let mark = log.save(1, &page, &second);
         op::apply(1, &mut page, &second).unwrap();
         log.rewind(mark, 1, &mut page);

@@ -21,8 +21,78 @@ use super::op::{self, PageOp};
 use super::{Tree, TreeStore, empty_leaf};
 use crate::error::{PageId, Result};
 
-/// A cell: key and payload (value, or child id as 8 bytes).
-type Cell = (Vec<u8>, Vec<u8>);
+/// Cells (key and payload: a value, or a child id as 8 bytes) back to back in one buffer, so
+/// that planning a split copies a node's cells with two allocations, not two per cell.
+#[derive(Debug, Clone, Default)]
+struct Cells {
+    bytes: Vec<u8>,
+    /// Per cell: where its key ends (and its payload starts) and where its payload ends.
+    ends: Vec<(usize, usize)>,
+}
+
+impl Cells {
+    fn with_capacity(cells: usize, bytes: usize) -> Self {
+        Cells {
+            bytes: Vec::with_capacity(bytes),
+            ends: Vec::with_capacity(cells),
+        }
+    }
+
+    fn push(&mut self, key: &[u8], payload: &[u8]) {
+        self.bytes.extend_from_slice(key);
+        let key_end = self.bytes.len();
+        self.bytes.extend_from_slice(payload);
+        self.ends.push((key_end, self.bytes.len()));
+    }
+
+    fn len(&self) -> usize {
+        self.ends.len()
+    }
+
+    fn is_empty(&self) -> bool {
+        self.ends.is_empty()
+    }
+
+    fn start(&self, index: usize) -> usize {
+        if index == 0 {
+            0
+        } else {
+            self.ends[index - 1].1
+        }
+    }
+
+    /// Key and payload of cell `index`.
+    fn get(&self, index: usize) -> (&[u8], &[u8]) {
+        let (key_end, end) = self.ends[index];
+        (
+            &self.bytes[self.start(index)..key_end],
+            &self.bytes[key_end..end],
+        )
+    }
+
+    fn iter(&self) -> impl Iterator<Item = (&[u8], &[u8])> + '_ {
+        (0..self.len()).map(|index| self.get(index))
+    }
+
+    /// A copy of the cells `range`.
+    fn slice(&self, range: std::ops::Range<usize>) -> Cells {
+        let from = self.start(range.start);
+        let to = self.start(range.end);
+        Cells {
+            bytes: self.bytes[from..to].to_vec(),
+            ends: self.ends[range]
+                .iter()
+                .map(|&(key_end, end)| (key_end - from, end - from))
+                .collect(),
+        }
+    }
+
+    fn extend(&mut self, other: &Cells) {
+        for (key, payload) in other.iter() {
+            self.push(key, payload);
+        }
+    }
+}
 
 /// A page a plan refers to: an existing one or the n-th page it allocates.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -48,7 +118,7 @@ struct Content {
     right: PageRef,
     leftmost: PageRef,
     /// Cells; inner cells whose child is a new page carry it in `new_children`.
-    cells: Vec<Cell>,
+    cells: Cells,
     /// (cell index, new page index) for inner cells pointing at new pages.
     new_children: Vec<(usize, usize)>,
 }
@@ -59,16 +129,16 @@ pub fn is_underfull(node: &NodeRef<'_>) -> bool {
     node.used_space() < (node.bytes().len() - SLOTS_AT) / 4
 }
 
-fn cells_of(node: &NodeRef<'_>) -> Result<Vec<Cell>> {
-    (0..node.count())
-        .map(|slot| {
-            node.cell(slot)
-                .map(|(key, payload)| (key.to_vec(), payload.to_vec()))
-        })
-        .collect()
+fn cells_of(node: &NodeRef<'_>) -> Result<Cells> {
+    let mut cells = Cells::with_capacity(node.count(), node.bytes().len());
+    for slot in 0..node.count() {
+        let (key, payload) = node.cell(slot)?;
+        cells.push(key, payload);
+    }
+    Ok(cells)
 }
 
-fn bytes_of(cells: &[Cell]) -> usize {
+fn bytes_of(cells: &Cells) -> usize {
     cells
         .iter()
         .map(|(key, payload)| cell_footprint(key.len(), payload.len()))
@@ -77,7 +147,7 @@ fn bytes_of(cells: &[Cell]) -> usize {
 
 /// The first index where the cells before it hold at least half the bytes, within
 /// `low..=high`.
-fn middle(cells: &[Cell], low: usize, high: usize) -> usize {
+fn middle(cells: &Cells, low: usize, high: usize) -> usize {
     let half = bytes_of(cells) / 2;
     let mut sum = 0;
     for (index, (key, payload)) in cells.iter().enumerate() {
@@ -110,16 +180,20 @@ fn build_image(
         },
     )?;
     for (slot, (key, payload)) in content.cells.iter().enumerate() {
+        let child;
         let payload = match content.new_children.iter().find(|(cell, _)| *cell == slot) {
-            Some((_, index)) => new_pages[*index].to_le_bytes().to_vec(),
-            None => payload.clone(),
+            Some((_, index)) => {
+                child = new_pages[*index].to_le_bytes();
+                &child[..]
+            }
+            None => payload,
         };
-        op::apply(
+        op::apply_op(
             0,
             &mut scratch,
             &PageOp::Insert {
                 slot: slot as u16,
-                key: key.clone(),
+                key,
                 payload,
             },
         )?;
@@ -253,17 +327,14 @@ fn plan_split(
     let count = cells.len();
     // Appending past the last key (or before the first) splits off one cell: sequential
     // inserts then leave full pages behind (InnoDB's insert-position heuristic).
-    let at = if cells.last().is_some_and(|(last, _)| key > last.as_slice()) {
+    let at = if count > 0 && key > cells.get(count - 1).0 {
         count - 1
-    } else if cells
-        .first()
-        .is_some_and(|(first, _)| key < first.as_slice())
-    {
+    } else if count > 0 && key < cells.get(0).0 {
         1
     } else {
         middle(&cells, 1, count - 1)
     };
-    let separator = cells[at].0.clone();
+    let separator = cells.get(at).0.to_vec();
     let is_root = leaf == tree.root;
     let (left_ref, right_ref) = if is_root {
         plan.new_pages = 2;
@@ -280,7 +351,7 @@ fn plan_split(
             left: PageRef::Old(if is_root { 0 } else { node.left() }),
             right: right_ref,
             leftmost: PageRef::Old(0),
-            cells: cells[..at].to_vec(),
+            cells: cells.slice(0..at),
             new_children: Vec::new(),
         },
     ));
@@ -291,7 +362,7 @@ fn plan_split(
             left: left_ref,
             right: PageRef::Old(old_right),
             leftmost: PageRef::Old(0),
-            cells: cells[at..].to_vec(),
+            cells: cells.slice(at..count),
             new_children: Vec::new(),
         },
     ));
@@ -334,7 +405,11 @@ fn root_content(level: u8, left: PageRef, separator: &[u8]) -> Content {
         left: PageRef::Old(0),
         right: PageRef::Old(0),
         leftmost: left,
-        cells: vec![(separator.to_vec(), vec![0; CHILD_SIZE])],
+        cells: {
+            let mut cells = Cells::default();
+            cells.push(separator, &[0; CHILD_SIZE]);
+            cells
+        },
         new_children: vec![(0, 1)],
     }
 }
@@ -357,10 +432,10 @@ fn split_inner(
         })
         .collect::<Result<_>>()?;
     entries.insert(step.index, carry);
-    let cells: Vec<Cell> = entries
-        .iter()
-        .map(|(key, _)| (key.clone(), vec![0; CHILD_SIZE]))
-        .collect();
+    let mut cells = Cells::default();
+    for (key, _) in &entries {
+        cells.push(key, &[0; CHILD_SIZE]);
+    }
     let mid = middle(&cells, 1, entries.len() - 2);
     let is_root = step.page == tree.root;
     let first_new = plan.new_pages;
@@ -378,18 +453,18 @@ fn split_inner(
             left: PageRef::Old(0),
             right: PageRef::Old(0),
             leftmost,
-            cells: Vec::with_capacity(part.len()),
+            cells: Cells::default(),
             new_children: Vec::new(),
         };
         for (index, (key, child)) in part.iter().enumerate() {
             let payload = match child {
-                PageRef::Old(page) => page.to_le_bytes().to_vec(),
+                PageRef::Old(page) => page.to_le_bytes(),
                 PageRef::New(new) => {
                     content.new_children.push((index, *new));
-                    vec![0; CHILD_SIZE]
+                    [0; CHILD_SIZE]
                 }
             };
-            content.cells.push((key.clone(), payload));
+            content.cells.push(key, &payload);
         }
         content
     };
@@ -553,7 +628,7 @@ fn shrink_leaf(store: &TreeStore, tree: &Tree, key: &[u8]) -> Result<()> {
         let left = TreeStore::node(tree, victim_links.0, mtr.data(slot), Some(0))?;
         if removal.into.is_some() {
             let mut cells = cells_of(&left)?;
-            cells.extend(victim_cells);
+            cells.extend(&victim_cells);
             let content = Content {
                 level: 0,
                 left: PageRef::Old(left.left()),

@@ -431,13 +431,32 @@ impl Database {
         records: &[LogRecord],
         pages: &mut Vec<PageWriteGuard<'_>>,
     ) -> Result<LsnRange> {
+        let mut batch = crate::wal::EncodedBatch::new();
+        for record in records {
+            batch
+                .push(record)
+                .map_err(|e| Error::InvalidArgument(format!("record cannot be encoded: {e}")))?;
+        }
+        self.append_mtr_batch(&mut batch, pages)
+    }
+
+    /// [`Database::append_mtr`] of records already encoded into `batch` (ending in
+    /// `MtrEnd`), which a mini-transaction fills as it goes and reuses: no buffer per record.
+    ///
+    /// # Errors
+    /// As [`Database::append_mtr`].
+    pub fn append_mtr_batch(
+        &self,
+        batch: &mut crate::wal::EncodedBatch,
+        pages: &mut Vec<PageWriteGuard<'_>>,
+    ) -> Result<LsnRange> {
         assert!(
-            matches!(records.last(), Some(LogRecord::MtrEnd { .. })),
+            batch.ends_with_mtr_end(),
             "a mini-transaction batch ends with its terminator"
         );
         self.shared.check_usable()?;
         let bound = self.shared.register_in_flight();
-        let range = match self.shared.wal.append_range(records) {
+        let range = match self.shared.wal.append_batch(batch) {
             Ok(range) => range,
             Err(err) => {
                 self.shared.withdraw_in_flight(bound);

@@ -51,7 +51,7 @@ use crate::page::Lsn;
 use crate::pool::{PoolConfig, Scheme};
 use crate::wal::{LogRecord, TxnId, WalConfig};
 use lock::{HeldLocks, LockManager, Mode, TryLock};
-use undo::UndoEntry;
+use undo::{UndoEntry, UndoList};
 
 /// Range of the random pause (microseconds) of a conflict victim before it returns.
 const CONFLICT_BACKOFF_US: std::ops::Range<u64> = 200..3000;
@@ -261,7 +261,8 @@ impl KvStore {
             kv: self,
             id: self.store.database().next_txn_id(),
             locks: HeldLocks::take_spare(),
-            undo: Vec::new(),
+            undo: UndoList::default(),
+            scan_batch: ScanBatch::default(),
             registered: None,
             state: State::Active,
             failure: None,
@@ -271,7 +272,10 @@ impl KvStore {
     /// Applies `entries` (index, entry), newest first, each with its compensation.
     fn roll_back(&self, txn: TxnId, entries: &[(u32, UndoEntry)]) -> Result<()> {
         for (index, entry) in entries {
-            let mut compensate = |_: Option<&[u8]>| Some(undo::compensation(*index));
+            let mut compensate = |_: Option<&[u8]>, out: &mut Vec<u8>| {
+                undo::encode_compensation(*index, out);
+                true
+            };
             match &entry.before {
                 Some(value) => {
                     self.store
@@ -339,7 +343,11 @@ pub struct Transaction<'k> {
     id: TxnId,
     /// The key locks held (buffers reused from the thread's previous transaction).
     locks: HeldLocks,
-    undo: Vec<UndoEntry>,
+    /// The forward undo entries of the changes logged so far (the thread's spare buffers,
+    /// taken at the first change: a read-only transaction does not touch them).
+    undo: UndoList,
+    /// The pairs of a scan's current round (buffers reused).
+    scan_batch: ScanBatch,
     /// The in-flight bound registered at the first change.
     registered: Option<Lsn>,
     state: State,
@@ -429,16 +437,12 @@ impl Transaction<'_> {
 
     /// Undoes every change, logs the abort record, releases everything.
     fn finish_rollback(&mut self) -> Result<()> {
-        let entries: Vec<(u32, UndoEntry)> = self
-            .undo
-            .drain(..)
-            .enumerate()
-            .rev()
-            .map(|(index, entry)| (index as u32, entry))
-            .collect();
         let mut result = Ok(());
-        if !entries.is_empty() {
-            result = self.kv.roll_back(self.id, &entries).and_then(|()| {
+        if !self.undo.is_empty() {
+            // Decoding the list's own bodies cannot fail; a failure is handled as one of the
+            // rollback (the transaction stays a loser for recovery).
+            result = self.undo.newest_first().and_then(|entries| {
+                self.kv.roll_back(self.id, &entries)?;
                 self.kv
                     .store
                     .database()
@@ -446,6 +450,7 @@ impl Transaction<'_> {
                     .append(&[LogRecord::TxnAbort { txn: self.id }])
                     .map(|_| ())
             });
+            self.undo.clear();
             if let Err(err) = &result {
                 self.kv.fail(err);
                 self.keep_registered_as_loser();
@@ -478,39 +483,38 @@ impl Transaction<'_> {
         self.kv.store.tree(tree)?;
         self.lock(tree, key, Mode::Exclusive)?;
         self.register();
-        let mut captured: Option<UndoEntry> = None;
+        if !self.undo.has_buffers() {
+            self.undo = UndoList::take_spare();
+        }
+        let kv = self.kv;
+        let id = self.id;
+        let undo_list = &mut self.undo;
         let mut underfull = false;
-        let mut make_undo = |before: Option<&[u8]>| {
-            let entry = UndoEntry {
-                tree,
-                key: key.to_vec(),
-                before: before.map(<[u8]>::to_vec),
-            };
-            let body = entry.encode();
-            captured = Some(entry);
-            Some(body)
+        let mut make_undo = |before: Option<&[u8]>, out: &mut Vec<u8>| {
+            out.extend_from_slice(undo_list.stage(tree, key, before));
+            true
         };
         // The undo entry joins the list exactly when its row change reached the log (an
         // error from `put` or `delete_row` means nothing was logged): the rollback of a
         // failure that comes after the change, such as the merge of a leaf a delete left
         // underfull, must undo it too, or the abort record seals a partial transaction.
-        let before = match value {
-            Some(value) => self
-                .kv
+        let changed = match value {
+            Some(value) => kv.store.put(tree, key, value, id, &mut make_undo),
+            None => kv
                 .store
-                .put(tree, key, value, self.id, &mut make_undo)?,
-            None => self
-                .kv
-                .store
-                .delete_row(tree, key, self.id, &mut make_undo)?
+                .delete_row(tree, key, id, &mut make_undo)
                 .map(|removed| {
-                    underfull = removed.underfull;
-                    removed.before
+                    removed.map(|removed| {
+                        underfull = removed.underfull;
+                        removed.before
+                    })
                 }),
         };
-        if let Some(entry) = captured {
-            self.undo.push(entry);
+        match &changed {
+            Ok(_) => self.undo.keep_staged(),
+            Err(_) => self.undo.drop_staged(),
         }
+        let before = changed?;
         if underfull {
             self.kv.store.shrink_after_delete(tree, key)?;
         }
@@ -520,16 +524,16 @@ impl Transaction<'_> {
     /// One round of a scan: pairs copied under leaf latches from `start`; returns the pairs,
     /// the key the scan paused at (a lock to wait for), and whether it stopped because the
     /// batch was full.
-    #[allow(clippy::type_complexity)]
     fn scan_round(
         &mut self,
+        batch: &mut ScanBatch,
         tree: TreeId,
         start: Bound<&[u8]>,
         end: Bound<&[u8]>,
         direction: Direction,
         want: usize,
-    ) -> Result<(Vec<(Vec<u8>, Vec<u8>)>, Option<Vec<u8>>, bool)> {
-        let mut batch: Vec<(Vec<u8>, Vec<u8>)> = Vec::new();
+    ) -> Result<(Option<Vec<u8>>, bool)> {
+        batch.clear();
         let mut full = false;
         let id = self.id;
         let manager = &self.kv.locks;
@@ -549,11 +553,11 @@ impl Transaction<'_> {
                 }
                 locks.insert(hash, tree, key, Mode::Shared);
             }
-            batch.push((key.to_vec(), value.to_vec()));
+            batch.push(key, value);
             Visit::Continue
         };
         let paused = self.kv.store.scan(tree, start, direction, &mut visit)?;
-        Ok((batch, paused, full))
+        Ok((paused, full))
     }
 
     /// A scan's statement body ([`KvTxn::scan`] runs it through `statement`).
@@ -573,6 +577,23 @@ impl Transaction<'_> {
             Direction::Forward => range,
             Direction::Backward => (range.1, range.0),
         };
+        let mut batch = std::mem::take(&mut self.scan_batch);
+        let result = self.scan_rounds(&mut batch, tree, (near, far), direction, limit, visit);
+        self.scan_batch = batch;
+        result
+    }
+
+    /// The rounds of a scan from `near` to `far` (in `direction`), each copying pairs into
+    /// `batch` under leaf latches and handing them to `visit` with no latch held.
+    fn scan_rounds(
+        &mut self,
+        batch: &mut ScanBatch,
+        tree: TreeId,
+        (near, far): KeyRange<'_>,
+        direction: Direction,
+        limit: usize,
+        visit: &mut dyn FnMut(&[u8], &[u8]) -> bool,
+    ) -> Result<()> {
         let mut position: Bound<Vec<u8>> = near.map(<[u8]>::to_vec);
         let mut delivered = 0;
         // Bound: every round moves the position strictly past at least one key, or waits for
@@ -580,9 +601,8 @@ impl Transaction<'_> {
         for _ in 0..usize::MAX {
             let want = limit - delivered;
             let start = position.as_ref().map(Vec::as_slice);
-            let (batch, paused, full) = self.scan_round(tree, start, far, direction, want)?;
-            let last = batch.last().map(|(key, _)| key.clone());
-            for (key, value) in &batch {
+            let (paused, full) = self.scan_round(batch, tree, start, far, direction, want)?;
+            for (key, value) in batch.pairs() {
                 delivered += 1;
                 if !visit(key, value) || delivered >= limit {
                     return Ok(());
@@ -592,8 +612,8 @@ impl Transaction<'_> {
                 self.lock(tree, &key, Mode::Shared)?;
                 position = Bound::Included(key);
             } else if full {
-                match last {
-                    Some(key) => position = Bound::Excluded(key),
+                match batch.last_key() {
+                    Some(key) => position = Bound::Excluded(key.to_vec()),
                     None => return Ok(()),
                 }
             } else {
@@ -601,6 +621,51 @@ impl Transaction<'_> {
             }
         }
         Ok(())
+    }
+}
+
+/// The pairs one round of a scan copied, back to back in one buffer that the transaction
+/// reuses from round to round and statement to statement (no allocation per pair).
+#[derive(Debug, Default)]
+struct ScanBatch {
+    bytes: Vec<u8>,
+    /// Per pair: where its key ends (and its value starts) and where its value ends.
+    ends: Vec<(usize, usize)>,
+}
+
+impl ScanBatch {
+    fn clear(&mut self) {
+        self.bytes.clear();
+        self.ends.clear();
+    }
+
+    fn len(&self) -> usize {
+        self.ends.len()
+    }
+
+    fn push(&mut self, key: &[u8], value: &[u8]) {
+        self.bytes.extend_from_slice(key);
+        let key_end = self.bytes.len();
+        self.bytes.extend_from_slice(value);
+        self.ends.push((key_end, self.bytes.len()));
+    }
+
+    fn pairs(&self) -> impl Iterator<Item = (&[u8], &[u8])> + '_ {
+        let mut start = 0;
+        self.ends.iter().map(move |&(key_end, end)| {
+            let pair = (&self.bytes[start..key_end], &self.bytes[key_end..end]);
+            start = end;
+            pair
+        })
+    }
+
+    fn last_key(&self) -> Option<&[u8]> {
+        let (key_end, _) = *self.ends.last()?;
+        let start = match self.ends.len() {
+            1 => 0,
+            n => self.ends[n - 2].1,
+        };
+        Some(&self.bytes[start..key_end])
     }
 }
 
@@ -616,10 +681,12 @@ fn within(key: &[u8], end: Bound<&[u8]>, direction: Direction) -> bool {
 }
 
 fn empty_range(range: KeyRange<'_>) -> bool {
-    let key = |bound: Bound<&[u8]>| match bound {
-        Bound::Included(key) | Bound::Excluded(key) => Some(key.to_vec()),
-        Bound::Unbounded => None,
-    };
+    fn key(bound: Bound<&[u8]>) -> Option<&[u8]> {
+        match bound {
+            Bound::Included(key) | Bound::Excluded(key) => Some(key),
+            Bound::Unbounded => None,
+        }
+    }
     match (key(range.0), key(range.1)) {
         (Some(low), Some(high)) => {
             low > high
@@ -715,6 +782,9 @@ impl Drop for Transaction<'_> {
             self.kv.locks.release_all(self.id, &self.locks);
         }
         std::mem::take(&mut self.locks).recycle();
+        if self.undo.has_buffers() {
+            std::mem::take(&mut self.undo).recycle();
+        }
     }
 }
 

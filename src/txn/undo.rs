@@ -1,5 +1,5 @@
 //! Undo entries: the body of `Undo` log records (opaque to the log) and the in-memory undo list
-//! of a transaction.
+//! of a transaction ([`UndoList`]: the same bodies, back to back in one reused buffer).
 //!
 //! ```text
 //! forward entry (kind 1)                       compensation (kind 2)
@@ -47,27 +47,144 @@ impl UndoEntry {
     pub fn encode(&self) -> Vec<u8> {
         let before_len = self.before.as_ref().map_or(0, Vec::len);
         let mut out = Vec::with_capacity(12 + self.key.len() + before_len);
-        out.push(FORWARD);
-        out.extend_from_slice(&self.tree.to_le_bytes());
-        out.extend_from_slice(&(self.key.len() as u16).to_le_bytes());
-        out.extend_from_slice(&self.key);
-        match &self.before {
-            Some(value) => {
-                out.push(1);
-                out.extend_from_slice(&(value.len() as u32).to_le_bytes());
-                out.extend_from_slice(value);
-            }
-            None => out.push(0),
-        }
+        encode_forward(self.tree, &self.key, self.before.as_deref(), &mut out);
         out
+    }
+}
+
+/// Appends the forward `Undo` body of a change of `key` in `tree` whose value was `before`.
+pub fn encode_forward(tree: TreeId, key: &[u8], before: Option<&[u8]>, out: &mut Vec<u8>) {
+    out.push(FORWARD);
+    out.extend_from_slice(&tree.to_le_bytes());
+    out.extend_from_slice(&(key.len() as u16).to_le_bytes());
+    out.extend_from_slice(key);
+    match before {
+        Some(value) => {
+            out.push(1);
+            out.extend_from_slice(&(value.len() as u32).to_le_bytes());
+            out.extend_from_slice(value);
+        }
+        None => out.push(0),
+    }
+}
+
+/// Appends the body of a compensation for forward entry `index`.
+pub fn encode_compensation(index: u32, out: &mut Vec<u8>) {
+    out.push(COMPENSATION);
+    out.extend_from_slice(&index.to_le_bytes());
+}
+
+/// Largest key-and-value bytes of an undo list kept for the thread's next transaction.
+const SPARE_MAX_BYTES: usize = 256 * 1024;
+
+std::thread_local! {
+    /// The buffers of this thread's last transaction's undo list.
+    static SPARE: std::cell::Cell<Option<UndoList>> = const { std::cell::Cell::new(None) };
+}
+
+/// The in-memory undo list of a transaction: its forward entries in order, as their encoded
+/// `Undo` bodies (the bytes logged) back to back in one buffer, so that a row change adds no
+/// allocation once the buffer has grown. An entry is first *staged* (encoded at the end),
+/// then kept once its row change reached the log, or dropped. The buffers go back to the
+/// thread for its next transaction ([`UndoList::recycle`]).
+#[derive(Debug, Default)]
+pub struct UndoList {
+    bytes: Vec<u8>,
+    /// The end of each kept entry in `bytes`.
+    ends: Vec<usize>,
+}
+
+impl UndoList {
+    /// The calling thread's spare (empty, with its buffers' capacity), or a new one.
+    #[must_use]
+    pub fn take_spare() -> UndoList {
+        SPARE
+            .try_with(std::cell::Cell::take)
+            .ok()
+            .flatten()
+            .unwrap_or_default()
+    }
+
+    /// Empties this and keeps its buffers as the calling thread's spare (not when they grew
+    /// past 256 KiB; nor while the thread is exiting).
+    pub fn recycle(mut self) {
+        if self.bytes.capacity() > SPARE_MAX_BYTES {
+            return;
+        }
+        self.clear();
+        let _ = SPARE.try_with(|spare| spare.set(Some(self)));
+    }
+
+    /// Whether the list has buffers (a new list has none until [`UndoList::take_spare`] or
+    /// its first entry).
+    #[must_use]
+    pub fn has_buffers(&self) -> bool {
+        self.bytes.capacity() > 0
+    }
+
+    /// Whether no entry is kept.
+    #[must_use]
+    pub fn is_empty(&self) -> bool {
+        self.ends.is_empty()
+    }
+
+    /// Entries kept.
+    #[must_use]
+    pub fn len(&self) -> usize {
+        self.ends.len()
+    }
+
+    /// Forgets every entry (the buffers stay).
+    pub fn clear(&mut self) {
+        self.bytes.clear();
+        self.ends.clear();
+    }
+
+    /// Encodes the forward entry of a change of `key` in `tree` whose value was `before` as
+    /// the staged entry (replacing one staged before) and returns its body.
+    pub fn stage(&mut self, tree: TreeId, key: &[u8], before: Option<&[u8]>) -> &[u8] {
+        self.drop_staged();
+        let start = self.bytes.len();
+        encode_forward(tree, key, before, &mut self.bytes);
+        &self.bytes[start..]
+    }
+
+    /// Keeps the staged entry (its change reached the log); no-op when none is staged.
+    pub fn keep_staged(&mut self) {
+        if self.bytes.len() > self.ends.last().copied().unwrap_or(0) {
+            self.ends.push(self.bytes.len());
+        }
+    }
+
+    /// Drops the staged entry, if any.
+    pub fn drop_staged(&mut self) {
+        self.bytes.truncate(self.ends.last().copied().unwrap_or(0));
+    }
+
+    /// The kept entries with their indexes, newest first (what a rollback applies).
+    ///
+    /// # Errors
+    /// A malformed body (never: the bodies were encoded here).
+    pub fn newest_first(&self) -> Result<Vec<(u32, UndoEntry)>> {
+        let mut entries = Vec::with_capacity(self.ends.len());
+        let mut start = 0;
+        for (index, &end) in self.ends.iter().enumerate() {
+            match decode(&self.bytes[start..end])? {
+                UndoRecord::Forward(entry) => entries.push((index as u32, entry)),
+                UndoRecord::Compensation(_) => return Err(bad("a compensation in a forward list")),
+            }
+            start = end;
+        }
+        entries.reverse();
+        Ok(entries)
     }
 }
 
 /// Encodes a compensation for forward entry `index`.
 #[must_use]
 pub fn compensation(index: u32) -> Vec<u8> {
-    let mut out = vec![COMPENSATION];
-    out.extend_from_slice(&index.to_le_bytes());
+    let mut out = Vec::with_capacity(5);
+    encode_compensation(index, &mut out);
     out
 }
 
@@ -171,5 +288,53 @@ mod tests {
         let bodies = vec![entries[0].encode(), entries[1].encode(), compensation(1)];
         let left = remaining(&bodies).unwrap();
         assert_eq!(left, vec![(0, entries[0].clone())]);
+    }
+
+    #[test]
+    fn an_undo_list_keeps_only_the_entries_kept_and_gives_them_newest_first() {
+        let mut list = UndoList::default();
+        let body = list.stage(3, b"a", Some(b"old")).to_vec();
+        assert_eq!(
+            body,
+            UndoEntry {
+                tree: 3,
+                key: b"a".to_vec(),
+                before: Some(b"old".to_vec())
+            }
+            .encode()
+        );
+        list.keep_staged();
+        list.stage(3, b"dropped", None);
+        list.drop_staged();
+        list.stage(4, b"replaced", None);
+        list.stage(4, b"b", None);
+        list.keep_staged();
+        list.keep_staged();
+        assert_eq!(list.len(), 2);
+        let entries = list.newest_first().unwrap();
+        assert_eq!(
+            entries,
+            vec![
+                (
+                    1,
+                    UndoEntry {
+                        tree: 4,
+                        key: b"b".to_vec(),
+                        before: None
+                    }
+                ),
+                (
+                    0,
+                    UndoEntry {
+                        tree: 3,
+                        key: b"a".to_vec(),
+                        before: Some(b"old".to_vec())
+                    }
+                ),
+            ]
+        );
+        list.clear();
+        assert!(list.is_empty());
+        assert!(list.newest_first().unwrap().is_empty());
     }
 }

@@ -33,6 +33,7 @@
 //! `buffer_pages` pages (asserted on every copy); one leader at a time; waits are bounded by
 //! `full_timeout` or by the leader's single I/O round.
 
+use std::cell::Cell;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
@@ -48,10 +49,18 @@ use super::layout::{
 };
 use super::margins::{AgeState, LogMargins};
 use super::reader::{self, Recovery};
-use super::record::{self, FRAME_SIZE, LogRecord, MAX_RECORD_BYTES};
+use super::record::{self, EncodedBatch, FRAME_SIZE, LogRecord, MAX_RECORD_BYTES};
 
 /// Room kept free for the `Checkpoint` record of `write_checkpoint`, so a full log can always
 /// record its checkpoint: one frame plus its body, plus a page header it may cross.
+/// Largest encoding buffer [`Wal::append_range`] keeps per thread for its next append (bytes).
+const SPARE_BATCH_LIMIT: usize = 256 * 1024;
+
+std::thread_local! {
+    /// The encoding buffer of this thread's last [`Wal::append_range`].
+    static SPARE_BATCH: Cell<Option<EncodedBatch>> = const { Cell::new(None) };
+}
+
 const CHECKPOINT_RESERVE: u64 = (FRAME_SIZE + 8 + LOG_PAGE_HEADER) as u64;
 /// Bound on the wait rounds of one `flush_to` (each round waits for one leader's I/O, or at
 /// most `FOLLOWER_WAIT`).
@@ -464,8 +473,42 @@ impl Wal {
     /// [`Wal::max_record_len`]; [`Error::LogFull`] when the checkpoint does not free room within
     /// `full_timeout`; [`Error::Poisoned`] after a write or sync failure.
     pub fn append_range(&self, records: &[LogRecord]) -> Result<LsnRange> {
-        let mut encoded = self.encode_batch(records)?;
-        let total: usize = encoded.iter().map(Vec::len).sum();
+        if records.is_empty() {
+            return Err(Error::InvalidArgument("append of no records".into()));
+        }
+        let mut batch = SPARE_BATCH.with(Cell::take).unwrap_or_default();
+        batch.clear();
+        let result = records
+            .iter()
+            .try_for_each(|record| batch.push(record))
+            .map_err(|e| Error::InvalidArgument(format!("record cannot be encoded: {e}")))
+            .and_then(|()| self.append_batch(&mut batch));
+        if batch.capacity() <= SPARE_BATCH_LIMIT {
+            batch.clear();
+            SPARE_BATCH.with(|spare| spare.set(Some(batch)));
+        }
+        result
+    }
+
+    /// [`Wal::append_range`] of records already encoded into `batch` (sealed in place here);
+    /// the batch is left as appended (the caller clears it to reuse its buffer).
+    ///
+    /// # Errors
+    /// As [`Wal::append_range`].
+    pub fn append_batch(&self, batch: &mut EncodedBatch) -> Result<LsnRange> {
+        if batch.is_empty() {
+            return Err(Error::InvalidArgument("append of no records".into()));
+        }
+        let total = batch.bytes().len();
+        if total > self.max_record_len {
+            return Err(Error::InvalidArgument(format!(
+                "a batch of {total} log bytes exceeds the largest append of {} bytes \
+                 (grow the log buffer)",
+                self.max_record_len
+            )));
+        }
+        let records = batch.records();
+        let encoded = batch.bytes_mut();
         let deadline = Instant::now() + self.config.full_timeout;
         let mut inner = self.inner.lock();
         let mut expired = false;
@@ -497,9 +540,9 @@ impl Wal {
                 inner = self.inner.lock();
                 continue;
             }
-            let range = self.copy_in(&mut inner, &mut encoded);
+            let range = self.copy_in(&mut inner, encoded);
             assert_eq!(range.end, end, "copied exactly the reserved range");
-            bump(&self.counters.appends, records.len() as u64);
+            bump(&self.counters.appends, records as u64);
             bump(&self.counters.appended_bytes, end - start);
             return Ok(range);
         }
@@ -510,34 +553,18 @@ impl Wal {
         })
     }
 
-    fn encode_batch(&self, records: &[LogRecord]) -> Result<Vec<Vec<u8>>> {
-        if records.is_empty() {
-            return Err(Error::InvalidArgument("append of no records".into()));
-        }
-        let total: usize = records.iter().map(LogRecord::encoded_len).sum();
-        if total > self.max_record_len {
-            return Err(Error::InvalidArgument(format!(
-                "a batch of {total} log bytes exceeds the largest append of {} bytes \
-                 (grow the log buffer)",
-                self.max_record_len
-            )));
-        }
-        records
-            .iter()
-            .map(|r| {
-                r.encode_unsealed()
-                    .map_err(|e| Error::InvalidArgument(format!("record cannot be encoded: {e}")))
-            })
-            .collect()
-    }
-
-    /// Seals and copies records at `current_lsn`; the caller checked buffer and ring room.
-    fn copy_in(&self, inner: &mut Inner, encoded: &mut [Vec<u8>]) -> LsnRange {
+    /// Seals and copies the records of `encoded` (back to back) at `current_lsn`; the caller
+    /// checked buffer and ring room.
+    fn copy_in(&self, inner: &mut Inner, encoded: &mut [u8]) -> LsnRange {
         let start = inner.current_lsn;
         let mut lsn = start;
-        for bytes in encoded {
+        let mut rest = encoded;
+        while !rest.is_empty() {
+            let len = record::leading_record_len(rest);
+            let (bytes, tail) = rest.split_at_mut(len);
             inner.last_crc = record::seal(bytes, lsn, inner.last_crc);
             lsn = self.copy_bytes(inner, lsn, bytes);
+            rest = tail;
         }
         inner.current_lsn = lsn;
         LsnRange { start, end: lsn }
@@ -719,7 +746,7 @@ impl Wal {
     /// Appends the informational `Checkpoint` record if it fits the ring (it may use the
     /// reserve); never waits. Returns the end of the log.
     fn append_checkpoint_record(&self, inner: &mut Inner, redo_lsn: Lsn) -> Lsn {
-        let Ok(bytes) = (LogRecord::Checkpoint { redo_lsn }).encode_unsealed() else {
+        let Ok(mut bytes) = (LogRecord::Checkpoint { redo_lsn }).encode_unsealed() else {
             return inner.current_lsn;
         };
         let end = self.geometry.advance(inner.current_lsn, bytes.len());
@@ -728,7 +755,7 @@ impl Wal {
         let fits_buffer = self.geometry.page_of(end) - floor < self.buffer_pages;
         if fits_ring && fits_buffer {
             let start = inner.current_lsn;
-            self.copy_in(inner, &mut [bytes]);
+            self.copy_in(inner, &mut bytes);
             bump(&self.counters.appends, 1);
             bump(&self.counters.appended_bytes, end - start);
         }

@@ -24,4 +24,4 @@ pub use layout::{CheckpointSlot, Geometry, WalConfig};
 pub use log::{LsnRange, Wal, WalStats};
 pub use margins::{AgeState, AgeZone, LogMargins};
 pub use reader::{LogDeviceContent, RecoveredRecord, Recovery, StopReason, inspect};
-pub use record::{LogRecord, TxnId};
+pub use record::{EncodedBatch, LogRecord, OpaqueKind, TxnId};

@@ -229,18 +229,25 @@ impl LogRecord {
     /// [`DecodeError::BadLength`] when the record is larger than [`MAX_RECORD_BYTES`] or a
     /// field does not fit its on-disk width.
     pub fn encode_unsealed(&self) -> Result<Vec<u8>, DecodeError> {
+        let mut out = Vec::with_capacity(self.encoded_len().min(MAX_RECORD_BYTES));
+        self.encode_unsealed_into(&mut out)?;
+        Ok(out)
+    }
+
+    /// [`LogRecord::encode_unsealed`], appending to `out` (nothing is appended on error).
+    ///
+    /// # Errors
+    /// As [`LogRecord::encode_unsealed`].
+    pub fn encode_unsealed_into(&self, out: &mut Vec<u8>) -> Result<(), DecodeError> {
         let len = self.encoded_len();
         if len > MAX_RECORD_BYTES {
             return Err(DecodeError::BadLength(
                 u32::try_from(len).unwrap_or(u32::MAX),
             ));
         }
-        let mut out = Vec::with_capacity(len);
-        out.extend_from_slice(&[0u8; 4]);
-        out.extend_from_slice(&(len as u32).to_le_bytes());
-        out.extend_from_slice(&[0u8; 12]);
-        out.push(self.type_byte());
-        out.extend_from_slice(&[0u8; 3]);
+        let start = out.len();
+        out.reserve(len);
+        put_frame(out, len as u32, self.type_byte());
         match self {
             LogRecord::PageRedo {
                 txn,
@@ -278,8 +285,8 @@ impl LogRecord {
                 out.extend_from_slice(bytes);
             }
         }
-        assert_eq!(out.len(), len, "encoded length matches encoded_len");
-        Ok(out)
+        assert_eq!(out.len() - start, len, "encoded length matches encoded_len");
+        Ok(())
     }
 
     /// Encodes and seals the record for start position `lsn` after a record of CRC
@@ -292,6 +299,147 @@ impl LogRecord {
         seal(&mut out, lsn, prev_crc);
         Ok(out)
     }
+}
+
+/// Appends a frame with a zero crc, LSN and previous crc (sealed later) and `type_byte`.
+fn put_frame(out: &mut Vec<u8>, total_len: u32, type_byte: u8) {
+    out.extend_from_slice(&[0u8; 4]);
+    out.extend_from_slice(&total_len.to_le_bytes());
+    out.extend_from_slice(&[0u8; 12]);
+    out.push(type_byte);
+    out.extend_from_slice(&[0u8; 3]);
+}
+
+/// The records with an opaque body that a batch can encode in place
+/// ([`EncodedBatch::push_opaque`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OpaqueKind {
+    /// [`LogRecord::PageOp`]: the id is the page.
+    PageOp,
+    /// [`LogRecord::Undo`]: the id is the transaction.
+    Undo,
+}
+
+/// Records encoded back to back, unsealed (the bytes of [`LogRecord::encode_unsealed`] one
+/// after the other), ready for `Wal::append_batch`, which seals them in place. A writer that
+/// keeps one batch and clears it between appends encodes without allocating: the bodies of
+/// page operations and undo entries are written straight into it
+/// ([`EncodedBatch::push_opaque`]) instead of into a `Vec` per record.
+#[derive(Debug, Default)]
+pub struct EncodedBatch {
+    bytes: Vec<u8>,
+    records: usize,
+    last_type: u8,
+}
+
+impl EncodedBatch {
+    /// An empty batch.
+    #[must_use]
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Appends `record`.
+    ///
+    /// # Errors
+    /// As [`LogRecord::encode_unsealed`]; the batch is then unchanged.
+    pub fn push(&mut self, record: &LogRecord) -> Result<(), DecodeError> {
+        record.encode_unsealed_into(&mut self.bytes)?;
+        self.records += 1;
+        self.last_type = record.type_byte();
+        Ok(())
+    }
+
+    /// Appends a `PageOp` or `Undo` record for `id` whose body `write` appends to the buffer
+    /// it is given (the bytes `LogRecord::PageOp::op` or `LogRecord::Undo::body` would
+    /// hold). `write` returning `false` means no record: the batch is left unchanged.
+    /// Returns whether a record was appended.
+    ///
+    /// # Errors
+    /// [`DecodeError::BadLength`] when the record would exceed [`MAX_RECORD_BYTES`]; the batch
+    /// is then unchanged.
+    pub fn push_opaque(
+        &mut self,
+        kind: OpaqueKind,
+        id: u64,
+        write: impl FnOnce(&mut Vec<u8>) -> bool,
+    ) -> Result<bool, DecodeError> {
+        let type_byte = match kind {
+            OpaqueKind::PageOp => TYPE_PAGE_OP,
+            OpaqueKind::Undo => TYPE_UNDO,
+        };
+        let start = self.bytes.len();
+        put_frame(&mut self.bytes, 0, type_byte);
+        self.bytes.extend_from_slice(&id.to_le_bytes());
+        self.bytes.extend_from_slice(&[0u8; 4]);
+        let body_at = self.bytes.len();
+        if !write(&mut self.bytes) {
+            self.bytes.truncate(start);
+            return Ok(false);
+        }
+        let len = self.bytes.len() - start;
+        let body_len = self.bytes.len() - body_at;
+        if len > MAX_RECORD_BYTES {
+            self.bytes.truncate(start);
+            return Err(DecodeError::BadLength(
+                u32::try_from(len).unwrap_or(u32::MAX),
+            ));
+        }
+        self.bytes[start + 4..start + 8].copy_from_slice(&(len as u32).to_le_bytes());
+        self.bytes[body_at - 4..body_at].copy_from_slice(&(body_len as u32).to_le_bytes());
+        self.records += 1;
+        self.last_type = type_byte;
+        Ok(true)
+    }
+
+    /// Records in the batch.
+    #[must_use]
+    pub fn records(&self) -> usize {
+        self.records
+    }
+
+    /// Whether the batch holds no record.
+    #[must_use]
+    pub fn is_empty(&self) -> bool {
+        self.records == 0
+    }
+
+    /// Whether the last record is a [`LogRecord::MtrEnd`].
+    #[must_use]
+    pub fn ends_with_mtr_end(&self) -> bool {
+        self.records > 0 && self.last_type == TYPE_MTR_END
+    }
+
+    /// The encoded bytes (all records, unsealed until appended).
+    #[must_use]
+    pub fn bytes(&self) -> &[u8] {
+        &self.bytes
+    }
+
+    /// The encoded bytes, for sealing in place.
+    pub(crate) fn bytes_mut(&mut self) -> &mut [u8] {
+        &mut self.bytes
+    }
+
+    /// Empties the batch, keeping its buffer.
+    pub fn clear(&mut self) {
+        self.bytes.clear();
+        self.records = 0;
+        self.last_type = 0;
+    }
+
+    /// Bytes the buffer can hold without growing.
+    #[must_use]
+    pub fn capacity(&self) -> usize {
+        self.bytes.capacity()
+    }
+}
+
+/// The length of the record `bytes` starts with (its frame's `total_len`), clamped to
+/// `FRAME_SIZE..=bytes.len()` so that a walk over a batch always moves on and stays inside it.
+pub(crate) fn leading_record_len(bytes: &[u8]) -> usize {
+    let len = u32_at(bytes, 4).map_or(bytes.len(), |len| len as usize);
+    len.max(FRAME_SIZE).min(bytes.len())
 }
 
 /// Stamps the start LSN, the previous record's CRC and the CRC into an encoded record;

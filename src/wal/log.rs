@@ -51,8 +51,6 @@ use super::margins::{AgeState, LogMargins};
 use super::reader::{self, Recovery};
 use super::record::{self, EncodedBatch, FRAME_SIZE, LogRecord, MAX_RECORD_BYTES};
 
-/// Room kept free for the `Checkpoint` record of `write_checkpoint`, so a full log can always
-/// record its checkpoint: one frame plus its body, plus a page header it may cross.
 /// Largest encoding buffer [`Wal::append_range`] keeps per thread for its next append (bytes).
 const SPARE_BATCH_LIMIT: usize = 256 * 1024;
 
@@ -61,6 +59,8 @@ std::thread_local! {
     static SPARE_BATCH: Cell<Option<EncodedBatch>> = const { Cell::new(None) };
 }
 
+/// Room kept free for the `Checkpoint` record of `write_checkpoint`, so a full log can always
+/// record its checkpoint: one frame plus its body, plus a page header it may cross.
 const CHECKPOINT_RESERVE: u64 = (FRAME_SIZE + 8 + LOG_PAGE_HEADER) as u64;
 /// Bound on the wait rounds of one `flush_to` (each round waits for one leader's I/O, or at
 /// most `FOLLOWER_WAIT`).

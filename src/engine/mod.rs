@@ -174,7 +174,10 @@ fn build_writeback(config: &PoolConfig, instance_frames: usize) -> Arc<dyn Write
         let period = config.effective_cleaner_period_ms(instance_frames);
         match config.scheme.rate {
             RateKind::Fixed => Box::new(MysqlFixed::new(scan_depth, adaptive, period)),
-            RateKind::Percona => Box::new(Percona::new(scan_depth, adaptive, period)),
+            RateKind::Percona => Box::new(
+                Percona::new(scan_depth, adaptive, period)
+                    .with_time_scale(config.effective_time_constant_scale(instance_frames)),
+            ),
             RateKind::SelfTuning => Box::new(SelfTuning::new(scan_depth, adaptive, period)),
         }
     };

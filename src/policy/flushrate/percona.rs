@@ -15,6 +15,13 @@
 //!   fixed controller); the sleep is 0 ("furious flushing") when the checkpoint age (current LSN
 //!   minus the oldest modification) exceeds `max_modified_age_sync`, else the period (1 s).
 //!
+//! *Time scale*: the LRU manager's constants (first and longest sleep 1000 ms, +1 ms, -50 ms)
+//! are multiplied by the pool's `time_constant_scale`, as the flusher's period is
+//! ([`Percona::with_time_scale`]; docs/regime.md): at the TPC-C runs' small scales an unscaled
+//! 1000 ms first sleep left the LRU manager idle for whole runs (6 rounds in 7 s of device time,
+//! 99.7% of page writes synchronous) while the flusher ran every 5 ms. Its sleeps are kept in
+//! microseconds of device time so that scaled steps (+5 us at scale 0.005) are not rounded away.
+//!
 //! The page cleaner honours both paces: each instance's LRU part runs only when its own sleep
 //! has elapsed ([`FlushRate::lru_due`]), the flush-list part only when the flusher's has, and the
 //! cleaner sleeps until the earliest of them. Two departures, both bounded and documented:
@@ -42,18 +49,63 @@ pub const LRU_SLEEP_DECREASE_MS: u64 = 50;
 /// The shortest sleep the cleaner actually takes (device milliseconds; see the module docs).
 pub const MIN_SLEEP_MS: u64 = 1;
 
+/// The LRU manager's sleep constants in one unit (milliseconds for [`adapt_lru_sleep`],
+/// scaled microseconds inside [`Percona`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LruSleepSteps {
+    /// Longest (and first) sleep.
+    pub max: u64,
+    /// Increment above 20% free.
+    pub increase: u64,
+    /// Decrement under 5% free.
+    pub decrease: u64,
+}
+
+impl LruSleepSteps {
+    /// Percona's constants in milliseconds.
+    pub const MS: LruSleepSteps = LruSleepSteps {
+        max: LRU_SLEEP_MAX_MS,
+        increase: LRU_SLEEP_INCREASE_MS,
+        decrease: LRU_SLEEP_DECREASE_MS,
+    };
+
+    /// Percona's constants times `scale`, in microseconds (each at least 1).
+    #[must_use]
+    pub fn scaled_us(scale: f64) -> LruSleepSteps {
+        let us = |ms: u64| ((ms as f64 * 1000.0 * scale).round() as u64).max(1);
+        LruSleepSteps {
+            max: us(LRU_SLEEP_MAX_MS),
+            increase: us(LRU_SLEEP_INCREASE_MS),
+            decrease: us(LRU_SLEEP_DECREASE_MS),
+        }
+    }
+}
+
 /// Percona's `buf_lru_manager_adapt_sleep_time`: the LRU manager's next sleep from its current
-/// one, the free-list length, `min(|LRU|, lru_scan_depth)` and the pages its batch flushed.
+/// one, the free-list length, `min(|LRU|, lru_scan_depth)` and the pages its batch flushed
+/// (milliseconds, Percona's own constants).
 #[must_use]
 pub fn adapt_lru_sleep(sleep_ms: u64, free_len: u64, max_free_len: u64, flushed: u64) -> u64 {
+    adapt_lru_sleep_by(sleep_ms, free_len, max_free_len, flushed, LruSleepSteps::MS)
+}
+
+/// [`adapt_lru_sleep`] with the constants of `steps` (in the unit of `sleep`).
+#[must_use]
+pub fn adapt_lru_sleep_by(
+    sleep: u64,
+    free_len: u64,
+    max_free_len: u64,
+    flushed: u64,
+    steps: LruSleepSteps,
+) -> u64 {
     if free_len < max_free_len / 100 && flushed > 0 {
         0
     } else if free_len > max_free_len / 5 {
-        (sleep_ms + LRU_SLEEP_INCREASE_MS).min(LRU_SLEEP_MAX_MS)
+        (sleep + steps.increase).min(steps.max)
     } else if free_len < max_free_len / 20 {
-        sleep_ms.saturating_sub(LRU_SLEEP_DECREASE_MS)
+        sleep.saturating_sub(steps.decrease)
     } else {
-        sleep_ms
+        sleep
     }
 }
 
@@ -70,8 +122,10 @@ pub fn flush_sleep(modified_age: u64, max_modified_age_sync: Option<u64>, period
 /// One instance's LRU manager.
 #[derive(Debug, Clone, Copy)]
 struct LruManager {
-    sleep_ms: u64,
-    next_due_ms: u64,
+    /// Device microseconds.
+    sleep_us: u64,
+    /// Device microseconds.
+    next_due_us: u64,
 }
 
 /// Percona Server 5.6's controller (see the module docs).
@@ -80,6 +134,8 @@ pub struct Percona {
     lru_scan: usize,
     adaptive: AdaptiveConfig,
     period_ms: u64,
+    /// The LRU manager's constants, scaled, in device microseconds.
+    lru_steps: LruSleepSteps,
     state: AdaptiveState,
     managers: Vec<LruManager>,
     flush_next_due_ms: u64,
@@ -100,6 +156,7 @@ impl Percona {
             lru_scan,
             adaptive,
             period_ms: period_ms.max(1),
+            lru_steps: LruSleepSteps::scaled_us(1.0),
             state: AdaptiveState::default(),
             managers: Vec::new(),
             flush_next_due_ms: 0,
@@ -112,24 +169,40 @@ impl Percona {
         }
     }
 
+    /// The LRU manager's constants times `scale` (the pool's `time_constant_scale`, the factor
+    /// already in `period_ms`); 1 is Percona's own.
+    #[must_use]
+    pub fn with_time_scale(mut self, scale: f64) -> Self {
+        let scale = if scale.is_finite() && scale > 0.0 {
+            scale
+        } else {
+            1.0
+        };
+        self.lru_steps = LruSleepSteps::scaled_us(scale);
+        self
+    }
+
     fn manager(&mut self, instance: usize) -> &mut LruManager {
         if self.managers.len() <= instance {
             // Bounded by the pool's instances (at most 64, `PoolConfig::validate`).
+            let first = self.lru_steps.max;
             self.managers.resize(
                 instance + 1,
                 LruManager {
-                    sleep_ms: LRU_SLEEP_MAX_MS,
-                    next_due_ms: 0,
+                    sleep_us: first,
+                    next_due_us: 0,
                 },
             );
         }
         &mut self.managers[instance]
     }
 
-    /// The LRU manager's current sleep of `instance` (milliseconds).
+    /// The LRU manager's current sleep of `instance` (device milliseconds, rounded up).
     #[must_use]
     pub fn lru_sleep_ms(&self, instance: usize) -> Option<u64> {
-        self.managers.get(instance).map(|m| m.sleep_ms)
+        self.managers
+            .get(instance)
+            .map(|m| m.sleep_us.div_ceil(1000))
     }
 }
 
@@ -143,7 +216,7 @@ impl FlushRate for Percona {
     }
 
     fn lru_due(&mut self, instance: usize, now_ms: u64) -> bool {
-        now_ms >= self.manager(instance).next_due_ms
+        now_ms.saturating_mul(1000) >= self.manager(instance).next_due_us
     }
 
     fn observe_lru_instance(
@@ -155,10 +228,12 @@ impl FlushRate for Percona {
         lru_len: usize,
     ) {
         let max_free = lru_len.min(self.lru_scan) as u64;
+        let steps = self.lru_steps;
         let manager = self.manager(instance);
-        manager.sleep_ms = adapt_lru_sleep(manager.sleep_ms, free_len as u64, max_free, flushed);
-        manager.next_due_ms = now_ms + manager.sleep_ms;
-        let no_sleep = manager.sleep_ms == 0;
+        manager.sleep_us =
+            adapt_lru_sleep_by(manager.sleep_us, free_len as u64, max_free, flushed, steps);
+        manager.next_due_us = now_ms.saturating_mul(1000) + manager.sleep_us;
+        let no_sleep = manager.sleep_us == 0;
         self.lru_rounds += 1;
         self.lru_no_sleep_rounds += u64::from(no_sleep);
     }
@@ -189,7 +264,7 @@ impl FlushRate for Percona {
         self.last_requested = pages;
         let instances = inputs.instances.max(1);
         let lru_next = (0..instances)
-            .map(|i| self.manager(i).next_due_ms)
+            .map(|i| self.manager(i).next_due_us.div_ceil(1000))
             .min()
             .unwrap_or(now);
         let next = lru_next.min(self.flush_next_due_ms);
@@ -212,9 +287,8 @@ impl FlushRate for Percona {
         put(
             out,
             "percona_lru_sleep_ms",
-            self.managers
-                .first()
-                .map_or(LRU_SLEEP_MAX_MS, |m| m.sleep_ms),
+            self.lru_sleep_ms(0)
+                .unwrap_or(self.lru_steps.max.div_ceil(1000)),
         );
         put(out, "percona_flush_sleep_ms", self.flush_sleep_ms);
         put(out, "percona_furious_rounds", self.furious_rounds);
@@ -264,6 +338,43 @@ mod tests {
             max_dirty_pages_pct_lwm: 0.0,
             adaptive_flushing_lwm: 10.0,
         }
+    }
+
+    /// At time scale 0.005 (a 5 ms flusher period) the LRU manager's first sleep is 5 ms, not
+    /// 1000, and an empty free list shortens it by 0.25 ms a round, to 0 in 20 rounds, as the
+    /// unscaled 1000 ms does in 20 rounds of 50 ms.
+    #[test]
+    fn the_lru_manager_scales_with_the_time_constants() {
+        assert_eq!(
+            LruSleepSteps::scaled_us(0.005),
+            LruSleepSteps {
+                max: 5000,
+                increase: 5,
+                decrease: 250
+            }
+        );
+        let mut p = Percona::new(100, adaptive(), 5).with_time_scale(0.005);
+        assert!(p.lru_due(0, 0));
+        assert_eq!(p.lru_sleep_ms(0), Some(5));
+        // An empty free list, nothing flushed: 250 us shorter each round.
+        p.observe_lru_instance(0, 0, 0, 0, 5000);
+        assert_eq!(p.manager(0).sleep_us, 4750);
+        assert!(!p.lru_due(0, 4));
+        assert!(p.lru_due(0, 5));
+        for round in 1..20 {
+            p.observe_lru_instance(0, round * 5, 0, 0, 5000);
+        }
+        assert_eq!(p.lru_sleep_ms(0), Some(0));
+        // Unscaled: Percona's own constants.
+        let mut own = Percona::new(100, adaptive(), 1000).with_time_scale(1.0);
+        own.observe_lru_instance(0, 0, 0, 0, 5000);
+        assert_eq!(own.lru_sleep_ms(0), Some(950));
+        assert_eq!(
+            Percona::new(100, adaptive(), 1000)
+                .with_time_scale(f64::NAN)
+                .lru_steps,
+            LruSleepSteps::scaled_us(1.0)
+        );
     }
 
     #[test]

@@ -96,7 +96,8 @@ fn one_warehouse_has_the_specified_rows_and_values() {
     assert_eq!(original, 10_000);
 
     // WAREHOUSE and DISTRICT.
-    let warehouse = Warehouse::decode(&rows(&kv, trees.warehouse)[0].1).unwrap();
+    let warehouses = rows(&kv, trees.warehouse);
+    let warehouse = Warehouse::decode(&warehouses[0].1).unwrap();
     assert_eq!(warehouse.ytd, 30_000_000);
     assert!(warehouse.tax <= 2000 && warehouse.address.zip.ends_with(b"11111"));
     for (_, value) in rows(&kv, trees.district) {

@@ -462,15 +462,13 @@ fn select_customer(
         &customer_name_prefix(warehouse, district, last),
         Direction::Forward,
         customers as usize,
-        &mut |key, _| match customer_id_of_name_key(key) {
-            Some(id) => {
+        &mut |key, _| {
+            let id = customer_id_of_name_key(key);
+            if let Some(id) = id {
                 ids.push(id);
-                true
             }
-            None => {
-                malformed = true;
-                false
-            }
+            malformed = id.is_none();
+            !malformed
         },
     )?;
     if malformed {
@@ -726,7 +724,7 @@ fn oldest_new_order(txn: &mut dyn KvTxn, trees: &Trees, w: u16, d: u8) -> Result
 fn read_order_lines(
     txn: &mut dyn KvTxn,
     trees: &Trees,
-    key: &[u8; 7],
+    key: [u8; 7],
     lines: &mut Vec<(u8, StoredOrderLine)>,
 ) -> Result<()> {
     lines.clear();
@@ -734,7 +732,7 @@ fn read_order_lines(
     scan_prefix(
         txn,
         trees.order_line,
-        key,
+        &key,
         Direction::Forward,
         ORDER_LINES_MAX,
         &mut |line_key, value| {
@@ -782,7 +780,7 @@ fn delivery(
         order.carrier_id = carrier;
         order.encode_into(&mut scratch.row);
         txn.put(trees.order, &key, &scratch.row)?;
-        read_order_lines(txn, trees, &key, &mut scratch.order_lines)?;
+        read_order_lines(txn, trees, key, &mut scratch.order_lines)?;
         let mut amount_cents = 0;
         for (number, line) in &mut scratch.order_lines {
             line.delivery_d = now;

@@ -23,6 +23,10 @@
 //!
 //! Loops are bounded by the rows they read: at most 15 order lines per order, 300 order
 //! lines for Stock-Level, `customers_per_district` name-index entries.
+//!
+//! Rows are decoded borrowed from the values the engine returns and written through the
+//! client's reused buffers (`Scratch`); scans visit rows in place. Owned data is built only
+//! for the columns a transaction writes from scratch (C_DATA, H_DATA).
 
 use std::io::Write as _;
 use std::ops::Bound;

@@ -56,7 +56,8 @@ fn check_verifies_tpcc_conditions_on_images_and_databases() {
     let trees = Trees::open(&kv).unwrap();
     let mut txn = kv.begin().unwrap();
     let key = district_key(2, 7);
-    let mut district = District::decode(&txn.get(trees.district, &key).unwrap().unwrap()).unwrap();
+    let stored = txn.get(trees.district, &key).unwrap().unwrap();
+    let mut district = District::decode(&stored).unwrap();
     district.ytd += 1;
     txn.put(trees.district, &key, &district.encode()).unwrap();
     txn.commit().unwrap();

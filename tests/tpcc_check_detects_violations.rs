@@ -17,10 +17,11 @@ fn loaded() -> (MemoryKv, Trees) {
     (kv, trees)
 }
 
-fn edit_district(kv: &MemoryKv, trees: &Trees, w: u16, d: u8, edit: impl Fn(&mut District)) {
+fn edit_district(kv: &MemoryKv, trees: &Trees, w: u16, d: u8, edit: impl Fn(&mut District<&[u8]>)) {
     let mut txn = kv.begin().unwrap();
     let key = district_key(w, d);
-    let mut district = District::decode(&txn.get(trees.district, &key).unwrap().unwrap()).unwrap();
+    let stored = txn.get(trees.district, &key).unwrap().unwrap();
+    let mut district = District::decode(&stored).unwrap();
     edit(&mut district);
     txn.put(trees.district, &key, &district.encode()).unwrap();
     txn.commit().unwrap();

@@ -83,7 +83,7 @@ fn one_warehouse_has_the_specified_rows_and_values() {
         let item = Item::decode(value).unwrap();
         assert!((1..=10_000).contains(&item.im_id) && (100..=10_000).contains(&item.price));
         assert!((14..=24).contains(&item.name.len()) && (26..=50).contains(&item.data.len()));
-        original += usize::from(has_original(&item.data));
+        original += usize::from(has_original(item.data));
     }
     assert_eq!(original, 10_000);
     let stock = rows(&kv, trees.stock);
@@ -91,12 +91,13 @@ fn one_warehouse_has_the_specified_rows_and_values() {
         .iter()
         .map(|(_, v)| Stock::decode(v).unwrap())
         .inspect(|s| assert!((10..=100).contains(&s.quantity) && s.ytd == 0 && s.order_cnt == 0))
-        .filter(|s| has_original(&s.data))
+        .filter(|s| has_original(s.data))
         .count();
     assert_eq!(original, 10_000);
 
     // WAREHOUSE and DISTRICT.
-    let warehouse = Warehouse::decode(&rows(&kv, trees.warehouse)[0].1).unwrap();
+    let warehouses = rows(&kv, trees.warehouse);
+    let warehouse = Warehouse::decode(&warehouses[0].1).unwrap();
     assert_eq!(warehouse.ytd, 30_000_000);
     assert!(warehouse.tax <= 2000 && warehouse.address.zip.ends_with(b"11111"));
     for (_, value) in rows(&kv, trees.district) {
@@ -123,7 +124,7 @@ fn one_warehouse_has_the_specified_rows_and_values() {
         assert!(customer.discount <= 5000 && (300..=500).contains(&customer.data.len()));
         assert!(customer.phone.iter().all(u8::is_ascii_digit));
         *bad_credit.entry(d).or_default() += u32::from(customer.credit == b"BC");
-        name_keys.push(customer_name_key(1, d, &customer.last, &customer.first, c).to_vec());
+        name_keys.push(customer_name_key(1, d, customer.last, customer.first, c).to_vec());
     }
     assert!(bad_credit.values().all(|&n| n == 300), "{bad_credit:?}");
     name_keys.sort();

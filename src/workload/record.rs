@@ -348,6 +348,14 @@ impl RowWriter {
         self
     }
 
+    /// An empty row written into `buffer`'s allocation (a caller's reused buffer: no
+    /// allocation once it has grown to the row's size).
+    #[must_use]
+    pub fn reusing(mut buffer: Vec<u8>) -> RowWriter {
+        buffer.clear();
+        RowWriter { bytes: buffer }
+    }
+
     /// The finished row.
     #[must_use]
     pub fn finish(&mut self) -> Vec<u8> {
@@ -438,30 +446,30 @@ impl<'a> RowReader<'a> {
         Ok(i64::from_be_bytes(self.array()?))
     }
 
-    /// Reads `len` fixed bytes.
+    /// Reads `len` fixed bytes, borrowed from the row.
     ///
     /// # Errors
     /// A row too short.
-    pub fn fixed(&mut self, len: usize) -> Result<Vec<u8>> {
-        Ok(self.take(len)?.to_vec())
+    pub fn fixed(&mut self, len: usize) -> Result<&'a [u8]> {
+        self.take(len)
     }
 
-    /// Reads a one-byte-length string.
+    /// Reads a one-byte-length string, borrowed from the row.
     ///
     /// # Errors
     /// A row too short.
-    pub fn var8(&mut self) -> Result<Vec<u8>> {
+    pub fn var8(&mut self) -> Result<&'a [u8]> {
         let len = usize::from(self.u8()?);
-        Ok(self.take(len)?.to_vec())
+        self.take(len)
     }
 
-    /// Reads a two-byte-length string.
+    /// Reads a two-byte-length string, borrowed from the row.
     ///
     /// # Errors
     /// A row too short.
-    pub fn var16(&mut self) -> Result<Vec<u8>> {
+    pub fn var16(&mut self) -> Result<&'a [u8]> {
         let len = usize::from(self.u16()?);
-        Ok(self.take(len)?.to_vec())
+        self.take(len)
     }
 
     /// Checks that the whole row was read.

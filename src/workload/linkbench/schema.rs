@@ -195,7 +195,7 @@ impl Link {
             visibility: row.u8()?,
             time: row.u64()?,
             version: row.u32()?,
-            data: row.var8()?,
+            data: row.var8()?.to_vec(),
         };
         row.end()?;
         Ok(link)
@@ -222,7 +222,7 @@ impl Link {
             time: be_u64(key, 17).ok_or_else(bad_key)?,
             id2: be_u64(key, 25).ok_or_else(bad_key)?,
             version: row.u32()?,
-            data: row.var8()?,
+            data: row.var8()?.to_vec(),
         };
         row.end()?;
         Ok(link)
@@ -270,7 +270,7 @@ impl Node {
             node_type: row.u32()?,
             version: row.u64()?,
             time: row.u32()?,
-            data: row.var16()?,
+            data: row.var16()?.to_vec(),
         };
         row.end()?;
         Ok(node)

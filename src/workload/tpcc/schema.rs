@@ -28,6 +28,12 @@
 //! (`numeric(4,4)`), dates `u64` microseconds since the epoch with 0 for NULL, O_CARRIER_ID 0
 //! for NULL; `CHAR(n)` columns are fixed `n` bytes, `VARCHAR` columns length-prefixed. Every
 //! decoder checks lengths and reports a malformed row as [`crate::Error::InvalidArgument`].
+//!
+//! Rows with string columns are generic over the string's storage `B`: owned `Vec<u8>` (the
+//! default) where a row is built, as the load does; `&[u8]` borrowed from the stored value
+//! where a row is decoded, so that a transaction that reads a row allocates nothing for its
+//! columns and keeps owned data only for what it changes (C_DATA in Payment). `encode_into`
+//! writes into a caller's reused buffer.
 
 use crate::error::Result;
 use crate::kv::{KvEngine, TreeId};
@@ -246,29 +252,31 @@ pub fn stock_key(w: u16, i: u32) -> [u8; 6] {
 
 /// Street, city, state and zip, as WAREHOUSE, DISTRICT and CUSTOMER hold them.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Address {
+pub struct Address<B = Vec<u8>> {
     /// STREET_1, varchar(20).
-    pub street_1: Vec<u8>,
+    pub street_1: B,
     /// STREET_2, varchar(20).
-    pub street_2: Vec<u8>,
+    pub street_2: B,
     /// CITY, varchar(20).
-    pub city: Vec<u8>,
+    pub city: B,
     /// STATE, char(2).
-    pub state: Vec<u8>,
+    pub state: B,
     /// ZIP, char(9).
-    pub zip: Vec<u8>,
+    pub zip: B,
 }
 
-impl Address {
+impl<B: AsRef<[u8]>> Address<B> {
     fn write(&self, row: &mut RowWriter) {
-        row.var8(&self.street_1)
-            .var8(&self.street_2)
-            .var8(&self.city)
-            .fixed(&self.state, 2)
-            .fixed(&self.zip, 9);
+        row.var8(self.street_1.as_ref())
+            .var8(self.street_2.as_ref())
+            .var8(self.city.as_ref())
+            .fixed(self.state.as_ref(), 2)
+            .fixed(self.zip.as_ref(), 9);
     }
+}
 
-    fn read(row: &mut RowReader<'_>) -> Result<Address> {
+impl<'a> Address<&'a [u8]> {
+    fn read(row: &mut RowReader<'a>) -> Result<Address<&'a [u8]>> {
         Ok(Address {
             street_1: row.var8()?,
             street_2: row.var8()?,
@@ -281,32 +289,41 @@ impl Address {
 
 /// A WAREHOUSE row (without W_ID, which is the key).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Warehouse {
+pub struct Warehouse<B = Vec<u8>> {
     /// W_NAME, varchar(10).
-    pub name: Vec<u8>,
+    pub name: B,
     /// W_STREET_1 .. W_ZIP.
-    pub address: Address,
+    pub address: Address<B>,
     /// W_TAX in ten-thousandths.
     pub tax: u16,
     /// W_YTD in cents.
     pub ytd: i64,
 }
 
-impl Warehouse {
+impl<B: AsRef<[u8]>> Warehouse<B> {
     /// The stored value.
     #[must_use]
     pub fn encode(&self) -> Vec<u8> {
-        let mut row = RowWriter::with_capacity(96);
-        row.var8(&self.name);
-        self.address.write(&mut row);
-        row.u16(self.tax).i64(self.ytd).finish()
+        let mut bytes = Vec::with_capacity(96);
+        self.encode_into(&mut bytes);
+        bytes
     }
 
+    /// Writes the stored value into `out`, replacing its contents and reusing its allocation.
+    pub fn encode_into(&self, out: &mut Vec<u8>) {
+        let mut row = RowWriter::reusing(std::mem::take(out));
+        row.var8(self.name.as_ref());
+        self.address.write(&mut row);
+        *out = row.u16(self.tax).i64(self.ytd).finish();
+    }
+}
+
+impl<'a> Warehouse<&'a [u8]> {
     /// Parses a stored value.
     ///
     /// # Errors
     /// A malformed row.
-    pub fn decode(bytes: &[u8]) -> Result<Warehouse> {
+    pub fn decode(bytes: &'a [u8]) -> Result<Warehouse<&'a [u8]>> {
         let mut row = RowReader::new("WAREHOUSE", bytes);
         let value = Warehouse {
             name: row.var8()?,
@@ -321,11 +338,11 @@ impl Warehouse {
 
 /// A DISTRICT row.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct District {
+pub struct District<B = Vec<u8>> {
     /// D_NAME, varchar(10).
-    pub name: Vec<u8>,
+    pub name: B,
     /// D_STREET_1 .. D_ZIP.
-    pub address: Address,
+    pub address: Address<B>,
     /// D_TAX in ten-thousandths.
     pub tax: u16,
     /// D_YTD in cents.
@@ -334,21 +351,30 @@ pub struct District {
     pub next_o_id: u32,
 }
 
-impl District {
+impl<B: AsRef<[u8]>> District<B> {
     /// The stored value.
     #[must_use]
     pub fn encode(&self) -> Vec<u8> {
-        let mut row = RowWriter::with_capacity(100);
-        row.var8(&self.name);
-        self.address.write(&mut row);
-        row.u16(self.tax).i64(self.ytd).u32(self.next_o_id).finish()
+        let mut bytes = Vec::with_capacity(100);
+        self.encode_into(&mut bytes);
+        bytes
     }
 
+    /// Writes the stored value into `out`, replacing its contents and reusing its allocation.
+    pub fn encode_into(&self, out: &mut Vec<u8>) {
+        let mut row = RowWriter::reusing(std::mem::take(out));
+        row.var8(self.name.as_ref());
+        self.address.write(&mut row);
+        *out = row.u16(self.tax).i64(self.ytd).u32(self.next_o_id).finish();
+    }
+}
+
+impl<'a> District<&'a [u8]> {
     /// Parses a stored value.
     ///
     /// # Errors
     /// A malformed row.
-    pub fn decode(bytes: &[u8]) -> Result<District> {
+    pub fn decode(bytes: &'a [u8]) -> Result<District<&'a [u8]>> {
         let mut row = RowReader::new("DISTRICT", bytes);
         let value = District {
             name: row.var8()?,
@@ -364,21 +390,21 @@ impl District {
 
 /// A CUSTOMER row.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Customer {
+pub struct Customer<B = Vec<u8>> {
     /// C_FIRST, varchar(16).
-    pub first: Vec<u8>,
+    pub first: B,
     /// C_MIDDLE, char(2).
-    pub middle: Vec<u8>,
+    pub middle: B,
     /// C_LAST, varchar(16).
-    pub last: Vec<u8>,
+    pub last: B,
     /// C_STREET_1 .. C_ZIP.
-    pub address: Address,
+    pub address: Address<B>,
     /// C_PHONE, char(16).
-    pub phone: Vec<u8>,
+    pub phone: B,
     /// C_SINCE.
     pub since: u64,
     /// C_CREDIT, char(2): "GC" or "BC".
-    pub credit: Vec<u8>,
+    pub credit: B,
     /// C_CREDIT_LIM in cents.
     pub credit_lim: i64,
     /// C_DISCOUNT in ten-thousandths.
@@ -392,36 +418,46 @@ pub struct Customer {
     /// C_DELIVERY_CNT.
     pub delivery_cnt: u32,
     /// C_DATA, varchar(500).
-    pub data: Vec<u8>,
+    pub data: B,
 }
 
-impl Customer {
+impl<B: AsRef<[u8]>> Customer<B> {
     /// The stored value.
     #[must_use]
     pub fn encode(&self) -> Vec<u8> {
-        let mut row = RowWriter::with_capacity(640);
-        row.var8(&self.first)
-            .fixed(&self.middle, 2)
-            .var8(&self.last);
+        let mut bytes = Vec::with_capacity(640);
+        self.encode_into(&mut bytes);
+        bytes
+    }
+
+    /// Writes the stored value into `out`, replacing its contents and reusing its allocation.
+    pub fn encode_into(&self, out: &mut Vec<u8>) {
+        let mut row = RowWriter::reusing(std::mem::take(out));
+        row.var8(self.first.as_ref())
+            .fixed(self.middle.as_ref(), 2)
+            .var8(self.last.as_ref());
         self.address.write(&mut row);
-        row.fixed(&self.phone, 16)
+        *out = row
+            .fixed(self.phone.as_ref(), 16)
             .u64(self.since)
-            .fixed(&self.credit, 2)
+            .fixed(self.credit.as_ref(), 2)
             .i64(self.credit_lim)
             .u16(self.discount)
             .i64(self.balance)
             .i64(self.ytd_payment)
             .u32(self.payment_cnt)
             .u32(self.delivery_cnt)
-            .var16(&self.data)
-            .finish()
+            .var16(self.data.as_ref())
+            .finish();
     }
+}
 
+impl<'a> Customer<&'a [u8]> {
     /// Parses a stored value.
     ///
     /// # Errors
     /// A malformed row.
-    pub fn decode(bytes: &[u8]) -> Result<Customer> {
+    pub fn decode(bytes: &'a [u8]) -> Result<Customer<&'a [u8]>> {
         let mut row = RowReader::new("CUSTOMER", bytes);
         let value = Customer {
             first: row.var8()?,
@@ -446,7 +482,7 @@ impl Customer {
 
 /// A HISTORY row (every column: the key is synthetic).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct History {
+pub struct History<B = Vec<u8>> {
     /// H_C_ID.
     pub c_id: u32,
     /// H_C_D_ID.
@@ -462,14 +498,21 @@ pub struct History {
     /// H_AMOUNT in cents.
     pub amount: i64,
     /// H_DATA, varchar(24).
-    pub data: Vec<u8>,
+    pub data: B,
 }
 
-impl History {
+impl<B: AsRef<[u8]>> History<B> {
     /// The stored value.
     #[must_use]
     pub fn encode(&self) -> Vec<u8> {
-        RowWriter::with_capacity(48)
+        let mut bytes = Vec::with_capacity(48);
+        self.encode_into(&mut bytes);
+        bytes
+    }
+
+    /// Writes the stored value into `out`, replacing its contents and reusing its allocation.
+    pub fn encode_into(&self, out: &mut Vec<u8>) {
+        *out = RowWriter::reusing(std::mem::take(out))
             .u32(self.c_id)
             .u8(self.c_d_id)
             .u16(self.c_w_id)
@@ -477,15 +520,17 @@ impl History {
             .u16(self.w_id)
             .u64(self.date)
             .i64(self.amount)
-            .var8(&self.data)
-            .finish()
+            .var8(self.data.as_ref())
+            .finish();
     }
+}
 
+impl<'a> History<&'a [u8]> {
     /// Parses a stored value.
     ///
     /// # Errors
     /// A malformed row.
-    pub fn decode(bytes: &[u8]) -> Result<History> {
+    pub fn decode(bytes: &'a [u8]) -> Result<History<&'a [u8]>> {
         let mut row = RowReader::new("HISTORY", bytes);
         let value = History {
             c_id: row.u32()?,
@@ -521,13 +566,20 @@ impl Order {
     /// The stored value.
     #[must_use]
     pub fn encode(&self) -> Vec<u8> {
-        RowWriter::with_capacity(15)
+        let mut bytes = Vec::with_capacity(15);
+        self.encode_into(&mut bytes);
+        bytes
+    }
+
+    /// Writes the stored value into `out`, replacing its contents and reusing its allocation.
+    pub fn encode_into(&self, out: &mut Vec<u8>) {
+        *out = RowWriter::reusing(std::mem::take(out))
             .u32(self.c_id)
             .u64(self.entry_d)
             .u8(self.carrier_id)
             .u8(self.ol_cnt)
             .u8(u8::from(self.all_local))
-            .finish()
+            .finish();
     }
 
     /// Parses a stored value.
@@ -550,7 +602,7 @@ impl Order {
 
 /// An ORDER-LINE row.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct OrderLine {
+pub struct OrderLine<B = Vec<u8>> {
     /// OL_I_ID.
     pub i_id: u32,
     /// OL_SUPPLY_W_ID.
@@ -562,28 +614,37 @@ pub struct OrderLine {
     /// OL_AMOUNT in cents.
     pub amount: i64,
     /// OL_DIST_INFO, char(24).
-    pub dist_info: Vec<u8>,
+    pub dist_info: B,
 }
 
-impl OrderLine {
+impl<B: AsRef<[u8]>> OrderLine<B> {
     /// The stored value.
     #[must_use]
     pub fn encode(&self) -> Vec<u8> {
-        RowWriter::with_capacity(48)
+        let mut bytes = Vec::with_capacity(48);
+        self.encode_into(&mut bytes);
+        bytes
+    }
+
+    /// Writes the stored value into `out`, replacing its contents and reusing its allocation.
+    pub fn encode_into(&self, out: &mut Vec<u8>) {
+        *out = RowWriter::reusing(std::mem::take(out))
             .u32(self.i_id)
             .u16(self.supply_w_id)
             .u64(self.delivery_d)
             .u8(self.quantity)
             .i64(self.amount)
-            .fixed(&self.dist_info, DIST_INFO_BYTES)
-            .finish()
+            .fixed(self.dist_info.as_ref(), DIST_INFO_BYTES)
+            .finish();
     }
+}
 
+impl<'a> OrderLine<&'a [u8]> {
     /// Parses a stored value.
     ///
     /// # Errors
     /// A malformed row.
-    pub fn decode(bytes: &[u8]) -> Result<OrderLine> {
+    pub fn decode(bytes: &'a [u8]) -> Result<OrderLine<&'a [u8]>> {
         let mut row = RowReader::new("ORDER-LINE", bytes);
         let value = OrderLine {
             i_id: row.u32()?,
@@ -598,36 +659,72 @@ impl OrderLine {
     }
 }
 
+/// An ORDER-LINE row that owns its OL_DIST_INFO without a heap allocation (a row a
+/// transaction reads, keeps and writes back).
+pub type StoredOrderLine = OrderLine<[u8; DIST_INFO_BYTES]>;
+
+impl OrderLine<&[u8]> {
+    /// The row with OL_DIST_INFO copied into an array.
+    ///
+    /// # Errors
+    /// An OL_DIST_INFO not [`DIST_INFO_BYTES`] long.
+    pub fn to_array(&self) -> Result<StoredOrderLine> {
+        let dist_info = self.dist_info.try_into().map_err(|_| {
+            crate::Error::InvalidArgument(format!(
+                "malformed ORDER-LINE row: OL_DIST_INFO of {} bytes",
+                self.dist_info.len()
+            ))
+        })?;
+        Ok(OrderLine {
+            i_id: self.i_id,
+            supply_w_id: self.supply_w_id,
+            delivery_d: self.delivery_d,
+            quantity: self.quantity,
+            amount: self.amount,
+            dist_info,
+        })
+    }
+}
+
 /// An ITEM row.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Item {
+pub struct Item<B = Vec<u8>> {
     /// I_IM_ID.
     pub im_id: u32,
     /// I_NAME, varchar(24).
-    pub name: Vec<u8>,
+    pub name: B,
     /// I_PRICE in cents.
     pub price: i64,
     /// I_DATA, varchar(50).
-    pub data: Vec<u8>,
+    pub data: B,
 }
 
-impl Item {
+impl<B: AsRef<[u8]>> Item<B> {
     /// The stored value.
     #[must_use]
     pub fn encode(&self) -> Vec<u8> {
-        RowWriter::with_capacity(88)
-            .u32(self.im_id)
-            .var8(&self.name)
-            .i64(self.price)
-            .var8(&self.data)
-            .finish()
+        let mut bytes = Vec::with_capacity(88);
+        self.encode_into(&mut bytes);
+        bytes
     }
 
+    /// Writes the stored value into `out`, replacing its contents and reusing its allocation.
+    pub fn encode_into(&self, out: &mut Vec<u8>) {
+        *out = RowWriter::reusing(std::mem::take(out))
+            .u32(self.im_id)
+            .var8(self.name.as_ref())
+            .i64(self.price)
+            .var8(self.data.as_ref())
+            .finish();
+    }
+}
+
+impl<'a> Item<&'a [u8]> {
     /// Parses a stored value.
     ///
     /// # Errors
     /// A malformed row.
-    pub fn decode(bytes: &[u8]) -> Result<Item> {
+    pub fn decode(bytes: &'a [u8]) -> Result<Item<&'a [u8]>> {
         let mut row = RowReader::new("ITEM", bytes);
         let value = Item {
             im_id: row.u32()?,
@@ -642,7 +739,7 @@ impl Item {
 
 /// A STOCK row.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Stock {
+pub struct Stock<B = Vec<u8>> {
     /// S_QUANTITY.
     pub quantity: u16,
     /// S_DIST_01 .. S_DIST_10, char(24) each.
@@ -654,35 +751,45 @@ pub struct Stock {
     /// S_REMOTE_CNT.
     pub remote_cnt: u32,
     /// S_DATA, varchar(50).
-    pub data: Vec<u8>,
+    pub data: B,
 }
 
-impl Stock {
+impl<B: AsRef<[u8]>> Stock<B> {
     /// The stored value.
     #[must_use]
     pub fn encode(&self) -> Vec<u8> {
-        let mut row = RowWriter::with_capacity(320);
+        let mut bytes = Vec::with_capacity(320);
+        self.encode_into(&mut bytes);
+        bytes
+    }
+
+    /// Writes the stored value into `out`, replacing its contents and reusing its allocation.
+    pub fn encode_into(&self, out: &mut Vec<u8>) {
+        let mut row = RowWriter::reusing(std::mem::take(out));
         row.u16(self.quantity);
         for dist in &self.dist {
             row.fixed(dist, DIST_INFO_BYTES);
         }
-        row.u32(self.ytd)
+        *out = row
+            .u32(self.ytd)
             .u32(self.order_cnt)
             .u32(self.remote_cnt)
-            .var8(&self.data)
-            .finish()
+            .var8(self.data.as_ref())
+            .finish();
     }
+}
 
+impl<'a> Stock<&'a [u8]> {
     /// Parses a stored value.
     ///
     /// # Errors
     /// A malformed row.
-    pub fn decode(bytes: &[u8]) -> Result<Stock> {
+    pub fn decode(bytes: &'a [u8]) -> Result<Stock<&'a [u8]>> {
         let mut row = RowReader::new("STOCK", bytes);
         let quantity = row.u16()?;
         let mut dist = [[0u8; DIST_INFO_BYTES]; DISTRICTS_PER_WAREHOUSE as usize];
         for slot in &mut dist {
-            slot.copy_from_slice(&row.fixed(DIST_INFO_BYTES)?);
+            slot.copy_from_slice(row.fixed(DIST_INFO_BYTES)?);
         }
         let value = Stock {
             quantity,
@@ -714,12 +821,19 @@ impl Meta {
     /// The stored value.
     #[must_use]
     pub fn encode(&self) -> Vec<u8> {
-        RowWriter::with_capacity(14)
+        let mut bytes = Vec::with_capacity(14);
+        self.encode_into(&mut bytes);
+        bytes
+    }
+
+    /// Writes the stored value into `out`, replacing its contents and reusing its allocation.
+    pub fn encode_into(&self, out: &mut Vec<u8>) {
+        *out = RowWriter::reusing(std::mem::take(out))
             .u16(self.warehouses)
             .u32(self.items)
             .u32(self.customers_per_district)
             .u32(self.c_last_load)
-            .finish()
+            .finish();
     }
 
     /// Parses a stored value.
@@ -786,8 +900,14 @@ mod tests {
             data: b"abc".to_vec(),
         };
         stock.dist[3][0] = b'y';
-        assert_eq!(Stock::decode(&stock.encode()).unwrap(), stock);
-        assert!(Stock::decode(&stock.encode()[..100]).is_err());
+        let encoded = stock.encode();
+        let decoded = Stock::decode(&encoded).unwrap();
+        assert_eq!(decoded.data, stock.data.as_slice());
+        assert_eq!(
+            (decoded.quantity, decoded.dist, decoded.remote_cnt),
+            (stock.quantity, stock.dist, stock.remote_cnt)
+        );
+        assert!(Stock::decode(&encoded[..100]).is_err());
         let meta = Meta {
             warehouses: 2,
             items: 1000,
@@ -795,5 +915,34 @@ mod tests {
             c_last_load: 17,
         };
         assert_eq!(Meta::decode(&meta.encode()).unwrap(), meta);
+    }
+
+    #[test]
+    fn borrowed_rows_write_back_through_a_reused_buffer() {
+        let line = OrderLine {
+            i_id: 5,
+            supply_w_id: 2,
+            delivery_d: 0,
+            quantity: 3,
+            amount: 1234,
+            dist_info: vec![b'd'; DIST_INFO_BYTES],
+        };
+        let encoded = line.encode();
+        let mut stored = OrderLine::decode(&encoded).unwrap().to_array().unwrap();
+        assert_eq!(&stored.dist_info[..], line.dist_info.as_slice());
+        stored.delivery_d = 77;
+        // A buffer holding an older, longer row: encode_into replaces it entirely.
+        let mut buffer = vec![0xee; 300];
+        stored.encode_into(&mut buffer);
+        let back = OrderLine::decode(&buffer).unwrap();
+        assert_eq!(
+            (back.delivery_d, back.amount, back.dist_info),
+            (77, 1234, &stored.dist_info[..])
+        );
+        let short = OrderLine {
+            dist_info: &line.dist_info[..3],
+            ..OrderLine::decode(&encoded).unwrap()
+        };
+        assert!(short.to_array().is_err());
     }
 }

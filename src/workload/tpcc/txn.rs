@@ -23,7 +23,12 @@
 //!
 //! Loops are bounded by the rows they read: at most 15 order lines per order, 300 order
 //! lines for Stock-Level, `customers_per_district` name-index entries.
+//!
+//! Rows are decoded borrowed from the values the engine returns and written through the
+//! client's reused buffers (`Scratch`); scans visit rows in place. Owned data is built only
+//! for the columns a transaction writes from scratch (C_DATA, H_DATA).
 
+use std::io::Write as _;
 use std::ops::Bound;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
@@ -35,13 +40,14 @@ use super::random::{A_C_ID, A_C_LAST, A_OL_I_ID, NurandConstants, last_name, nur
 use super::random::{has_original, other_warehouse};
 use super::schema::{
     Customer, DISTRICTS_PER_WAREHOUSE, District, History, Item, META_KEY, Meta, Order, OrderLine,
-    Stock, Trees, Warehouse, customer_id_of_name_key, customer_key, customer_name_prefix,
-    district_key, history_key, item_key, order_customer_key, order_customer_prefix,
-    order_id_of_customer_key, order_id_of_key, order_key, order_line_key, stock_key, warehouse_key,
+    Stock, StoredOrderLine, Trees, Warehouse, customer_id_of_name_key, customer_key,
+    customer_name_prefix, district_key, history_key, item_key, order_customer_key,
+    order_customer_prefix, order_id_of_customer_key, order_id_of_key, order_key, order_line_key,
+    stock_key, warehouse_key,
 };
 use super::{Shared, TxnType, now_micros};
 use crate::error::{Error, Result};
-use crate::kv::{Direction, KvEngine, KvTxn};
+use crate::kv::{Direction, KvEngine, KvTxn, TreeId};
 use crate::workload::record::{RecordWorker, TxnEnd, TxnOutcome, run_txn, seeded_rng};
 
 /// Most order lines an order has.
@@ -87,6 +93,24 @@ struct PaymentInput {
     amount_cents: i64,
 }
 
+/// Buffers a client reuses across its transactions, so that the steady state allocates
+/// nothing for row values it writes or rows it collects (each grows to its largest use once).
+#[derive(Debug, Default)]
+struct Scratch {
+    /// The encoded row of the next `put`.
+    row: Vec<u8>,
+    /// C_DATA rebuilt by a Payment to a bad-credit customer.
+    customer_data: Vec<u8>,
+    /// H_DATA of a Payment.
+    history_data: Vec<u8>,
+    /// C_IDs of the customers with the selected last name, by C_FIRST.
+    customer_ids: Vec<u32>,
+    /// The lines of the order a Delivery delivers: (OL_NUMBER, row).
+    order_lines: Vec<(u8, StoredOrderLine)>,
+    /// The items Stock-Level examines.
+    items: Vec<u32>,
+}
+
 /// What the first call learns about the database.
 #[derive(Debug, Clone, Copy)]
 struct RunState {
@@ -104,6 +128,7 @@ pub struct TpccWorker {
     run: Option<RunState>,
     /// The type the last `run_one` drew (for abort attribution).
     last_type: Option<usize>,
+    scratch: Scratch,
 }
 
 impl TpccWorker {
@@ -116,6 +141,7 @@ impl TpccWorker {
             history_sequence: 0,
             run: None,
             last_type: None,
+            scratch: Scratch::default(),
         }
     }
 
@@ -245,8 +271,9 @@ impl TpccWorker {
     fn run_new_order(&mut self, engine: &dyn KvEngine, run: &RunState) -> Result<(TxnEnd, usize)> {
         let input = self.new_order_input(run);
         let attempts = self.shared.config.max_attempts;
+        let scratch = &mut self.scratch;
         let ((), end, retries) = run_txn(engine, attempts, |txn| {
-            new_order(txn, &run.trees, &input, now_micros()).map(|end| ((), end))
+            new_order(txn, &run.trees, &input, now_micros(), scratch).map(|end| ((), end))
         })?;
         Ok((end, retries))
     }
@@ -262,8 +289,10 @@ impl TpccWorker {
         );
         let attempts = self.shared.config.max_attempts;
         let customers = run.meta.customers_per_district;
+        let scratch = &mut self.scratch;
         let ((), _, retries) = run_txn(engine, attempts, |txn| {
-            payment(txn, &run.trees, &input, &history, customers).map(|()| ((), TxnEnd::Commit))
+            payment(txn, &run.trees, &input, (&history, customers), scratch)
+                .map(|()| ((), TxnEnd::Commit))
         })?;
         self.history_sequence += 1;
         Ok(retries)
@@ -275,8 +304,10 @@ impl TpccWorker {
         let customer = self.customer_selector(run);
         let customers = run.meta.customers_per_district;
         let attempts = self.shared.config.max_attempts;
+        let scratch = &mut self.scratch;
         let ((), _, retries) = run_txn(engine, attempts, |txn| {
-            order_status(txn, &run.trees, warehouse, district, &customer, customers)
+            let place = (warehouse, district);
+            order_status(txn, &run.trees, place, &customer, customers, scratch)
                 .map(|()| ((), TxnEnd::Commit))
         })?;
         Ok(retries)
@@ -286,8 +317,9 @@ impl TpccWorker {
         let warehouse = self.home_warehouse(&run.meta);
         let carrier = self.rng.gen_range(1..=10);
         let attempts = self.shared.config.max_attempts;
+        let scratch = &mut self.scratch;
         let (skipped, _, retries) = run_txn(engine, attempts, |txn| {
-            delivery(txn, &run.trees, warehouse, carrier, now_micros())
+            delivery(txn, &run.trees, (warehouse, carrier), now_micros(), scratch)
                 .map(|skipped| (skipped, TxnEnd::Commit))
         })?;
         self.shared
@@ -301,8 +333,9 @@ impl TpccWorker {
         let district = self.stock_level_district(&run.meta);
         let threshold = self.rng.gen_range(10..=20);
         let attempts = self.shared.config.max_attempts;
+        let items = &mut self.scratch.items;
         let (_, _, retries) = run_txn(engine, attempts, |txn| {
-            stock_level(txn, &run.trees, warehouse, district, threshold)
+            stock_level(txn, &run.trees, (warehouse, district), threshold, items)
                 .map(|low| (low, TxnEnd::Commit))
         })?;
         Ok(retries)
@@ -355,57 +388,48 @@ fn missing(table: &str, key: &[u8]) -> Error {
     Error::InvalidArgument(format!("TPC-C {table} row {key:02x?} is missing"))
 }
 
-fn get_row<T>(
-    txn: &mut dyn KvTxn,
-    tree: crate::kv::TreeId,
-    table: &str,
-    key: &[u8],
-    decode: fn(&[u8]) -> Result<T>,
-) -> Result<T> {
-    let bytes = txn.get(tree, key)?.ok_or_else(|| missing(table, key))?;
-    decode(&bytes)
+/// The stored value of a row the transaction reads; the caller decodes it, borrowing.
+fn get_row(txn: &mut dyn KvTxn, tree: TreeId, table: &str, key: &[u8]) -> Result<Vec<u8>> {
+    txn.get(tree, key)?.ok_or_else(|| missing(table, key))
 }
 
 /// As [`get_row`] for a row the transaction then updates: the exclusive lock at once, as the
 /// spec's SQL (`UPDATE ...`, `SELECT ... FOR UPDATE`) and tpcc-mysql take it.
-fn get_row_for_update<T>(
+fn get_row_for_update(
     txn: &mut dyn KvTxn,
-    tree: crate::kv::TreeId,
+    tree: TreeId,
     table: &str,
     key: &[u8],
-    decode: fn(&[u8]) -> Result<T>,
-) -> Result<T> {
-    let bytes = txn
-        .get_for_update(tree, key)?
-        .ok_or_else(|| missing(table, key))?;
-    decode(&bytes)
+) -> Result<Vec<u8>> {
+    txn.get_for_update(tree, key)?
+        .ok_or_else(|| missing(table, key))
 }
 
-/// The keys of `tree` starting with `prefix`, in `direction`, at most `limit`.
-fn scan_keys(
+/// Visits the pairs of `tree` whose keys start with `prefix`, in `direction`, at most
+/// `limit`, until `visit` returns false (the end bound is built on the stack).
+fn scan_prefix<const N: usize>(
     txn: &mut dyn KvTxn,
-    tree: crate::kv::TreeId,
-    prefix: &[u8],
+    tree: TreeId,
+    prefix: &[u8; N],
     direction: Direction,
     limit: usize,
-) -> Result<Vec<(Vec<u8>, Vec<u8>)>> {
-    let mut rows = Vec::new();
-    let upper = prefix_end(prefix);
-    let high = match &upper {
-        Some(end) => Bound::Excluded(end.as_slice()),
+    visit: &mut dyn FnMut(&[u8], &[u8]) -> bool,
+) -> Result<()> {
+    let mut end = *prefix;
+    let high = match end.iter().rposition(|&byte| byte < u8::MAX) {
+        Some(last) => {
+            end[last] += 1;
+            Bound::Excluded(&end[..=last])
+        }
         None => Bound::Unbounded,
     };
     txn.scan(
         tree,
-        (Bound::Included(prefix), high),
+        (Bound::Included(prefix.as_slice()), high),
         direction,
         limit,
-        &mut |key, value| {
-            rows.push((key.to_vec(), value.to_vec()));
-            true
-        },
-    )?;
-    Ok(rows)
+        visit,
+    )
 }
 
 /// The smallest key greater than every key starting with `prefix` (None if there is none).
@@ -425,33 +449,42 @@ pub fn prefix_end(prefix: &[u8]) -> Option<Vec<u8>> {
 fn select_customer(
     txn: &mut dyn KvTxn,
     trees: &Trees,
-    warehouse: u16,
-    district: u8,
+    (warehouse, district): (u16, u8),
     selector: &CustomerSelector,
     customers: u32,
+    ids: &mut Vec<u32>,
 ) -> Result<u32> {
-    match selector {
-        CustomerSelector::ById(id) => Ok(*id),
-        CustomerSelector::ByLastName(last) => {
-            let prefix = customer_name_prefix(warehouse, district, last);
-            let rows = scan_keys(
-                txn,
-                trees.customer_name,
-                &prefix,
-                Direction::Forward,
-                customers as usize,
-            )?;
-            let middle = rows.len().checked_sub(1).map(|n| n / 2);
-            let key = middle.and_then(|m| rows.get(m)).ok_or_else(|| {
-                Error::InvalidArgument(format!(
-                    "TPC-C: no customer named {} in warehouse {warehouse} district {district}",
-                    String::from_utf8_lossy(last)
-                ))
-            })?;
-            customer_id_of_name_key(&key.0)
-                .ok_or_else(|| Error::InvalidArgument("malformed customer name key".into()))
-        }
+    let last = match selector {
+        CustomerSelector::ById(id) => return Ok(*id),
+        CustomerSelector::ByLastName(last) => last,
+    };
+    ids.clear();
+    let mut malformed = false;
+    scan_prefix(
+        txn,
+        trees.customer_name,
+        &customer_name_prefix(warehouse, district, last),
+        Direction::Forward,
+        customers as usize,
+        &mut |key, _| {
+            let id = customer_id_of_name_key(key);
+            if let Some(id) = id {
+                ids.push(id);
+            }
+            malformed = id.is_none();
+            !malformed
+        },
+    )?;
+    if malformed {
+        return Err(Error::InvalidArgument("malformed customer name key".into()));
     }
+    let middle = ids.len().checked_sub(1).map(|n| n / 2);
+    middle.and_then(|m| ids.get(m)).copied().ok_or_else(|| {
+        Error::InvalidArgument(format!(
+            "TPC-C: no customer named {} in warehouse {warehouse} district {district}",
+            String::from_utf8_lossy(last)
+        ))
+    })
 }
 
 /// New-Order (2.4.2). Rolls back (by design) when an item is unused.
@@ -460,34 +493,21 @@ fn new_order(
     trees: &Trees,
     input: &NewOrderInput,
     now: u64,
+    scratch: &mut Scratch,
 ) -> Result<TxnEnd> {
     let (w, d) = (input.warehouse, input.district);
-    let warehouse = get_row(
-        txn,
-        trees.warehouse,
-        "WAREHOUSE",
-        &warehouse_key(w),
-        Warehouse::decode,
-    )?;
+    let warehouse = get_row(txn, trees.warehouse, "WAREHOUSE", &warehouse_key(w))?;
+    let warehouse = Warehouse::decode(&warehouse)?;
     let district_key = district_key(w, d);
-    let mut district = get_row_for_update(
-        txn,
-        trees.district,
-        "DISTRICT",
-        &district_key,
-        District::decode,
-    )?;
+    let district = get_row_for_update(txn, trees.district, "DISTRICT", &district_key)?;
+    let mut district = District::decode(&district)?;
     let order_id = district.next_o_id;
     district.next_o_id += 1;
-    txn.put(trees.district, &district_key, &district.encode())?;
+    district.encode_into(&mut scratch.row);
+    txn.put(trees.district, &district_key, &scratch.row)?;
     let customer_key = customer_key(w, d, input.customer);
-    let customer = get_row(
-        txn,
-        trees.customer,
-        "CUSTOMER",
-        &customer_key,
-        Customer::decode,
-    )?;
+    let customer = get_row(txn, trees.customer, "CUSTOMER", &customer_key)?;
+    let customer = Customer::decode(&customer)?;
     let all_local = input.lines.iter().all(|line| line.supply_warehouse == w);
     let order = Order {
         c_id: input.customer,
@@ -497,7 +517,8 @@ fn new_order(
         all_local,
     };
     let key = order_key(w, d, order_id);
-    txn.put(trees.order, &key, &order.encode())?;
+    order.encode_into(&mut scratch.row);
+    txn.put(trees.order, &key, &scratch.row)?;
     txn.put(trees.new_order, &key, &[])?;
     txn.put(
         trees.order_customer,
@@ -512,7 +533,8 @@ fn new_order(
         };
         let item = Item::decode(&item)?;
         let stock_key = stock_key(line.supply_warehouse, line.item);
-        let mut stock = get_row_for_update(txn, trees.stock, "STOCK", &stock_key, Stock::decode)?;
+        let stock = get_row_for_update(txn, trees.stock, "STOCK", &stock_key)?;
+        let mut stock = Stock::decode(&stock)?;
         let quantity = u16::from(line.quantity);
         stock.quantity = if stock.quantity >= quantity + 10 {
             stock.quantity - quantity
@@ -524,23 +546,25 @@ fn new_order(
         if line.supply_warehouse != w {
             stock.remote_cnt += 1;
         }
-        txn.put(trees.stock, &stock_key, &stock.encode())?;
+        stock.encode_into(&mut scratch.row);
+        txn.put(trees.stock, &stock_key, &scratch.row)?;
         let amount = i64::from(line.quantity) * item.price;
         total_cents += amount;
         // Brand/generic is part of the output only (2.4.2.2); computed, not stored.
-        let _brand_generic = has_original(&item.data) && has_original(&stock.data);
+        let _brand_generic = has_original(item.data) && has_original(stock.data);
         let row = OrderLine {
             i_id: line.item,
             supply_w_id: line.supply_warehouse,
             delivery_d: 0,
             quantity: line.quantity,
             amount,
-            dist_info: stock.dist[usize::from(d) - 1].to_vec(),
+            dist_info: &stock.dist[usize::from(d) - 1][..],
         };
+        row.encode_into(&mut scratch.row);
         txn.put(
             trees.order_line,
             &order_line_key(w, d, order_id, number),
-            &row.encode(),
+            &scratch.row,
         )?;
     }
     // The total (output only): sum(OL_AMOUNT) * (1 - C_DISCOUNT) * (1 + W_TAX + D_TAX).
@@ -555,59 +579,53 @@ fn payment(
     txn: &mut dyn KvTxn,
     trees: &Trees,
     input: &PaymentInput,
-    history: &[u8],
-    customers: u32,
+    (history, customers): (&[u8], u32),
+    scratch: &mut Scratch,
 ) -> Result<()> {
     let (w, d) = (input.warehouse, input.district);
     let warehouse_key = warehouse_key(w);
-    let mut warehouse = get_row_for_update(
-        txn,
-        trees.warehouse,
-        "WAREHOUSE",
-        &warehouse_key,
-        Warehouse::decode,
-    )?;
+    let warehouse = get_row_for_update(txn, trees.warehouse, "WAREHOUSE", &warehouse_key)?;
+    let mut warehouse = Warehouse::decode(&warehouse)?;
     warehouse.ytd += input.amount_cents;
-    txn.put(trees.warehouse, &warehouse_key, &warehouse.encode())?;
+    warehouse.encode_into(&mut scratch.row);
+    txn.put(trees.warehouse, &warehouse_key, &scratch.row)?;
     let district_key = district_key(w, d);
-    let mut district = get_row_for_update(
-        txn,
-        trees.district,
-        "DISTRICT",
-        &district_key,
-        District::decode,
-    )?;
+    let district = get_row_for_update(txn, trees.district, "DISTRICT", &district_key)?;
+    let mut district = District::decode(&district)?;
     district.ytd += input.amount_cents;
-    txn.put(trees.district, &district_key, &district.encode())?;
+    district.encode_into(&mut scratch.row);
+    txn.put(trees.district, &district_key, &scratch.row)?;
     let (c_w, c_d) = (input.customer_warehouse, input.customer_district);
-    let c_id = select_customer(txn, trees, c_w, c_d, &input.customer, customers)?;
+    let ids = &mut scratch.customer_ids;
+    let c_id = select_customer(txn, trees, (c_w, c_d), &input.customer, customers, ids)?;
     let customer_key = customer_key(c_w, c_d, c_id);
-    let mut customer = get_row_for_update(
-        txn,
-        trees.customer,
-        "CUSTOMER",
-        &customer_key,
-        Customer::decode,
-    )?;
+    let customer = get_row_for_update(txn, trees.customer, "CUSTOMER", &customer_key)?;
+    let mut customer = Customer::decode(&customer)?;
     customer.balance -= input.amount_cents;
     customer.ytd_payment += input.amount_cents;
     customer.payment_cnt += 1;
     if customer.credit == b"BC" {
         let amount = input.amount_cents;
-        let mut data = format!(
+        let data = &mut scratch.customer_data;
+        data.clear();
+        write!(
+            data,
             "{c_id} {c_d} {c_w} {d} {w} {}.{:02} ",
             amount / 100,
             amount % 100
         )
-        .into_bytes();
-        data.extend_from_slice(&customer.data);
+        .map_err(|err| Error::Failed(format!("formatting C_DATA: {err}")))?;
+        data.extend_from_slice(customer.data);
         data.truncate(CUSTOMER_DATA_MAX);
         customer.data = data;
     }
-    txn.put(trees.customer, &customer_key, &customer.encode())?;
-    let mut h_data = warehouse.name.clone();
+    customer.encode_into(&mut scratch.row);
+    txn.put(trees.customer, &customer_key, &scratch.row)?;
+    let h_data = &mut scratch.history_data;
+    h_data.clear();
+    h_data.extend_from_slice(warehouse.name);
     h_data.extend_from_slice(b"    ");
-    h_data.extend_from_slice(&district.name);
+    h_data.extend_from_slice(district.name);
     let row = History {
         c_id,
         c_d_id: c_d,
@@ -616,125 +634,189 @@ fn payment(
         w_id: w,
         date: now_micros(),
         amount: input.amount_cents,
-        data: h_data,
+        data: h_data.as_slice(),
     };
-    txn.put(trees.history, history, &row.encode())
+    row.encode_into(&mut scratch.row);
+    txn.put(trees.history, history, &scratch.row)
 }
 
 /// Order-Status (2.6.2): read-only.
 fn order_status(
     txn: &mut dyn KvTxn,
     trees: &Trees,
-    w: u16,
-    d: u8,
+    (w, d): (u16, u8),
     selector: &CustomerSelector,
     customers: u32,
+    scratch: &mut Scratch,
 ) -> Result<()> {
-    let c_id = select_customer(txn, trees, w, d, selector, customers)?;
-    let _customer = get_row(
-        txn,
-        trees.customer,
-        "CUSTOMER",
-        &customer_key(w, d, c_id),
-        Customer::decode,
-    )?;
-    let newest = scan_keys(
+    let ids = &mut scratch.customer_ids;
+    let c_id = select_customer(txn, trees, (w, d), selector, customers, ids)?;
+    let customer = get_row(txn, trees.customer, "CUSTOMER", &customer_key(w, d, c_id))?;
+    Customer::decode(&customer)?;
+    let mut newest = None;
+    scan_prefix(
         txn,
         trees.order_customer,
         &order_customer_prefix(w, d, c_id),
         Direction::Backward,
         1,
+        &mut |key, _| {
+            newest = Some(order_id_of_customer_key(key));
+            false
+        },
     )?;
-    let Some(order_id) = newest
-        .first()
-        .and_then(|(key, _)| order_id_of_customer_key(key))
-    else {
-        return Ok(());
+    let order_id = match newest {
+        None => return Ok(()),
+        Some(None) => return Err(Error::InvalidArgument("malformed order key".into())),
+        Some(Some(order_id)) => order_id,
     };
     let key = order_key(w, d, order_id);
-    let order = get_row(txn, trees.order, "ORDER", &key, Order::decode)?;
-    let lines = scan_keys(
+    let order = Order::decode(&get_row(txn, trees.order, "ORDER", &key)?)?;
+    let mut lines = 0;
+    let mut malformed = None;
+    scan_prefix(
         txn,
         trees.order_line,
         &key,
         Direction::Forward,
         ORDER_LINES_MAX,
+        &mut |_, value| match OrderLine::decode(value) {
+            Ok(_) => {
+                lines += 1;
+                true
+            }
+            Err(err) => {
+                malformed = Some(err);
+                false
+            }
+        },
     )?;
-    for (_, value) in &lines {
-        OrderLine::decode(value)?;
+    if let Some(err) = malformed {
+        return Err(err);
     }
-    if lines.len() != usize::from(order.ol_cnt) {
+    if lines != usize::from(order.ol_cnt) {
         return Err(Error::InvalidArgument(format!(
-            "TPC-C order ({w}, {d}, {order_id}) has O_OL_CNT {} but {} lines",
-            order.ol_cnt,
-            lines.len()
+            "TPC-C order ({w}, {d}, {order_id}) has O_OL_CNT {} but {lines} lines",
+            order.ol_cnt
         )));
     }
     Ok(())
 }
 
+/// The O_ID of the oldest NEW-ORDER row of district (w, d), if any.
+fn oldest_new_order(txn: &mut dyn KvTxn, trees: &Trees, w: u16, d: u8) -> Result<Option<u32>> {
+    let mut oldest = None;
+    scan_prefix(
+        txn,
+        trees.new_order,
+        &district_key(w, d),
+        Direction::Forward,
+        1,
+        &mut |key, _| {
+            oldest = Some(order_id_of_key(key));
+            false
+        },
+    )?;
+    match oldest {
+        None => Ok(None),
+        Some(None) => Err(Error::InvalidArgument("malformed NEW-ORDER key".into())),
+        Some(Some(order_id)) => Ok(Some(order_id)),
+    }
+}
+
+/// Reads the lines of order `key` into `lines` as (OL_NUMBER, row).
+fn read_order_lines(
+    txn: &mut dyn KvTxn,
+    trees: &Trees,
+    key: [u8; 7],
+    lines: &mut Vec<(u8, StoredOrderLine)>,
+) -> Result<()> {
+    lines.clear();
+    let mut malformed = None;
+    scan_prefix(
+        txn,
+        trees.order_line,
+        &key,
+        Direction::Forward,
+        ORDER_LINES_MAX,
+        &mut |line_key, value| {
+            let line = OrderLine::decode(value).and_then(|line| {
+                let number = line_key
+                    .get(key.len())
+                    .copied()
+                    .ok_or_else(|| Error::InvalidArgument("malformed ORDER-LINE key".into()))?;
+                Ok((number, line.to_array()?))
+            });
+            match line {
+                Ok(line) => {
+                    lines.push(line);
+                    true
+                }
+                Err(err) => {
+                    malformed = Some(err);
+                    false
+                }
+            }
+        },
+    )?;
+    malformed.map_or(Ok(()), Err)
+}
+
 /// Delivery (2.7.4): the oldest undelivered order of each district. Returns the districts
 /// skipped for having none.
-fn delivery(txn: &mut dyn KvTxn, trees: &Trees, w: u16, carrier: u8, now: u64) -> Result<u64> {
+fn delivery(
+    txn: &mut dyn KvTxn,
+    trees: &Trees,
+    (w, carrier): (u16, u8),
+    now: u64,
+    scratch: &mut Scratch,
+) -> Result<u64> {
     let mut skipped = 0;
     for d in 1..=DISTRICTS_PER_WAREHOUSE {
-        let oldest = scan_keys(
-            txn,
-            trees.new_order,
-            &district_key(w, d),
-            Direction::Forward,
-            1,
-        )?;
-        let Some(order_id) = oldest.first().and_then(|(key, _)| order_id_of_key(key)) else {
+        let Some(order_id) = oldest_new_order(txn, trees, w, d)? else {
             skipped += 1;
             continue;
         };
         let key = order_key(w, d, order_id);
         txn.delete(trees.new_order, &key)?;
-        let mut order = get_row_for_update(txn, trees.order, "ORDER", &key, Order::decode)?;
+        let order = get_row_for_update(txn, trees.order, "ORDER", &key)?;
+        let mut order = Order::decode(&order)?;
         order.carrier_id = carrier;
-        txn.put(trees.order, &key, &order.encode())?;
+        order.encode_into(&mut scratch.row);
+        txn.put(trees.order, &key, &scratch.row)?;
+        read_order_lines(txn, trees, key, &mut scratch.order_lines)?;
         let mut amount_cents = 0;
-        for (line_key, value) in scan_keys(
-            txn,
-            trees.order_line,
-            &key,
-            Direction::Forward,
-            ORDER_LINES_MAX,
-        )? {
-            let mut line = OrderLine::decode(&value)?;
+        for (number, line) in &mut scratch.order_lines {
             line.delivery_d = now;
             amount_cents += line.amount;
-            txn.put(trees.order_line, &line_key, &line.encode())?;
+            line.encode_into(&mut scratch.row);
+            let line_key = order_line_key(w, d, order_id, *number);
+            txn.put(trees.order_line, &line_key, &scratch.row)?;
         }
         let customer_key = customer_key(w, d, order.c_id);
-        let mut customer = get_row_for_update(
-            txn,
-            trees.customer,
-            "CUSTOMER",
-            &customer_key,
-            Customer::decode,
-        )?;
+        let customer = get_row_for_update(txn, trees.customer, "CUSTOMER", &customer_key)?;
+        let mut customer = Customer::decode(&customer)?;
         customer.balance += amount_cents;
         customer.delivery_cnt += 1;
-        txn.put(trees.customer, &customer_key, &customer.encode())?;
+        customer.encode_into(&mut scratch.row);
+        txn.put(trees.customer, &customer_key, &scratch.row)?;
     }
     Ok(skipped)
 }
 
 /// Stock-Level (2.8.2): read-only. Returns the number of low-stock items.
-fn stock_level(txn: &mut dyn KvTxn, trees: &Trees, w: u16, d: u8, threshold: u16) -> Result<usize> {
-    let district = get_row(
-        txn,
-        trees.district,
-        "DISTRICT",
-        &district_key(w, d),
-        District::decode,
-    )?;
-    let next = district.next_o_id;
+fn stock_level(
+    txn: &mut dyn KvTxn,
+    trees: &Trees,
+    (w, d): (u16, u8),
+    threshold: u16,
+    items: &mut Vec<u32>,
+) -> Result<usize> {
+    let district = get_row(txn, trees.district, "DISTRICT", &district_key(w, d))?;
+    let next = District::decode(&district)?.next_o_id;
     let low = order_line_key(w, d, next.saturating_sub(STOCK_LEVEL_ORDERS).max(1), 0);
     let high = order_line_key(w, d, next, 0);
-    let mut items = Vec::with_capacity(STOCK_LEVEL_ORDERS as usize * ORDER_LINES_MAX);
+    items.clear();
     let mut malformed = None;
     txn.scan(
         trees.order_line,
@@ -758,15 +840,9 @@ fn stock_level(txn: &mut dyn KvTxn, trees: &Trees, w: u16, d: u8, threshold: u16
     items.sort_unstable();
     items.dedup();
     let mut low_stock = 0;
-    for item in items {
-        let stock = get_row(
-            txn,
-            trees.stock,
-            "STOCK",
-            &stock_key(w, item),
-            Stock::decode,
-        )?;
-        if stock.quantity < threshold {
+    for &item in items.iter() {
+        let stock = get_row(txn, trees.stock, "STOCK", &stock_key(w, item))?;
+        if Stock::decode(&stock)?.quantity < threshold {
             low_stock += 1;
         }
     }

@@ -489,7 +489,7 @@ fn fill_printable(rng: &mut SmallRng, bytes: &mut [u8]) {
 fn decode_row(config: &YcsbConfig, bytes: &[u8]) -> Result<Vec<Vec<u8>>> {
     let mut row = RowReader::new("YCSB", bytes);
     let fields = (0..config.field_count)
-        .map(|_| row.var16())
+        .map(|_| row.var16().map(<[u8]>::to_vec))
         .collect::<Result<Vec<_>>>()?;
     row.end()?;
     if let Some(bad) = fields.iter().find(|f| f.len() != config.field_length) {

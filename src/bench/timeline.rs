@@ -167,10 +167,19 @@ impl TimelineRecorder {
 /// Throughput averaged over consecutive windows of `window` points.
 #[must_use]
 pub fn windowed(points: &[TimelinePoint], window: usize) -> Vec<f64> {
+    windowed_by(points, window, |p| p.throughput)
+}
+
+/// `value` of the points averaged over consecutive windows of `window` points.
+fn windowed_by(
+    points: &[TimelinePoint],
+    window: usize,
+    value: impl Fn(&TimelinePoint) -> f64,
+) -> Vec<f64> {
     let window = window.max(1);
     points
         .chunks_exact(window)
-        .map(|chunk| chunk.iter().map(|p| p.throughput).sum::<f64>() / chunk.len() as f64)
+        .map(|chunk| chunk.iter().map(&value).sum::<f64>() / chunk.len() as f64)
         .collect()
 }
 
@@ -301,10 +310,7 @@ pub fn flush_rate_is_steady(
     tolerance: f64,
 ) -> bool {
     let window = points_for(min_window_s, mean_step_s(points));
-    let rates: Vec<f64> = tail(points, window)
-        .chunks_exact(window)
-        .map(|chunk| chunk.iter().map(|p| p.p_io.unwrap_or(0.0)).sum::<f64>() / window as f64)
-        .collect();
+    let rates = windowed_by(tail(points, window), window, |p| p.p_io.unwrap_or(0.0));
     if windows < 2 || rates.len() < windows {
         return false;
     }

@@ -246,11 +246,18 @@ impl Measured {
     /// The activity behind `metric` of `scheme` at `point`, if recorded: (count, its name).
     #[must_use]
     pub fn activity(&self, point: &str, scheme: &str, metric: &str) -> Option<(f64, &'static str)> {
+        self.activity_of(point, scheme)
+            .map(|activity| activity.behind(metric))
+    }
+
+    /// The counts of `scheme`'s runs at `point`, if recorded.
+    #[must_use]
+    pub fn activity_of(&self, point: &str, scheme: &str) -> Option<&Activity> {
         let index = self.points.iter().position(|p| p == point)?;
         self.activity
             .iter()
             .find(|(i, s, _)| *i == index && s == scheme)
-            .map(|(_, _, activity)| activity.behind(metric))
+            .map(|(_, _, activity)| activity)
     }
 
     /// A value, if measured.
@@ -403,13 +410,9 @@ fn active(
 /// `Err` (not evaluated) when `scheme`'s runs at `point` had a timing error above
 /// [`MAX_TIMING_ERROR`].
 fn timely(measured: &Measured, point: &str, scheme: &str) -> Result<(), String> {
-    let index = measured.points.iter().position(|p| p == point);
     let worst = measured
-        .activity
-        .iter()
-        .filter(|(i, s, _)| Some(*i) == index && s == scheme)
-        .map(|(_, _, a)| a.timing_error)
-        .fold(0.0, f64::max);
+        .activity_of(point, scheme)
+        .map_or(0.0, |activity| activity.timing_error);
     if worst > MAX_TIMING_ERROR {
         Err(format!(
             "host too slow: {scheme}'s runs at {point} woke threads late by {:.0}% of the \

@@ -14,6 +14,7 @@ use std::path::{Path, PathBuf};
 
 use crate::error::{Error, Result};
 use crate::sweep::points::{POINTS_DIR, PointFile, Provenance, SUFFIX, assemble};
+use crate::sweep::reuse;
 use crate::sweep::{PointStatus, SweepPoint, SweepResults, points::Plan};
 
 /// `--plan`, `--point`, `--fresh`.
@@ -161,6 +162,75 @@ pub fn resume(
     })
 }
 
+/// Takes the points of `resume.todo` that a point among `donors` covers
+/// ([`crate::sweep::reuse`]) instead of running them: each is written into `out` as its own
+/// point file (saying where it came from) and counted done. Prints a line per point taken.
+///
+/// # Errors
+/// A point file that cannot be written.
+pub fn reuse(
+    plan: &Plan,
+    out: &Path,
+    donors: &[(PathBuf, PointFile)],
+    mut resume: Resume,
+) -> Result<Resume> {
+    let mut todo = Vec::with_capacity(resume.todo.len());
+    for index in std::mem::take(&mut resume.todo) {
+        let covering = donors.iter().find_map(|(path, donor)| {
+            let at = reuse::covering_index(&donor.plan, plan, index)?;
+            (donor.index == at && donor.done()).then_some((path, donor))
+        });
+        let Some((path, donor)) = covering else {
+            todo.push(index);
+            continue;
+        };
+        let file = reuse::derive(donor, path, plan, index);
+        let written = file.write(out)?;
+        eprintln!(
+            "{}: point {} ({} = {}) taken from {} ({}){}: wrote {}",
+            plan.label(),
+            file.id,
+            plan.param,
+            plan.values[index],
+            donor.id,
+            path.display(),
+            left_out(&file),
+            written.display()
+        );
+        resume.done.insert(index, file.point);
+    }
+    resume.todo = todo;
+    Ok(resume)
+}
+
+/// `, leaving out S1, S2` for a point taken from a run with more schemes.
+fn left_out(file: &PointFile) -> String {
+    match &file.derived_from {
+        Some(derived) if !derived.schemes_left_out.is_empty() => {
+            format!(", leaving out {}", derived.schemes_left_out.join(", "))
+        }
+        _ => String::new(),
+    }
+}
+
+/// Reads the point files under `inputs` (`--reuse`): files, or directories searched
+/// recursively.
+///
+/// # Errors
+/// [`Error::Config`] naming `--reuse` and the input that does not exist or cannot be read.
+pub fn read_donors(inputs: &[PathBuf]) -> Result<Vec<(PathBuf, PointFile)>> {
+    let fail = |err: Error| Error::Config(format!("--reuse: {err}"));
+    crate::sweep::points::find_files(inputs)
+        .map_err(fail)?
+        .into_iter()
+        .map(|path| {
+            PointFile::read(&path)
+                .map(|file| (path, file))
+                .map_err(fail)
+        })
+        .collect()
+}
+
 /// The point files under `dir` that can be read; one that cannot is reported and left out
 /// (its point runs again and rewrites it).
 fn readable_point_files(dir: &Path) -> Result<Vec<(PathBuf, PointFile)>> {
@@ -244,6 +314,7 @@ pub fn run_points(
                 plan: plan.clone(),
                 provenance: Provenance::ending_now(started),
                 point: point.clone(),
+                derived_from: None,
             };
             let path = file.write(dir)?;
             eprintln!("{}: wrote {}", plan.label(), path.display());

@@ -56,6 +56,12 @@ pub struct ReproduceArgs {
     /// wins), e.g. `--set "--device mem --log-device mem --duration 100ms"`.
     #[arg(long, allow_hyphen_values = true)]
     pub set: Option<String>,
+    /// Take the points that another run's point files under these files or directories
+    /// cover instead of running them: a run of the same command with more schemes (Figure 6's
+    /// run holds Table 3's, Figure 7a's Table 7's; docs/reproduce.md, "Shared runs"). Each
+    /// point taken is written into --out saying where it came from; the rest run.
+    #[arg(long, value_name = "FILE_OR_DIR", conflicts_with_all = ["list", "rescore", "plan"])]
+    pub reuse: Vec<PathBuf>,
     /// `--plan`, `--point`, `--fresh` (point ids are EXPERIMENT.pN; with `--point`, the
     /// experiment ids may be left out).
     #[command(flatten)]
@@ -128,6 +134,7 @@ pub fn run(args: &ReproduceArgs) -> Result<()> {
         .map(|id| experiment::find(id))
         .collect::<Result<Vec<_>>>()?;
     let mut runs = prepare_runs(&experiments, args)?;
+    let donors = super::points::read_donors(&args.reuse)?;
     if args.points.plan.is_some() {
         let base = super::points::argv_without_plan();
         for run in &runs {
@@ -155,9 +162,12 @@ pub fn run(args: &ReproduceArgs) -> Result<()> {
             resumes.push(None);
             continue;
         }
-        let resume = created.create(dir).and_then(|()| {
-            super::points::resume(&run.plan, Some(dir), selected.as_deref(), args.points.fresh)
-        });
+        let resume = created
+            .create(dir)
+            .and_then(|()| {
+                super::points::resume(&run.plan, Some(dir), selected.as_deref(), args.points.fresh)
+            })
+            .and_then(|resume| super::points::reuse(&run.plan, dir, &donors, resume));
         match resume {
             Ok(resume) => resumes.push(Some(resume)),
             Err(err) => {
@@ -659,6 +669,7 @@ mod tests {
             set: Some(set.into()),
             repeat: None,
             rescore: None,
+            reuse: Vec::new(),
             points: PointFlags::default(),
         }
     }

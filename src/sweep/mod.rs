@@ -12,5 +12,6 @@ pub mod params;
 pub mod plot;
 pub mod points;
 pub mod results;
+pub mod reuse;
 
 pub use results::{PointStatus, SweepPoint, SweepResults};

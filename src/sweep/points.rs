@@ -231,6 +231,25 @@ pub struct PointFile {
     pub provenance: Provenance,
     /// The point, as in sweep.json.
     pub point: SweepPoint,
+    /// Set when the point was taken from another run's point that covers it
+    /// (`reproduce --reuse`, [`super::reuse`]) rather than run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub derived_from: Option<DerivedFrom>,
+}
+
+/// Where a point taken from another run came from ([`super::reuse::derive`]).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DerivedFrom {
+    /// The covering point's file, as read.
+    pub file: String,
+    /// The covering point's id.
+    pub id: String,
+    /// The command line of the covering run's plan.
+    pub command_line: String,
+    /// The covering run's schemes that this point leaves out.
+    pub schemes_left_out: Vec<String>,
+    /// UTC time the point was taken, ISO 8601.
+    pub taken: String,
 }
 
 impl PointFile {
@@ -535,6 +554,7 @@ mod tests {
                 results: None,
                 coordinates: Vec::new(),
             },
+            derived_from: None,
         }
     }
 

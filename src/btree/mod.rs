@@ -505,12 +505,31 @@ impl TreeStore {
     /// # Errors
     /// Unknown tree, corrupt pages, I/O errors.
     pub fn get(&self, tree: TreeId, key: &[u8]) -> Result<Option<Vec<u8>>> {
+        self.read_value(tree, key, |value| value.map(<[u8]>::to_vec))
+    }
+
+    /// As [`TreeStore::get`], copying the value into `value` (cleared first, left empty when
+    /// the key is absent) instead of allocating one. Returns whether the key was present.
+    ///
+    /// # Errors
+    /// As [`TreeStore::get`].
+    pub fn get_into(&self, tree: TreeId, key: &[u8], value: &mut Vec<u8>) -> Result<bool> {
+        self.read_value(tree, key, |found| crate::kv::copy_found(found, value))
+    }
+
+    /// Passes the value under `key` (borrowed from the leaf, under its latch) to `read`.
+    fn read_value<R>(
+        &self,
+        tree: TreeId,
+        key: &[u8],
+        read: impl FnOnce(Option<&[u8]>) -> R,
+    ) -> Result<R> {
         let tree = self.tree(tree)?;
         let (leaf, _) = self.descend_shared(&tree, Target::Key(key), false)?;
         let node = Self::node(&tree, leaf.page_id(), leaf.data(), Some(0))?;
         Ok(match node.search(key)? {
-            Ok(slot) => Some(node.cell(slot)?.1.to_vec()),
-            Err(_) => None,
+            Ok(slot) => read(Some(node.cell(slot)?.1)),
+            Err(_) => read(None),
         })
     }
 

@@ -717,6 +717,29 @@ impl KvTxn for Transaction<'_> {
         })
     }
 
+    fn get_into(&mut self, tree: TreeId, key: &[u8], value: &mut Vec<u8>) -> Result<bool> {
+        self.statement(|txn| {
+            txn.kv.store.limits().check(key, None)?;
+            txn.kv.store.tree(tree)?;
+            txn.lock(tree, key, Mode::Shared)?;
+            txn.kv.store.get_into(tree, key, value)
+        })
+    }
+
+    fn get_for_update_into(
+        &mut self,
+        tree: TreeId,
+        key: &[u8],
+        value: &mut Vec<u8>,
+    ) -> Result<bool> {
+        self.statement(|txn| {
+            txn.kv.store.limits().check(key, None)?;
+            txn.kv.store.tree(tree)?;
+            txn.lock(tree, key, Mode::Exclusive)?;
+            txn.kv.store.get_into(tree, key, value)
+        })
+    }
+
     fn put(&mut self, tree: TreeId, key: &[u8], value: &[u8]) -> Result<()> {
         self.statement(|txn| txn.write(tree, key, Some(value)).map(|_| ()))
     }

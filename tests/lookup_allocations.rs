@@ -65,8 +65,11 @@ fn key(n: u64) -> [u8; 16] {
     key
 }
 
+/// How a lookup reads its key's value in a transaction.
+type Read<'a> = dyn FnMut(&mut dyn KvTxn, TreeId, &[u8]) + 'a;
+
 /// One point-lookup transaction of key `n`, reading through `read`.
-fn lookup(kv: &KvStore, tree: TreeId, n: u64, read: &mut dyn FnMut(&mut dyn KvTxn, TreeId, &[u8])) {
+fn lookup(kv: &KvStore, tree: TreeId, n: u64, read: &mut Read<'_>) {
     let mut txn = kv.begin().unwrap();
     read(&mut *txn, tree, &key(n % KEYS));
     txn.commit().unwrap();
@@ -74,7 +77,7 @@ fn lookup(kv: &KvStore, tree: TreeId, n: u64, read: &mut dyn FnMut(&mut dyn KvTx
 
 /// Allocations of the calling thread per point-lookup transaction reading through `read`,
 /// on a warm cached tree.
-fn allocations_per_lookup(read: &mut dyn FnMut(&mut dyn KvTxn, TreeId, &[u8])) -> f64 {
+fn allocations_per_lookup(read: &mut Read<'_>) -> f64 {
     let (kv, _) = KvStore::open_specs("mem", "mem", 4096, 4096, &KvConfig::new(2048)).unwrap();
     let tree = kv.open_tree("t").unwrap();
     let mut pairs = (0..KEYS).map(|n| (key(n).to_vec(), vec![n as u8; 100]));

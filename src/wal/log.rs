@@ -23,7 +23,7 @@
 //! **Buffer slots.** A page entering the buffer gets its header and nothing else: the bytes of
 //! its slot after the end of the log are whatever an earlier page left there, and are never
 //! read. Every image written to the device is cut at the end of the log and zero-filled after
-//! it ([`Wal::page_image`]), so the device holds exactly the bytes of `docs/wal-format.md`
+//! it (`Wal::page_image`), so the device holds exactly the bytes of `docs/wal-format.md`
 //! (zeros after the last record), as when slots were zeroed as pages entered them.
 //!
 //! **Open.** Recovery (`reader.rs`) finds the end of the valid log; the page holding it is
@@ -594,7 +594,7 @@ impl Wal {
                 assert!(next - floor < self.buffer_pages, "page buffer overrun");
                 let slot = slot_range(next, self.buffer_pages, page_size);
                 // Only the header: the rest of the slot is cut off when the page is written
-                // ([`Wal::page_image`]).
+                // (`Wal::page_image`).
                 let dst = &mut inner.buffer.as_mut_slice()[slot];
                 stamp_log_page(dst, next, self.geometry.page_size, self.log_id);
                 lsn += LOG_PAGE_HEADER as u64;

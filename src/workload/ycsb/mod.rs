@@ -769,7 +769,7 @@ impl YcsbWorker {
                 Direction::Forward,
                 length,
                 &mut |_, value| match check_row(config, value) {
-                    Ok(_) => true,
+                    Ok(()) => true,
                     Err(err) => {
                         malformed = Some(err);
                         false

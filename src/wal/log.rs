@@ -841,6 +841,12 @@ impl Wal {
         self.margins
     }
 
+    /// `current_lsn - checkpoint_lsn`: the checkpoint age, read under one lock.
+    pub fn checkpoint_age(&self) -> u64 {
+        let inner = self.inner.lock();
+        inner.current_lsn.saturating_sub(inner.checkpoint_lsn)
+    }
+
     /// Checkpoint and modified ages and what the pool should do about them;
     /// `oldest_dirty_lsn` is the smallest `oldest_modification` of a dirty page (0: none).
     pub fn checkpoint_age_state(&self, oldest_dirty_lsn: Lsn) -> AgeState {

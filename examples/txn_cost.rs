@@ -4,8 +4,9 @@
 //!
 //! - `tpcc`: TPC-C, standard mix, `TXN_COST_WAREHOUSES` warehouses (default 5), specification
 //!   scale;
-//! - `lookup`: point-lookup transactions (begin, get, commit) on a bulk-loaded tree of
-//!   `TXN_COST_KEYS` keys (default 1,000,000; 16-byte keys, 100-byte values).
+//! - `lookup`: point-lookup transactions (begin, `get_into` a reused buffer, commit) on a
+//!   bulk-loaded tree of `TXN_COST_KEYS` keys (default 1,000,000; 16-byte keys, 100-byte
+//!   values); `lookup-get`: the same through `get`, which returns a new `Vec`.
 //!
 //! Each mode warms up with `TXN_COST_WARMUP` transactions (default 2,000), then measures
 //! `TXN_COST_TXNS` (default 20,000) inside `measured_phase`, printing allocations and bytes
@@ -162,7 +163,16 @@ fn key(n: u64) -> [u8; 16] {
     key
 }
 
-fn lookup(warmup: u64, txns: u64) {
+/// How a lookup reads its value.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Read {
+    /// `KvTxn::get_into` a reused buffer.
+    Into,
+    /// `KvTxn::get`, a new `Vec` per lookup.
+    Owned,
+}
+
+fn lookup(warmup: u64, txns: u64, read: Read) {
     let keys = env_or("TXN_COST_KEYS", 1_000_000);
     let data_pages = keys / 100 * 2 + 4096;
     let config = config(data_pages as usize);
@@ -173,10 +183,15 @@ fn lookup(warmup: u64, txns: u64) {
     warm(&kv);
     eprintln!("loaded {keys} keys");
     let mut rng = SmallRng::seed_from_u64(1);
+    let mut value = Vec::new();
     let mut one = || {
         let n = rng.gen_range(0..keys);
         let mut txn = kv.begin().unwrap();
-        assert!(txn.get(tree, &key(n)).unwrap().is_some());
+        let found = match read {
+            Read::Into => txn.get_into(tree, &key(n), &mut value).unwrap(),
+            Read::Owned => txn.get(tree, &key(n)).unwrap().is_some(),
+        };
+        assert!(found);
         txn.commit().unwrap();
     };
     for _ in 0..warmup {
@@ -190,9 +205,12 @@ fn main() {
     let txns = env_or("TXN_COST_TXNS", 20_000).max(1);
     match std::env::args().nth(1).as_deref() {
         Some("tpcc") => tpcc(warmup, txns),
-        Some("lookup") => lookup(warmup, txns),
+        Some("lookup") => lookup(warmup, txns, Read::Into),
+        Some("lookup-get") => lookup(warmup, txns, Read::Owned),
         _ => {
-            eprintln!("usage: txn_cost tpcc|lookup (see the file's docs for the variables)");
+            eprintln!(
+                "usage: txn_cost tpcc|lookup|lookup-get (see the file's docs for the variables)"
+            );
             std::process::exit(2);
         }
     }

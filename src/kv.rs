@@ -69,6 +69,60 @@ pub trait KvTxn {
         self.get(tree, key)
     }
 
+    /// As [`KvTxn::get`], but copies the value into `value` (cleared first) instead of
+    /// returning a new `Vec`: a caller that reads many rows reuses one buffer per row it keeps
+    /// and allocates nothing once the buffers have grown. Returns whether `key` was present;
+    /// when it was not, `value` is left empty.
+    ///
+    /// The default goes through [`KvTxn::get`] (one allocation per call); engines that can copy
+    /// straight from their storage override it.
+    ///
+    /// ```
+    /// use flashbuf::kv::{KvEngine, KvTxn, MemoryKv};
+    ///
+    /// # fn main() -> flashbuf::error::Result<()> {
+    /// let kv = MemoryKv::new();
+    /// let tree = kv.open_tree("t")?;
+    /// let mut txn = kv.begin()?;
+    /// txn.put(tree, b"a", b"apple")?;
+    /// txn.put(tree, b"b", b"banana")?;
+    /// let mut value = Vec::new(); // reused for every read
+    /// let mut total = 0;
+    /// for key in [b"a", b"b", b"c"] {
+    ///     if txn.get_into(tree, key, &mut value)? {
+    ///         total += value.len();
+    ///     }
+    /// }
+    /// assert_eq!(total, 11);
+    /// assert!(!txn.get_into(tree, b"c", &mut value)? && value.is_empty());
+    /// txn.commit()?;
+    /// # Ok(())
+    /// # }
+    /// ```
+    ///
+    /// # Errors
+    /// As [`KvTxn::get`].
+    fn get_into(&mut self, tree: TreeId, key: &[u8], value: &mut Vec<u8>) -> Result<bool> {
+        Ok(copy_found(self.get(tree, key)?.as_deref(), value))
+    }
+
+    /// As [`KvTxn::get_for_update`], copying into `value` as [`KvTxn::get_into`] does. The
+    /// default goes through [`KvTxn::get_for_update`].
+    ///
+    /// # Errors
+    /// As [`KvTxn::get`].
+    fn get_for_update_into(
+        &mut self,
+        tree: TreeId,
+        key: &[u8],
+        value: &mut Vec<u8>,
+    ) -> Result<bool> {
+        Ok(copy_found(
+            self.get_for_update(tree, key)?.as_deref(),
+            value,
+        ))
+    }
+
     /// Stores `value` under `key`, inserting or replacing.
     ///
     /// # Errors
@@ -158,6 +212,19 @@ pub fn with_retries<T>(
     Err(last.unwrap_or_else(|| Error::Conflict("no attempt made".into())))
 }
 
+/// Copies a found value into `value` (left empty when absent); whether it was found. The
+/// shared tail of the `get_into` implementations.
+pub(crate) fn copy_found(found: Option<&[u8]>, value: &mut Vec<u8>) -> bool {
+    value.clear();
+    match found {
+        Some(bytes) => {
+            value.extend_from_slice(bytes);
+            true
+        }
+        None => false,
+    }
+}
+
 fn bound_key(bound: Bound<&[u8]>) -> Option<&[u8]> {
     match bound {
         Bound::Included(key) | Bound::Excluded(key) => Some(key),
@@ -238,6 +305,13 @@ impl MemoryTxn<'_> {
 impl KvTxn for MemoryTxn<'_> {
     fn get(&mut self, tree: TreeId, key: &[u8]) -> Result<Option<Vec<u8>>> {
         self.statement(|txn| Ok(tree_mut(&mut txn.trees, tree)?.get(key).cloned()))
+    }
+
+    fn get_into(&mut self, tree: TreeId, key: &[u8], value: &mut Vec<u8>) -> Result<bool> {
+        self.statement(|txn| {
+            let found = tree_mut(&mut txn.trees, tree)?.get(key);
+            Ok(copy_found(found.map(Vec::as_slice), value))
+        })
     }
 
     fn put(&mut self, tree: TreeId, key: &[u8], value: &[u8]) -> Result<()> {

@@ -505,12 +505,31 @@ impl TreeStore {
     /// # Errors
     /// Unknown tree, corrupt pages, I/O errors.
     pub fn get(&self, tree: TreeId, key: &[u8]) -> Result<Option<Vec<u8>>> {
+        self.read_value(tree, key, |value| value.map(<[u8]>::to_vec))
+    }
+
+    /// As [`TreeStore::get`], copying the value into `value` (cleared first, left empty when
+    /// the key is absent) instead of allocating one. Returns whether the key was present.
+    ///
+    /// # Errors
+    /// As [`TreeStore::get`].
+    pub fn get_into(&self, tree: TreeId, key: &[u8], value: &mut Vec<u8>) -> Result<bool> {
+        self.read_value(tree, key, |found| crate::kv::copy_found(found, value))
+    }
+
+    /// Passes the value under `key` (borrowed from the leaf, under its latch) to `read`.
+    fn read_value<R>(
+        &self,
+        tree: TreeId,
+        key: &[u8],
+        read: impl FnOnce(Option<&[u8]>) -> R,
+    ) -> Result<R> {
         let tree = self.tree(tree)?;
         let (leaf, _) = self.descend_shared(&tree, Target::Key(key), false)?;
         let node = Self::node(&tree, leaf.page_id(), leaf.data(), Some(0))?;
         Ok(match node.search(key)? {
-            Ok(slot) => Some(node.cell(slot)?.1.to_vec()),
-            Err(_) => None,
+            Ok(slot) => read(Some(node.cell(slot)?.1)),
+            Err(_) => read(None),
         })
     }
 
@@ -528,13 +547,34 @@ impl TreeStore {
         txn: TxnId,
         undo: &mut UndoMaker<'_>,
     ) -> Result<Option<Vec<u8>>> {
+        let mut before = Vec::new();
+        let replaced = self.put_row(tree, key, value, txn, undo, &mut before)?;
+        Ok(replaced.then_some(before))
+    }
+
+    /// As [`TreeStore::put`], but copies the previous value into `before` (cleared first; a
+    /// caller's reused buffer, left empty on an insert) instead of returning a new `Vec`.
+    /// Returns whether a value was replaced.
+    ///
+    /// # Errors
+    /// As [`TreeStore::put`].
+    pub fn put_row(
+        &self,
+        tree: TreeId,
+        key: &[u8],
+        value: &[u8],
+        txn: TxnId,
+        undo: &mut UndoMaker<'_>,
+        before: &mut Vec<u8>,
+    ) -> Result<bool> {
         self.limits.check(key, Some(value))?;
         let tree = self.tree(tree)?;
         self.db.log_free_check()?;
         for _ in 0..ROW_RETRIES {
             let mut mtr = self.descend_for_write(&tree, key, txn)?;
             let node = Self::node(&tree, mtr.page_id(0), mtr.data(0), Some(0))?;
-            let (op, before, fits) = match node.search(key)? {
+            before.clear();
+            let (op, replaced, fits) = match node.search(key)? {
                 Ok(slot) => {
                     let old = node.cell(slot)?.1;
                     let fits = node.free_space() + old.len() >= value.len();
@@ -542,7 +582,8 @@ impl TreeStore {
                         slot: slot as u16,
                         payload: value,
                     };
-                    (op, Some(old.to_vec()), fits)
+                    before.extend_from_slice(old);
+                    (op, true, fits)
                 }
                 Err(slot) => {
                     let fits = node.fits(key.len(), value.len());
@@ -551,7 +592,7 @@ impl TreeStore {
                         key,
                         payload: value,
                     };
-                    (op, None, fits)
+                    (op, false, fits)
                 }
             };
             if !fits {
@@ -560,9 +601,9 @@ impl TreeStore {
                 continue;
             }
             mtr.apply_op(0, &op)?;
-            mtr.undo_with(|out| undo(before.as_deref(), out))?;
+            mtr.undo_with(|out| undo(replaced.then_some(before.as_slice()), out))?;
             mtr.commit()?;
-            return Ok(before);
+            return Ok(replaced);
         }
         Err(Error::Conflict(format!(
             "tree {}: the leaf for a {}-byte key kept filling up during {ROW_RETRIES} splits",

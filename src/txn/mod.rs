@@ -478,7 +478,8 @@ impl Transaction<'_> {
         self.locks.clear();
     }
 
-    fn write(&mut self, tree: TreeId, key: &[u8], value: Option<&[u8]>) -> Result<Option<Vec<u8>>> {
+    /// Puts (`Some(value)`) or deletes (`None`) `key`; returns whether a value was there.
+    fn write(&mut self, tree: TreeId, key: &[u8], value: Option<&[u8]>) -> Result<bool> {
         self.kv.store.limits().check(key, value)?;
         self.kv.store.tree(tree)?;
         self.lock(tree, key, Mode::Exclusive)?;
@@ -488,6 +489,7 @@ impl Transaction<'_> {
         }
         let kv = self.kv;
         let id = self.id;
+        let mut before = self.undo.take_before_buffer();
         let undo_list = &mut self.undo;
         let mut underfull = false;
         let mut make_undo = |before: Option<&[u8]>, out: &mut Vec<u8>| {
@@ -499,26 +501,29 @@ impl Transaction<'_> {
         // failure that comes after the change, such as the merge of a leaf a delete left
         // underfull, must undo it too, or the abort record seals a partial transaction.
         let changed = match value {
-            Some(value) => kv.store.put(tree, key, value, id, &mut make_undo),
+            Some(value) => kv
+                .store
+                .put_row(tree, key, value, id, &mut make_undo, &mut before),
             None => kv
                 .store
                 .delete_row(tree, key, id, &mut make_undo)
                 .map(|removed| {
-                    removed.map(|removed| {
+                    removed.is_some_and(|removed| {
                         underfull = removed.underfull;
-                        removed.before
+                        true
                     })
                 }),
         };
+        self.undo.return_before_buffer(before);
         match &changed {
             Ok(_) => self.undo.keep_staged(),
             Err(_) => self.undo.drop_staged(),
         }
-        let before = changed?;
+        let existed = changed?;
         if underfull {
             self.kv.store.shrink_after_delete(tree, key)?;
         }
-        Ok(before)
+        Ok(existed)
     }
 
     /// One round of a scan: pairs copied under leaf latches from `start`; returns the pairs,
@@ -717,12 +722,35 @@ impl KvTxn for Transaction<'_> {
         })
     }
 
+    fn get_into(&mut self, tree: TreeId, key: &[u8], value: &mut Vec<u8>) -> Result<bool> {
+        self.statement(|txn| {
+            txn.kv.store.limits().check(key, None)?;
+            txn.kv.store.tree(tree)?;
+            txn.lock(tree, key, Mode::Shared)?;
+            txn.kv.store.get_into(tree, key, value)
+        })
+    }
+
+    fn get_for_update_into(
+        &mut self,
+        tree: TreeId,
+        key: &[u8],
+        value: &mut Vec<u8>,
+    ) -> Result<bool> {
+        self.statement(|txn| {
+            txn.kv.store.limits().check(key, None)?;
+            txn.kv.store.tree(tree)?;
+            txn.lock(tree, key, Mode::Exclusive)?;
+            txn.kv.store.get_into(tree, key, value)
+        })
+    }
+
     fn put(&mut self, tree: TreeId, key: &[u8], value: &[u8]) -> Result<()> {
         self.statement(|txn| txn.write(tree, key, Some(value)).map(|_| ()))
     }
 
     fn delete(&mut self, tree: TreeId, key: &[u8]) -> Result<bool> {
-        self.statement(|txn| txn.write(tree, key, None).map(|before| before.is_some()))
+        self.statement(|txn| txn.write(tree, key, None))
     }
 
     fn scan(

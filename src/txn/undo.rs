@@ -92,6 +92,8 @@ pub struct UndoList {
     bytes: Vec<u8>,
     /// The end of each kept entry in `bytes`.
     ends: Vec<usize>,
+    /// Where a row change copies the value it replaces (`TreeStore::put_row`), reused.
+    before: Vec<u8>,
 }
 
 impl UndoList {
@@ -138,6 +140,18 @@ impl UndoList {
     pub fn clear(&mut self) {
         self.bytes.clear();
         self.ends.clear();
+        self.before.clear();
+    }
+
+    /// Takes the buffer a row change copies its before-value into (give it back with
+    /// [`UndoList::return_before_buffer`] so that the next change reuses it).
+    pub fn take_before_buffer(&mut self) -> Vec<u8> {
+        std::mem::take(&mut self.before)
+    }
+
+    /// Gives back the buffer of [`UndoList::take_before_buffer`].
+    pub fn return_before_buffer(&mut self, buffer: Vec<u8>) {
+        self.before = buffer;
     }
 
     /// Encodes the forward entry of a change of `key` in `tree` whose value was `before` as

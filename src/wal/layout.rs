@@ -200,8 +200,8 @@ impl Geometry {
     }
 }
 
-/// Writes the header of stream page `stream_page` into `page` (which must be zero elsewhere),
-/// with a flush stamp of 0 (every flush restamps the pages it writes: [`stamp_flush_start`]).
+/// Writes the header of stream page `stream_page` into `page`'s first [`LOG_PAGE_HEADER`]
+/// bytes (every header byte; the rest of `page` is left as it is), with a flush stamp of 0 (every flush restamps the pages it writes: [`stamp_flush_start`]).
 pub fn stamp_log_page(page: &mut [u8], stream_page: u64, page_size: u64, log_id: u64) {
     assert!(page.len() >= LOG_PAGE_HEADER, "page holds a header");
     page[0..4].copy_from_slice(&LOG_PAGE_MAGIC);

@@ -11,7 +11,7 @@
 //! **Group commit.** `flush_to(lsn)` returns once the log is durable up to `lsn`. The first
 //! caller that finds no flush running becomes the leader: under the lock it copies every page
 //! from the durable one (the partial last page is rewritten) to the current one into its private
-//! I/O buffer, releases the lock, writes the pages in one batch and syncs once, then publishes
+//! I/O buffer (the last page only up to the end of the log, zeros after it), releases the lock, writes the pages in one batch and syncs once, then publishes
 //! `durable_lsn` and wakes the followers that waited on the condvar. Records appended during
 //! that I/O go out with the next leader.
 //!
@@ -19,6 +19,12 @@
 //! *blocks* on the `space` condvar until `write_checkpoint` moves the checkpoint, at most
 //! `WalConfig::full_timeout`, then returns [`Error::LogFull`] (the caller should have reacted to
 //! `checkpoint_age_state` long before). A full in-memory buffer makes the appender run a flush.
+//!
+//! **Buffer slots.** A page entering the buffer gets its header and nothing else: the bytes of
+//! its slot after the end of the log are whatever an earlier page left there, and are never
+//! read. Every image written to the device is cut at the end of the log and zero-filled after
+//! it (`Wal::page_image`), so the device holds exactly the bytes of `docs/wal-format.md`
+//! (zeros after the last record), as when slots were zeroed as pages entered them.
 //!
 //! **Open.** Recovery (`reader.rs`) finds the end of the valid log; the page holding it is
 //! loaded into the buffer with zeros after the end and written back (synced) before `open`
@@ -416,9 +422,7 @@ impl Wal {
         assert!(!inner.flushing && inner.durable_lsn == inner.current_lsn);
         let page = self.geometry.page_of(inner.current_lsn);
         let mut image = AlignedBuf::new(self.config.page_size);
-        image.as_mut_slice().copy_from_slice(
-            &inner.buffer.as_slice()[slot_range(page, self.buffer_pages, self.config.page_size)],
-        );
+        self.page_image(&inner, page, image.as_mut_slice());
         stamp_flush_start(image.as_mut_slice(), inner.durable_lsn);
         drop(inner);
         self.device
@@ -589,8 +593,9 @@ impl Wal {
                 let next = self.geometry.page_of(lsn);
                 assert!(next - floor < self.buffer_pages, "page buffer overrun");
                 let slot = slot_range(next, self.buffer_pages, page_size);
+                // Only the header: the rest of the slot is cut off when the page is written
+                // (`Wal::page_image`).
                 let dst = &mut inner.buffer.as_mut_slice()[slot];
-                dst.fill(0);
                 stamp_log_page(dst, next, self.geometry.page_size, self.log_id);
                 lsn += LOG_PAGE_HEADER as u64;
             }
@@ -649,10 +654,9 @@ impl Wal {
         // page stamped past where a later recovery scan stops proves corruption (reader.rs).
         let flush_start = inner.durable_lsn;
         for index in 0..count {
-            let src = slot_range(first + index, self.buffer_pages, page_size);
             let at = index as usize * page_size;
             let dst = &mut io.as_mut_slice()[at..at + page_size];
-            dst.copy_from_slice(&inner.buffer.as_slice()[src]);
+            self.page_image(inner, first + index, dst);
             stamp_flush_start(dst, flush_start);
         }
         inner.flushing = true;
@@ -673,6 +677,23 @@ impl Wal {
         }
         self.flushed.notify_all();
         self.space.notify_all();
+    }
+
+    /// Copies stream page `page` from the buffer into `dst` as it goes to the device: a page
+    /// before the one holding `current_lsn` whole, that one up to `current_lsn` with zeros
+    /// after it (the slot's bytes past the end are stale, see the module docs).
+    fn page_image(&self, inner: &Inner, page: u64, dst: &mut [u8]) {
+        let current = self.geometry.page_of(inner.current_lsn);
+        assert!(page <= current, "no page past the end of the log");
+        let valid = if page == current {
+            self.geometry.offset_in_page(inner.current_lsn)
+        } else {
+            dst.len()
+        };
+        let src = slot_range(page, self.buffer_pages, self.config.page_size);
+        let (head, tail) = dst.split_at_mut(valid);
+        head.copy_from_slice(&inner.buffer.as_slice()[src][..valid]);
+        tail.fill(0);
     }
 
     /// Writes `count` pages of `io` to the ring, starting at stream page `first`, and syncs.
@@ -818,6 +839,12 @@ impl Wal {
     /// The InnoDB margins of this log (docs/algorithms.md section 1).
     pub fn margins(&self) -> LogMargins {
         self.margins
+    }
+
+    /// `current_lsn - checkpoint_lsn`: the checkpoint age, read under one lock.
+    pub fn checkpoint_age(&self) -> u64 {
+        let inner = self.inner.lock();
+        inner.current_lsn.saturating_sub(inner.checkpoint_lsn)
     }
 
     /// Checkpoint and modified ages and what the pool should do about them;

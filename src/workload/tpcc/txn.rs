@@ -109,6 +109,20 @@ struct Scratch {
     order_lines: Vec<(u8, StoredOrderLine)>,
     /// The items Stock-Level examines.
     items: Vec<u32>,
+    /// The stored values of the rows a transaction reads (`KvTxn::get_into`), one buffer per
+    /// row it keeps decoded at the same time.
+    values: RowValues,
+}
+
+/// The stored values a transaction reads rows into (see [`Scratch`]).
+#[derive(Debug, Default)]
+struct RowValues {
+    warehouse: Vec<u8>,
+    district: Vec<u8>,
+    customer: Vec<u8>,
+    order: Vec<u8>,
+    item: Vec<u8>,
+    stock: Vec<u8>,
 }
 
 /// What the first call learns about the database.
@@ -333,9 +347,9 @@ impl TpccWorker {
         let district = self.stock_level_district(&run.meta);
         let threshold = self.rng.gen_range(10..=20);
         let attempts = self.shared.config.max_attempts;
-        let items = &mut self.scratch.items;
+        let scratch = &mut self.scratch;
         let (_, _, retries) = run_txn(engine, attempts, |txn| {
-            stock_level(txn, &run.trees, (warehouse, district), threshold, items)
+            stock_level(txn, &run.trees, (warehouse, district), threshold, scratch)
                 .map(|low| (low, TxnEnd::Commit))
         })?;
         Ok(retries)
@@ -388,21 +402,36 @@ fn missing(table: &str, key: &[u8]) -> Error {
     Error::InvalidArgument(format!("TPC-C {table} row {key:02x?} is missing"))
 }
 
-/// The stored value of a row the transaction reads; the caller decodes it, borrowing.
-fn get_row(txn: &mut dyn KvTxn, tree: TreeId, table: &str, key: &[u8]) -> Result<Vec<u8>> {
-    txn.get(tree, key)?.ok_or_else(|| missing(table, key))
-}
-
-/// As [`get_row`] for a row the transaction then updates: the exclusive lock at once, as the
-/// spec's SQL (`UPDATE ...`, `SELECT ... FOR UPDATE`) and tpcc-mysql take it.
-fn get_row_for_update(
+/// The stored value of a row the transaction reads, copied into `value` (one of the client's
+/// reused buffers); the caller decodes it, borrowing.
+fn get_row<'v>(
     txn: &mut dyn KvTxn,
     tree: TreeId,
     table: &str,
     key: &[u8],
-) -> Result<Vec<u8>> {
-    txn.get_for_update(tree, key)?
-        .ok_or_else(|| missing(table, key))
+    value: &'v mut Vec<u8>,
+) -> Result<&'v [u8]> {
+    if txn.get_into(tree, key, value)? {
+        Ok(value)
+    } else {
+        Err(missing(table, key))
+    }
+}
+
+/// As [`get_row`] for a row the transaction then updates: the exclusive lock at once, as the
+/// spec's SQL (`UPDATE ...`, `SELECT ... FOR UPDATE`) and tpcc-mysql take it.
+fn get_row_for_update<'v>(
+    txn: &mut dyn KvTxn,
+    tree: TreeId,
+    table: &str,
+    key: &[u8],
+    value: &'v mut Vec<u8>,
+) -> Result<&'v [u8]> {
+    if txn.get_for_update_into(tree, key, value)? {
+        Ok(value)
+    } else {
+        Err(missing(table, key))
+    }
 }
 
 /// Visits the pairs of `tree` whose keys start with `prefix`, in `direction`, at most
@@ -496,18 +525,38 @@ fn new_order(
     scratch: &mut Scratch,
 ) -> Result<TxnEnd> {
     let (w, d) = (input.warehouse, input.district);
-    let warehouse = get_row(txn, trees.warehouse, "WAREHOUSE", &warehouse_key(w))?;
-    let warehouse = Warehouse::decode(&warehouse)?;
+    let values = &mut scratch.values;
+    let warehouse_key = warehouse_key(w);
+    let warehouse = get_row(
+        txn,
+        trees.warehouse,
+        "WAREHOUSE",
+        &warehouse_key,
+        &mut values.warehouse,
+    )?;
+    let warehouse = Warehouse::decode(warehouse)?;
     let district_key = district_key(w, d);
-    let district = get_row_for_update(txn, trees.district, "DISTRICT", &district_key)?;
-    let mut district = District::decode(&district)?;
+    let district = get_row_for_update(
+        txn,
+        trees.district,
+        "DISTRICT",
+        &district_key,
+        &mut values.district,
+    )?;
+    let mut district = District::decode(district)?;
     let order_id = district.next_o_id;
     district.next_o_id += 1;
     district.encode_into(&mut scratch.row);
     txn.put(trees.district, &district_key, &scratch.row)?;
     let customer_key = customer_key(w, d, input.customer);
-    let customer = get_row(txn, trees.customer, "CUSTOMER", &customer_key)?;
-    let customer = Customer::decode(&customer)?;
+    let customer = get_row(
+        txn,
+        trees.customer,
+        "CUSTOMER",
+        &customer_key,
+        &mut values.customer,
+    )?;
+    let customer = Customer::decode(customer)?;
     let all_local = input.lines.iter().all(|line| line.supply_warehouse == w);
     let order = Order {
         c_id: input.customer,
@@ -527,14 +576,14 @@ fn new_order(
     )?;
     let mut total_cents: i64 = 0;
     for (line, number) in input.lines.iter().zip(1u8..) {
-        let Some(item) = txn.get(trees.item, &item_key(line.item))? else {
+        if !txn.get_into(trees.item, &item_key(line.item), &mut values.item)? {
             // The 1% of New-Orders with an unused item (2.4.2.3): roll back everything.
             return Ok(TxnEnd::Rollback);
-        };
-        let item = Item::decode(&item)?;
+        }
+        let item = Item::decode(&values.item)?;
         let stock_key = stock_key(line.supply_warehouse, line.item);
-        let stock = get_row_for_update(txn, trees.stock, "STOCK", &stock_key)?;
-        let mut stock = Stock::decode(&stock)?;
+        let stock = get_row_for_update(txn, trees.stock, "STOCK", &stock_key, &mut values.stock)?;
+        let mut stock = Stock::decode(stock)?;
         let quantity = u16::from(line.quantity);
         stock.quantity = if stock.quantity >= quantity + 10 {
             stock.quantity - quantity
@@ -583,15 +632,28 @@ fn payment(
     scratch: &mut Scratch,
 ) -> Result<()> {
     let (w, d) = (input.warehouse, input.district);
+    let values = &mut scratch.values;
     let warehouse_key = warehouse_key(w);
-    let warehouse = get_row_for_update(txn, trees.warehouse, "WAREHOUSE", &warehouse_key)?;
-    let mut warehouse = Warehouse::decode(&warehouse)?;
+    let warehouse = get_row_for_update(
+        txn,
+        trees.warehouse,
+        "WAREHOUSE",
+        &warehouse_key,
+        &mut values.warehouse,
+    )?;
+    let mut warehouse = Warehouse::decode(warehouse)?;
     warehouse.ytd += input.amount_cents;
     warehouse.encode_into(&mut scratch.row);
     txn.put(trees.warehouse, &warehouse_key, &scratch.row)?;
     let district_key = district_key(w, d);
-    let district = get_row_for_update(txn, trees.district, "DISTRICT", &district_key)?;
-    let mut district = District::decode(&district)?;
+    let district = get_row_for_update(
+        txn,
+        trees.district,
+        "DISTRICT",
+        &district_key,
+        &mut values.district,
+    )?;
+    let mut district = District::decode(district)?;
     district.ytd += input.amount_cents;
     district.encode_into(&mut scratch.row);
     txn.put(trees.district, &district_key, &scratch.row)?;
@@ -599,8 +661,14 @@ fn payment(
     let ids = &mut scratch.customer_ids;
     let c_id = select_customer(txn, trees, (c_w, c_d), &input.customer, customers, ids)?;
     let customer_key = customer_key(c_w, c_d, c_id);
-    let customer = get_row_for_update(txn, trees.customer, "CUSTOMER", &customer_key)?;
-    let mut customer = Customer::decode(&customer)?;
+    let customer = get_row_for_update(
+        txn,
+        trees.customer,
+        "CUSTOMER",
+        &customer_key,
+        &mut values.customer,
+    )?;
+    let mut customer = Customer::decode(customer)?;
     customer.balance -= input.amount_cents;
     customer.ytd_payment += input.amount_cents;
     customer.payment_cnt += 1;
@@ -651,8 +719,15 @@ fn order_status(
 ) -> Result<()> {
     let ids = &mut scratch.customer_ids;
     let c_id = select_customer(txn, trees, (w, d), selector, customers, ids)?;
-    let customer = get_row(txn, trees.customer, "CUSTOMER", &customer_key(w, d, c_id))?;
-    Customer::decode(&customer)?;
+    let values = &mut scratch.values;
+    let customer_key = customer_key(w, d, c_id);
+    Customer::decode(get_row(
+        txn,
+        trees.customer,
+        "CUSTOMER",
+        &customer_key,
+        &mut values.customer,
+    )?)?;
     let mut newest = None;
     scan_prefix(
         txn,
@@ -671,7 +746,7 @@ fn order_status(
         Some(Some(order_id)) => order_id,
     };
     let key = order_key(w, d, order_id);
-    let order = Order::decode(&get_row(txn, trees.order, "ORDER", &key)?)?;
+    let order = Order::decode(get_row(txn, trees.order, "ORDER", &key, &mut values.order)?)?;
     let mut lines = 0;
     let mut malformed = None;
     scan_prefix(
@@ -779,8 +854,9 @@ fn delivery(
         };
         let key = order_key(w, d, order_id);
         txn.delete(trees.new_order, &key)?;
-        let order = get_row_for_update(txn, trees.order, "ORDER", &key)?;
-        let mut order = Order::decode(&order)?;
+        let values = &mut scratch.values;
+        let order = get_row_for_update(txn, trees.order, "ORDER", &key, &mut values.order)?;
+        let mut order = Order::decode(order)?;
         order.carrier_id = carrier;
         order.encode_into(&mut scratch.row);
         txn.put(trees.order, &key, &scratch.row)?;
@@ -794,8 +870,14 @@ fn delivery(
             txn.put(trees.order_line, &line_key, &scratch.row)?;
         }
         let customer_key = customer_key(w, d, order.c_id);
-        let customer = get_row_for_update(txn, trees.customer, "CUSTOMER", &customer_key)?;
-        let mut customer = Customer::decode(&customer)?;
+        let customer = get_row_for_update(
+            txn,
+            trees.customer,
+            "CUSTOMER",
+            &customer_key,
+            &mut values.customer,
+        )?;
+        let mut customer = Customer::decode(customer)?;
         customer.balance += amount_cents;
         customer.delivery_cnt += 1;
         customer.encode_into(&mut scratch.row);
@@ -810,10 +892,18 @@ fn stock_level(
     trees: &Trees,
     (w, d): (u16, u8),
     threshold: u16,
-    items: &mut Vec<u32>,
+    scratch: &mut Scratch,
 ) -> Result<usize> {
-    let district = get_row(txn, trees.district, "DISTRICT", &district_key(w, d))?;
-    let next = District::decode(&district)?.next_o_id;
+    let Scratch { items, values, .. } = scratch;
+    let district_key = district_key(w, d);
+    let district = get_row(
+        txn,
+        trees.district,
+        "DISTRICT",
+        &district_key,
+        &mut values.district,
+    )?;
+    let next = District::decode(district)?.next_o_id;
     let low = order_line_key(w, d, next.saturating_sub(STOCK_LEVEL_ORDERS).max(1), 0);
     let high = order_line_key(w, d, next, 0);
     items.clear();
@@ -841,8 +931,14 @@ fn stock_level(
     items.dedup();
     let mut low_stock = 0;
     for &item in items.iter() {
-        let stock = get_row(txn, trees.stock, "STOCK", &stock_key(w, item))?;
-        if Stock::decode(&stock)?.quantity < threshold {
+        let stock = get_row(
+            txn,
+            trees.stock,
+            "STOCK",
+            &stock_key(w, item),
+            &mut values.stock,
+        )?;
+        if Stock::decode(stock)?.quantity < threshold {
             low_stock += 1;
         }
     }

@@ -486,28 +486,31 @@ fn fill_printable(rng: &mut SmallRng, bytes: &mut [u8]) {
 }
 
 /// Splits a stored row into its fields, checking their count and lengths.
-fn decode_row(config: &YcsbConfig, bytes: &[u8]) -> Result<Vec<Vec<u8>>> {
+/// Checks a stored row's shape (`field_count` fields of `field_length` bytes, nothing after)
+/// and passes each field, borrowed, to `field` with its index: nothing is copied.
+fn read_fields<'a>(
+    config: &YcsbConfig,
+    bytes: &'a [u8],
+    mut field: impl FnMut(usize, &'a [u8]),
+) -> Result<()> {
     let mut row = RowReader::new("YCSB", bytes);
-    let fields = (0..config.field_count)
-        .map(|_| row.var16().map(<[u8]>::to_vec))
-        .collect::<Result<Vec<_>>>()?;
-    row.end()?;
-    if let Some(bad) = fields.iter().find(|f| f.len() != config.field_length) {
-        return Err(Error::InvalidArgument(format!(
-            "malformed YCSB row: a field of {} bytes, want {}",
-            bad.len(),
-            config.field_length
-        )));
+    for index in 0..config.field_count {
+        let value = row.var16()?;
+        if value.len() != config.field_length {
+            return Err(Error::InvalidArgument(format!(
+                "malformed YCSB row: a field of {} bytes, want {}",
+                value.len(),
+                config.field_length
+            )));
+        }
+        field(index, value);
     }
-    Ok(fields)
+    row.end()
 }
 
-fn encode_fields(config: &YcsbConfig, fields: &[Vec<u8>]) -> Vec<u8> {
-    let mut row = RowWriter::with_capacity(config.row_bytes());
-    for field in fields {
-        row.var16(field);
-    }
-    row.finish()
+/// Checks a stored row's shape (see [`read_fields`]).
+fn check_row(config: &YcsbConfig, bytes: &[u8]) -> Result<()> {
+    read_fields(config, bytes, |_, _| {})
 }
 
 impl RecordWorkload for Ycsb {
@@ -566,7 +569,7 @@ impl RecordWorkload for Ycsb {
         let rows = scan_prefix_batches(engine, tree, &[], CHECK_BATCH, &mut |batch| {
             for (key, value) in batch {
                 bad_keys += u64::from(!key.starts_with(prefix));
-                bad_rows += u64::from(decode_row(config, value).is_err());
+                bad_rows += u64::from(check_row(config, value).is_err());
             }
             Ok(())
         })?;
@@ -646,6 +649,10 @@ struct YcsbWorker {
     tree: Option<TreeId>,
     /// The operation the last `run_one` drew (for abort attribution).
     last_type: Option<usize>,
+    /// The stored value of the row read (`KvTxn::get_into`), reused.
+    value: Vec<u8>,
+    /// The row an update writes back, reused.
+    row: Vec<u8>,
 }
 
 impl YcsbWorker {
@@ -658,6 +665,8 @@ impl YcsbWorker {
             chooser,
             tree: None,
             last_type: None,
+            value: Vec::new(),
+            row: Vec::new(),
         }
     }
 
@@ -673,7 +682,8 @@ impl YcsbWorker {
         self.rng.gen_range(0..=last)
     }
 
-    /// The new field values of an update: one random field, or all of them.
+    /// The new field values of an update: one random field, or all of them, in ascending
+    /// field order.
     fn changed_fields(&mut self) -> Vec<(usize, Vec<u8>)> {
         let config = &self.ycsb.shared.config;
         let indexes: Vec<usize> = if config.write_all_fields {
@@ -699,12 +709,14 @@ impl YcsbWorker {
         let keynum = self.next_keynum();
         let key = self.ycsb.key(keynum);
         let config = &self.ycsb.shared.config;
-        let (found, _, retries) = run_txn(engine, self.attempts(), |txn| {
-            let row = txn.get(tree, &key)?;
-            if let Some(bytes) = &row {
-                decode_row(config, bytes)?;
+        let attempts = self.attempts();
+        let value = &mut self.value;
+        let (found, _, retries) = run_txn(engine, attempts, |txn| {
+            let found = txn.get_into(tree, &key, value)?;
+            if found {
+                check_row(config, value)?;
             }
-            Ok((row.is_some(), TxnEnd::Commit))
+            Ok((found, TxnEnd::Commit))
         })?;
         self.count_not_found(found);
         Ok(retries)
@@ -716,8 +728,11 @@ impl YcsbWorker {
         let key = self.ycsb.key(keynum);
         let changes = self.changed_fields();
         let config = &self.ycsb.shared.config;
-        let (found, _, retries) = run_txn(engine, self.attempts(), |txn| {
-            let found = update_row(txn, config, tree, &key, &changes)?;
+        let attempts = self.attempts();
+        let (value, row) = (&mut self.value, &mut self.row);
+        let (found, _, retries) = run_txn(engine, attempts, |txn| {
+            let buffers = (&mut *value, &mut *row);
+            let found = update_row(txn, (config, tree, &key), &changes, buffers)?;
             Ok((found, TxnEnd::Commit))
         })?;
         self.count_not_found(found);
@@ -753,8 +768,8 @@ impl YcsbWorker {
                 (Bound::Included(key.as_slice()), Bound::Unbounded),
                 Direction::Forward,
                 length,
-                &mut |_, value| match decode_row(config, value) {
-                    Ok(_) => true,
+                &mut |_, value| match check_row(config, value) {
+                    Ok(()) => true,
                     Err(err) => {
                         malformed = Some(err);
                         false
@@ -773,23 +788,26 @@ impl YcsbWorker {
     }
 }
 
-/// Reads the row at `key`, replaces the changed fields, writes it back. Returns whether the
-/// row existed.
+/// Reads the row at `key` into `value`, writes it back into `row` with the changed fields
+/// replaced (both the worker's reused buffers); `changes` come in ascending field order.
+/// Returns whether the row existed.
 fn update_row(
     txn: &mut dyn KvTxn,
-    config: &YcsbConfig,
-    tree: TreeId,
-    key: &[u8],
+    (config, tree, key): (&YcsbConfig, TreeId, &[u8]),
     changes: &[(usize, Vec<u8>)],
+    (value, row): (&mut Vec<u8>, &mut Vec<u8>),
 ) -> Result<bool> {
-    let Some(bytes) = txn.get(tree, key)? else {
+    if !txn.get_into(tree, key, value)? {
         return Ok(false);
-    };
-    let mut fields = decode_row(config, &bytes)?;
-    for (index, value) in changes {
-        fields[*index].clone_from(value);
     }
-    txn.put(tree, key, &encode_fields(config, &fields))?;
+    let mut writer = RowWriter::reusing(std::mem::take(row));
+    let mut pending = changes.iter().peekable();
+    read_fields(config, value, |index, stored| {
+        let changed = pending.next_if(|(at, _)| *at == index);
+        writer.var16(changed.map_or(stored, |(_, new)| new.as_slice()));
+    })?;
+    *row = writer.finish();
+    txn.put(tree, key, row)?;
     Ok(true)
 }
 

@@ -3,28 +3,36 @@
 //!
 //! An emulated device completes a request by letting its thread sleep until the real instant
 //! of the modelled completion (`device::ticket::sleep_until`); the thread runs when the kernel
-//! wakes it and gives it a core, later by the timer slack (about 50 us) and, on a busy host, by
-//! however long the run queue holds it (milliseconds when other processes keep both cores
+//! wakes it and gives it a core: later by the timer slack (50 us by default; `sleep_until`
+//! sets it to 1 ns on every waiting thread, `device::ticket::tight_timer`) and, on a busy host,
+//! by however long the run queue holds it (milliseconds when other processes keep both cores
 //! busy). In device time that lateness is `lateness / time_scale`: the higher the time scale,
 //! the smaller the error. It matters most on a serialized path, where every late wake-up adds
-//! to the next request's start: InnoDB's data-file fsyncs (one at a time, per file) bound the
-//! write path, so the timing error of a run is taken as the mean device-time lateness over the
-//! mean fsync ([`Lateness::error_share`]; over the mean operation latency when the run had no
+//! to the next request's start: the data-file fsyncs (one at a time, per file) bound the write
+//! path, so the timing error of a run is taken as the mean device-time lateness over the mean
+//! data fsync ([`Lateness::error_share`]; over the mean operation latency when the run had no
 //! fsync).
 //!
 //! [`LatenessProbe`] measures it beside the workers for the measured phase: one thread sleeping
-//! [`PROBE_SLEEP`] at a time, like a device waiter (the default timer slack), recording how
-//! late each sleep ends. The CPU verdict cannot see this: other processes' load shows here, not
-//! in this process's CPU time.
+//! [`PROBE_SLEEP`] at a time exactly as a device waiter does (same call, same timer slack),
+//! recording how late each sleep ends. The CPU verdict cannot see this: other processes' load
+//! shows here, not in this process's CPU time.
 //!
-//! The automatic time scale (`bench` without `--model-cores`): before the runs, the probe
-//! measures the host for [`AUTO_PROBE`], and [`choose_time_scale`] takes the lowest of
-//! [`AUTO_SCALES`] that keeps the mean lateness within [`WARN_ERROR_SHARE`] of
-//! [`AUTO_REFERENCE_US`] of device time. Its own CPU use does not decide it: on this 2-core host
-//! TPC-C stays device-bound (under 25% CPU) even at time scale 1, where it had already lost
-//! 13% of its throughput. Lateness does not explain all of the loss either (at time scale 4 the
-//! runs' timing error averaged 1.3%, vanilla lost 6%), hence the floor of 8 in
-//! [`AUTO_SCALES`].
+//! The automatic time scale (`bench` without `--model-cores` or a device's own `time_scale`):
+//! before the runs, the probe measures the host for [`AUTO_PROBE`] (once per process), the
+//! device's reference wait is predicted from its model ([`device_reference`]: the sync after
+//! one page write on the idle device, what `error_share` will divide by, capped at
+//! [`AUTO_REFERENCE_US`]), and [`choose_time_scale`] takes the lowest of [`AUTO_SCALES`] whose
+//! expected error is within [`WARN_ERROR_SHARE`], else the lowest that stays within
+//! [`MAX_TIMING_ERROR`] at [`RUN_LOAD_MARGIN`] times the lateness, else the highest. TPC-C on
+//! emu:ssd-a keeps the 1 ms reference (its modelled sync, a program plus the flush commit, is
+//! over 1 ms) and so time scale 8 on a quiet host; the ACE experiments on emu:pcie-fs, whose
+//! sync is firmware time only (8 us idle, about 20 us in the runs), get 64-128. Its own CPU use
+//! does not decide it: on this 2-core host TPC-C stays device-bound (under 25% CPU) even at
+//! time scale 1, where it had already lost 13% of its throughput. Lateness does not explain all
+//! of the loss either (at time scale 4 the runs' timing error averaged 1.3%, vanilla lost 6%),
+//! hence the floor of 8 in [`AUTO_SCALES`]. docs/reproduce.md, "Host timing", has the
+//! measurements.
 
 use std::time::{Duration, Instant};
 
@@ -62,11 +70,18 @@ pub fn expected_error(mean_lateness_us: f64, scale: f64, reference_us: f64) -> f
     mean_lateness_us / scale / reference_us
 }
 
+/// How much later than the probe before the runs a run's own threads are woken: the host is
+/// busier during a run (its workers, cleaners and log writer share the cores). TPC-C on
+/// emu:ssd-a measured 54 us before and 93 us during the run (1.7x; docs/reproduce.md, "Host
+/// timing"). [`choose_time_scale`] allows for it where a miss costs the run its evaluation.
+pub const RUN_LOAD_MARGIN: f64 = 2.0;
+
 /// The time scale for a host that wakes threads `mean_lateness_us` late (real) and a device
 /// whose reference wait is `reference_us` (device): the lowest of `scales` (ascending) whose
-/// [`expected_error`] is within [`WARN_ERROR_SHARE`]; failing that, the lowest within
-/// [`MAX_TIMING_ERROR`] (the runs warn but are evaluated); failing that, the highest. `None`
-/// when `scales` is empty or an input is not a positive number.
+/// [`expected_error`] is within [`WARN_ERROR_SHARE`]; failing that, the lowest that stays
+/// within [`MAX_TIMING_ERROR`] (the runs warn but are evaluated) at [`RUN_LOAD_MARGIN`] times
+/// the lateness; failing that, the highest. `None` when `scales` is empty or an input is not a
+/// positive number.
 #[must_use]
 pub fn choose_time_scale(mean_lateness_us: f64, reference_us: f64, scales: &[f64]) -> Option<f64> {
     let valid = |x: f64| x.is_finite() && x > 0.0;
@@ -79,7 +94,7 @@ pub fn choose_time_scale(mean_lateness_us: f64, reference_us: f64, scales: &[f64
         })
     };
     within(WARN_ERROR_SHARE)
-        .or_else(|| within(MAX_TIMING_ERROR))
+        .or_else(|| within(MAX_TIMING_ERROR / RUN_LOAD_MARGIN))
         .or_else(|| scales.last().copied().filter(|&scale| valid(scale)))
 }
 
@@ -338,17 +353,21 @@ mod tests {
         assert!((chosen(10.0, 20.0) - 32.0).abs() < f64::EPSILON);
         assert!(expected_error(10.0, 32.0, 20.0) <= WARN_ERROR_SHARE);
         assert!(expected_error(10.0, 16.0, 20.0) > WARN_ERROR_SHARE);
-        // 70 us late: no scale reaches 2% (128 gives 2.7%); the lowest under 10% is 64 (5.5%),
-        // not 128.
-        assert!((chosen(70.0, 20.0) - 64.0).abs() < f64::EPSILON);
-        assert!(expected_error(70.0, 32.0, 20.0) > MAX_TIMING_ERROR);
-        // 400 us late: none under 10% (128 gives 16%): the highest.
-        assert!((chosen(400.0, 20.0) - 128.0).abs() < f64::EPSILON);
+        // 60 us late: no scale reaches 2% (128 gives 2.3%); the lowest that stays under 10%
+        // at twice the lateness is 64 (4.7%, 9.4% at 120 us), not 32 (9.4%, 19% at 120 us).
+        assert!((chosen(60.0, 20.0) - 64.0).abs() < f64::EPSILON);
+        assert!(expected_error(60.0, 128.0, 20.0) > WARN_ERROR_SHARE);
+        assert!(expected_error(RUN_LOAD_MARGIN * 60.0, 64.0, 20.0) <= MAX_TIMING_ERROR);
+        assert!(expected_error(RUN_LOAD_MARGIN * 60.0, 32.0, 20.0) > MAX_TIMING_ERROR);
+        // 200 us late: none stays under 10% (128 gives 7.8%, 16% at twice): the highest.
+        assert!((chosen(200.0, 20.0) - 128.0).abs() < f64::EPSILON);
     }
 
     #[test]
     fn the_choice_takes_the_scales_given_and_refuses_nonsense() {
         assert_eq!(choose_time_scale(10.0, 20.0, &[4.0, 100.0]), Some(100.0));
+        // 50 us late on 20 us: 2% needs 125; 10% at 100 us needs 50.
+        assert_eq!(choose_time_scale(50.0, 20.0, &[40.0, 60.0, 100.0]), Some(60.0));
         assert_eq!(choose_time_scale(1000.0, 20.0, &[4.0]), Some(4.0));
         assert_eq!(choose_time_scale(10.0, 20.0, &[]), None);
         assert_eq!(choose_time_scale(10.0, 0.0, &AUTO_SCALES), None);

@@ -10,8 +10,9 @@
 //! `flush_log_at_trx_commit = 0` (the papers' MySQL configuration), buffer 10% of a 512 MiB
 //! database of 16 KiB pages (32768 pages, 3277 frames), the `ms` mix, 64 threads, warm-up
 //! until the buffer is full and throughput steady, then a measured phase in device time. The
-//! emulated devices' time scale is chosen automatically: 8 when this host's measured wake-up
-//! lateness stays within 2% of a 1 ms device wait there, else 16
+//! emulated devices' time scale is chosen automatically: the lowest of 8..128 at which this
+//! host's measured wake-up lateness stays within 2% of the device's reference wait (its
+//! modelled sync, at most 1 ms: 8 for TPC-C on `emu:ssd-a` on a quiet host)
 //! ([`crate::bench::lateness`]; docs/results.md, "How low the time scale can go"), unless
 //! `--model-cores` (time scale = model cores / host cores) or the device string sets it.
 //!
@@ -108,10 +109,11 @@ pub struct BenchArgs {
     #[arg(long, default_value_t = 0)]
     pub flush_log_at_trx_commit: u8,
     /// Cores of the host to model: emulated devices run at time scale MODEL_CORES / this
-    /// host's cores, unless the device string sets time_scale. Default: automatic, time scale
-    /// 8 when a 0.5 s probe of how late this host wakes sleeping threads keeps that lateness
-    /// within 2% of a 1 ms device wait, else 16 (`--model-cores 32` is the former default,
-    /// time scale 16 on 2 cores).
+    /// host's cores, unless the device string sets time_scale. Default: automatic, the lowest
+    /// of 8, 16, 32, 64, 128 at which a 0.5 s probe of how late this host wakes sleeping
+    /// threads keeps that lateness within 2% of the device's reference wait (its modelled sync
+    /// after a page write, at most 1 ms), else the lowest within 10% at twice the lateness
+    /// (`--model-cores 32` is the former default, time scale 16 on 2 cores).
     #[arg(long)]
     pub model_cores: Option<f64>,
     /// Buffer size: a percentage of the database (`10%`), a page count (`4096`) or a size

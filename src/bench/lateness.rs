@@ -367,7 +367,10 @@ mod tests {
     fn the_choice_takes_the_scales_given_and_refuses_nonsense() {
         assert_eq!(choose_time_scale(10.0, 20.0, &[4.0, 100.0]), Some(100.0));
         // 50 us late on 20 us: 2% needs 125; 10% at 100 us needs 50.
-        assert_eq!(choose_time_scale(50.0, 20.0, &[40.0, 60.0, 100.0]), Some(60.0));
+        assert_eq!(
+            choose_time_scale(50.0, 20.0, &[40.0, 60.0, 100.0]),
+            Some(60.0)
+        );
         assert_eq!(choose_time_scale(1000.0, 20.0, &[4.0]), Some(4.0));
         assert_eq!(choose_time_scale(10.0, 20.0, &[]), None);
         assert_eq!(choose_time_scale(10.0, 0.0, &AUTO_SCALES), None);

@@ -643,12 +643,7 @@ pub fn auto_time_scale(device: &str, page_size: usize) -> Result<AutoTimeScale> 
         choose_time_scale, device_reference, expected_error,
     };
     static LATENESS_US: std::sync::OnceLock<f64> = std::sync::OnceLock::new();
-    let lateness_us = *LATENESS_US.get_or_init(|| {
-        LatenessProbe::new().map_or(f64::INFINITY, |mut probe| {
-            probe.run_for(AUTO_PROBE);
-            probe.summary(1.0, 0.0).map_or(f64::INFINITY, |l| l.mean_us)
-        })
-    });
+    // The device first: a bad option is refused before the host is probed.
     let reference = match DeviceSpec::parse(device)? {
         DeviceSpec::Emulated { profile, options } => {
             let bad = |err: Error| flag_error("--device", device, &err.message());
@@ -661,6 +656,12 @@ pub fn auto_time_scale(device: &str, page_size: usize) -> Result<AutoTimeScale> 
             source: format!("{AUTO_REFERENCE_US:.0} us (not an emulated device)"),
         },
     };
+    let lateness_us = *LATENESS_US.get_or_init(|| {
+        LatenessProbe::new().map_or(f64::INFINITY, |mut probe| {
+            probe.run_for(AUTO_PROBE);
+            probe.summary(1.0, 0.0).map_or(f64::INFINITY, |l| l.mean_us)
+        })
+    });
     let highest = AUTO_SCALES[AUTO_SCALES.len() - 1];
     let scale = choose_time_scale(lateness_us, reference.us, &AUTO_SCALES).unwrap_or(highest);
     Ok(AutoTimeScale {

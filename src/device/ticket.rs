@@ -210,10 +210,35 @@ pub fn tight_timer() {
 }
 
 #[cfg(target_os = "linux")]
-fn set_timer_slack_ns(nanos: u64) {
+fn set_timer_slack_ns(nanos: libc::c_ulong) {
     // SAFETY: PR_SET_TIMERSLACK only changes the calling thread's timer slack.
-    let _ = unsafe { libc::prctl(libc::PR_SET_TIMERSLACK, nanos as libc::c_ulong, 0, 0, 0) };
+    let _ = unsafe { libc::prctl(libc::PR_SET_TIMERSLACK, nanos, 0, 0, 0) };
 }
 
 #[cfg(not(target_os = "linux"))]
 fn set_timer_slack_ns(_nanos: u64) {}
+
+#[cfg(all(test, target_os = "linux"))]
+mod tests {
+    use super::*;
+
+    fn timer_slack_ns() -> libc::c_int {
+        // SAFETY: PR_GET_TIMERSLACK only reads the calling thread's timer slack.
+        unsafe { libc::prctl(libc::PR_GET_TIMERSLACK, 0, 0, 0, 0) }
+    }
+
+    #[test]
+    fn a_device_waiter_sleeps_with_a_tight_timer() {
+        let (before, after) = std::thread::spawn(|| {
+            // The kernel's default for a thread nobody tightened: 50 us.
+            set_timer_slack_ns(0);
+            let before = timer_slack_ns();
+            sleep_until(Instant::now() + std::time::Duration::from_micros(10));
+            (before, timer_slack_ns())
+        })
+        .join()
+        .unwrap();
+        assert!(before > 1, "default slack {before} ns");
+        assert_eq!(after, 1);
+    }
+}

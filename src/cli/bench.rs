@@ -10,8 +10,9 @@
 //! `flush_log_at_trx_commit = 0` (the papers' MySQL configuration), buffer 10% of a 512 MiB
 //! database of 16 KiB pages (32768 pages, 3277 frames), the `ms` mix, 64 threads, warm-up
 //! until the buffer is full and throughput steady, then a measured phase in device time. The
-//! emulated devices' time scale is chosen automatically: 8 when this host's measured wake-up
-//! lateness stays within 2% of a 1 ms device wait there, else 16
+//! emulated devices' time scale is chosen automatically: the lowest of 8..128 at which this
+//! host's measured wake-up lateness stays within 2% of the device's reference wait (its
+//! modelled sync, at most 1 ms: 8 for TPC-C on `emu:ssd-a` on a quiet host)
 //! ([`crate::bench::lateness`]; docs/results.md, "How low the time scale can go"), unless
 //! `--model-cores` (time scale = model cores / host cores) or the device string sets it.
 //!
@@ -108,10 +109,11 @@ pub struct BenchArgs {
     #[arg(long, default_value_t = 0)]
     pub flush_log_at_trx_commit: u8,
     /// Cores of the host to model: emulated devices run at time scale MODEL_CORES / this
-    /// host's cores, unless the device string sets time_scale. Default: automatic, time scale
-    /// 8 when a 0.5 s probe of how late this host wakes sleeping threads keeps that lateness
-    /// within 2% of a 1 ms device wait, else 16 (`--model-cores 32` is the former default,
-    /// time scale 16 on 2 cores).
+    /// host's cores, unless the device string sets time_scale. Default: automatic, the lowest
+    /// of 8, 16, 32, 64, 128 at which a 0.5 s probe of how late this host wakes sleeping
+    /// threads keeps that lateness within 2% of the device's reference wait (its modelled sync
+    /// after a page write, at most 1 ms), else the lowest within 10% at twice the lateness
+    /// (`--model-cores 32` is the former default, time scale 16 on 2 cores).
     #[arg(long)]
     pub model_cores: Option<f64>,
     /// Buffer size: a percentage of the database (`10%`), a page count (`4096`) or a size
@@ -566,7 +568,7 @@ impl BenchArgs {
         }
         Ok(match self.model_cores {
             Some(model_cores) => (model_cores / cores).max(1.0),
-            None => auto_time_scale().scale,
+            None => auto_time_scale(&self.device, self.page_size)?.scale,
         })
     }
 }
@@ -612,33 +614,61 @@ impl BenchArgs {
     }
 }
 
-/// The automatic time scale and the lateness it was chosen from.
-#[derive(Debug, Clone, Copy)]
+/// The automatic time scale and what it was chosen from.
+#[derive(Debug, Clone)]
 pub struct AutoTimeScale {
     /// The chosen time scale.
     pub scale: f64,
     /// The probe's mean wake-up lateness, real microseconds.
     pub lateness_us: f64,
+    /// The device's reference wait the lateness was held to.
+    pub reference: crate::bench::lateness::DeviceReference,
+    /// The timing error expected at `scale`: `lateness_us / scale / reference.us`.
+    pub expected_error: f64,
 }
 
-/// The automatic time scale ([`crate::bench::lateness::choose_time_scale`]), measured once per
-/// process (the first call probes the host for half a second), so that every point of a sweep
-/// and every experiment of a reproduction run at the same scale.
-#[must_use]
-pub fn auto_time_scale() -> AutoTimeScale {
-    use crate::bench::lateness::{AUTO_PROBE, AUTO_SCALES, LatenessProbe, choose_time_scale};
-    static CHOSEN: std::sync::OnceLock<AutoTimeScale> = std::sync::OnceLock::new();
-    *CHOSEN.get_or_init(|| {
-        let lateness_us = LatenessProbe::new().map_or(f64::INFINITY, |mut probe| {
+/// The automatic time scale for the emulated `device` with `page_size`-byte pages
+/// ([`crate::bench::lateness::choose_time_scale`] against
+/// [`crate::bench::lateness::device_reference`]). The host is probed once per process (the
+/// first call sleeps for half a second), so that every point of a sweep and every experiment
+/// of a reproduction sees the same lateness; points on the same device run at the same scale.
+/// A device that is not emulated gets the highest scale against the 1 ms reference (it runs in
+/// real time anyway).
+///
+/// # Errors
+/// [`Error::Config`] naming `--device` when its model cannot be built.
+pub fn auto_time_scale(device: &str, page_size: usize) -> Result<AutoTimeScale> {
+    use crate::bench::lateness::{
+        AUTO_PROBE, AUTO_REFERENCE_US, AUTO_SCALES, DeviceReference, LatenessProbe,
+        choose_time_scale, device_reference, expected_error,
+    };
+    static LATENESS_US: std::sync::OnceLock<f64> = std::sync::OnceLock::new();
+    // The device first: a bad option is refused before the host is probed.
+    let reference = match DeviceSpec::parse(device)? {
+        DeviceSpec::Emulated { profile, options } => {
+            let bad = |err: Error| flag_error("--device", device, &err.message());
+            let resolved =
+                crate::device::emulated::profile::resolve(&profile, &options).map_err(bad)?;
+            device_reference(&resolved, page_size).map_err(bad)?
+        }
+        DeviceSpec::File(_) | DeviceSpec::Memory => DeviceReference {
+            us: AUTO_REFERENCE_US,
+            source: format!("{AUTO_REFERENCE_US:.0} us (not an emulated device)"),
+        },
+    };
+    let lateness_us = *LATENESS_US.get_or_init(|| {
+        LatenessProbe::new().map_or(f64::INFINITY, |mut probe| {
             probe.run_for(AUTO_PROBE);
             probe.summary(1.0, 0.0).map_or(f64::INFINITY, |l| l.mean_us)
-        });
-        let scale = if lateness_us.is_finite() {
-            choose_time_scale(lateness_us)
-        } else {
-            AUTO_SCALES[AUTO_SCALES.len() - 1]
-        };
-        AutoTimeScale { scale, lateness_us }
+        })
+    });
+    let highest = AUTO_SCALES[AUTO_SCALES.len() - 1];
+    let scale = choose_time_scale(lateness_us, reference.us, &AUTO_SCALES).unwrap_or(highest);
+    Ok(AutoTimeScale {
+        scale,
+        lateness_us,
+        expected_error: expected_error(lateness_us, scale, reference.us),
+        reference,
     })
 }
 
@@ -1017,12 +1047,15 @@ pub fn run_prepared(args: &BenchArgs, config: &BenchConfig) -> Result<BenchResul
     );
     let host = if matches!(config.device, DeviceSpec::Emulated { .. }) {
         let chosen = if args.model_cores.is_none() && !device_sets_time_scale(&args.device) {
-            let auto = auto_time_scale();
+            let auto = auto_time_scale(&args.device, args.page_size)?;
             format!(
-                " (automatic: this host woke sleeping threads {:.0} us late, {:.1} us of device \
-                 time; --model-cores sets it)",
+                " (automatic: this host woke sleeping threads {:.0} us late, {:.2} us of device \
+                 time, an expected timing error of {:.1}% of the reference wait, {}; \
+                 --model-cores sets it)",
                 auto.lateness_us,
-                auto.lateness_us / scale
+                auto.lateness_us / scale,
+                auto.expected_error * 100.0,
+                auto.reference.source
             )
         } else {
             String::new()

@@ -136,7 +136,7 @@ pub fn live(
     seed: u64,
 ) -> Result<FsyncReport> {
     config.validate()?;
-    super::live::tight_timer();
+    crate::device::ticket::tight_timer();
     let scale = device.info().time_scale;
     let page_size = device.info().page_size;
     let mut rng = SmallRng::seed_from_u64(seed ^ 0xf5);
@@ -194,7 +194,7 @@ fn live_under_load(
             .map(|thread| {
                 let stop = &stop;
                 scope.spawn(move || -> Result<()> {
-                    super::live::tight_timer();
+                    crate::device::ticket::tight_timer();
                     let mut rng = SmallRng::seed_from_u64(seed ^ 0xa11 ^ thread as u64);
                     let buf = AlignedBuf::new(device.info().page_size);
                     // Bounded by the stop flag, set after at most `under_load_max`.

@@ -76,7 +76,7 @@ pub(super) fn precondition(
 ) -> Result<u64> {
     let started = Instant::now();
     let scale = device.info().time_scale;
-    tight_timer();
+    crate::device::ticket::tight_timer();
     match config.precondition {
         Precondition::None => Ok(0),
         Precondition::Sequential => {
@@ -150,7 +150,7 @@ fn random(
             .map(|thread| {
                 let (issued, done) = (&issued, &done);
                 scope.spawn(move || -> Result<()> {
-                    tight_timer();
+                    crate::device::ticket::tight_timer();
                     let mut rng = SmallRng::seed_from_u64(seed ^ 0x9e37_79b9 ^ thread as u64);
                     let mut buf = AlignedBuf::new(device.info().page_size);
                     rng.fill_bytes(buf.as_mut_slice());
@@ -331,15 +331,6 @@ impl PointRunner for LiveRunner<'_> {
     }
 }
 
-/// Asks the kernel to wake this thread's sleeps on time: the default timer slack (50 us) would
-/// add up to 50 us of real time to every emulated completion, which a time scale of 10-20
-/// turns into microseconds of device time on 10-100 us I/Os. Best effort: on failure the
-/// probe runs with the default slack.
-pub(super) fn tight_timer() {
-    // SAFETY: PR_SET_TIMERSLACK only changes the calling thread's timer slack.
-    let _ = unsafe { libc::prctl(libc::PR_SET_TIMERSLACK, 1 as libc::c_ulong, 0, 0, 0) };
-}
-
 /// One thread: keeps one I/O outstanding until told to stop.
 pub(super) fn io_loop(
     device: &dyn Device,
@@ -350,7 +341,7 @@ pub(super) fn io_loop(
     start: Instant,
     cap: usize,
 ) -> Result<Samples> {
-    tight_timer();
+    crate::device::ticket::tight_timer();
     let mut rng = SmallRng::seed_from_u64(seed);
     let mut samples = Samples::with_capacity(cap.min(1 << 16));
     let mut buf = AlignedBuf::new(device.info().page_size);

@@ -411,11 +411,8 @@ fn get_row<'v>(
     key: &[u8],
     value: &'v mut Vec<u8>,
 ) -> Result<&'v [u8]> {
-    if txn.get_into(tree, key, value)? {
-        Ok(value)
-    } else {
-        Err(missing(table, key))
-    }
+    let found = txn.get_into(tree, key, value)?;
+    found_row(found, table, key, value)
 }
 
 /// As [`get_row`] for a row the transaction then updates: the exclusive lock at once, as the
@@ -427,7 +424,13 @@ fn get_row_for_update<'v>(
     key: &[u8],
     value: &'v mut Vec<u8>,
 ) -> Result<&'v [u8]> {
-    if txn.get_for_update_into(tree, key, value)? {
+    let found = txn.get_for_update_into(tree, key, value)?;
+    found_row(found, table, key, value)
+}
+
+/// The row read into `value`, or the missing-row error when it was not `found`.
+fn found_row<'v>(found: bool, table: &str, key: &[u8], value: &'v [u8]) -> Result<&'v [u8]> {
+    if found {
         Ok(value)
     } else {
         Err(missing(table, key))

@@ -237,7 +237,7 @@ pub struct PointFile {
     pub derived_from: Option<DerivedFrom>,
 }
 
-/// Where a point taken from another run came from ([`super::reuse::derive`]).
+/// Where a point taken from another run came from ([`super::reuse::derive()`]).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct DerivedFrom {
     /// The covering point's file, as read.

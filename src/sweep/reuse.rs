@@ -11,7 +11,7 @@
 //! plan's schemes include every scheme of the other, and the two points have the same value.
 //! The covering point must be done.
 //!
-//! **What is taken** ([`derive`]): the covering point with only the other plan's schemes, in
+//! **What is taken** ([`derive()`]): the covering point with only the other plan's schemes, in
 //! that plan's order, and the paired throughput ratios recomputed against its first scheme
 //! ([`crate::bench::repeat::add_ratios`]): the repeats of two schemes still pair as they ran,
 //! back to back. The new file keeps the covering file's provenance (who ran it, where, when)

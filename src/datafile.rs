@@ -508,6 +508,33 @@ impl DataFile {
         })
     }
 
+    /// Makes a cleanly closed data file an unbound image in place: no log, `data_pages` data
+    /// pages (at least the high-water mark), written to both header slots so that neither
+    /// keeps the old log's id. The caller has reset the data pages' LSNs and zeroed the
+    /// doublewrite area (`docs/datafile-format.md`, "Unbound images").
+    ///
+    /// # Errors
+    /// [`Error::Config`] for `data_pages` below the high-water mark; device errors.
+    pub fn unbind(&self, data_pages: u64) -> Result<()> {
+        self.update(|header| {
+            if data_pages < header.high_water_mark {
+                return Err(Error::Config(format!(
+                    "cannot unbind to {data_pages} data pages: {} are in use",
+                    header.high_water_mark
+                )));
+            }
+            header.log_id = 0;
+            header.data_pages = data_pages;
+            Ok(())
+        })?;
+        let mut state = self.state.lock();
+        let mut again = state.header;
+        again.seq += 1;
+        write_header(self.device.as_ref(), &again, &mut state.page)?;
+        state.header = again;
+        Ok(())
+    }
+
     /// Applies `change` to a copy of the header, writes it with the next sequence number into
     /// the slot the current header does not occupy, syncs, and only then makes it current.
     fn update(&self, change: impl FnOnce(&mut DataFileHeader) -> Result<()>) -> Result<()> {

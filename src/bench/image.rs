@@ -5,7 +5,8 @@
 //! **What was loaded** is recorded in the image itself: a tree `bench.image` whose one row
 //! holds [`RecordSpec::load_key`] (the workload and the parameters that shape the load: TPC-C
 //! warehouses, scale and seed; YCSB records, row shape and seed; LinkBench nodes and seed).
-//! [`Image::read_file`] opens a copy and refuses an image whose key differs from the flags'.
+//! [`Image::read_file`] reads it (a few pages, not the file) and refuses an image whose key
+//! differs from the flags'.
 //!
 //! **Building** ([`Image::build`]): a key-value store on in-memory devices (data + log) is
 //! created, the workload's tables are bulk-loaded, the trees are checked, and the store is
@@ -20,12 +21,21 @@
 //! transaction is in flight and every change is in the data pages, so the old log is not
 //! needed. The doublewrite area of the image is zero.
 //!
-//! **Copying** ([`Image::copy_to`]): the image's device pages (header slots, doublewrite
-//! area, data pages below the high-water mark) are written with `Device::bulk_load` and the
-//! device is synced; pages above stay zero (never written).
+//! **Building into a file** ([`Image::build_file`], `flashbuf load`): the same, with the store
+//! on a shared mapping of the new file, unbound in place (LSNs reset page by page, the
+//! doublewrite area zeroed, both header slots re-stamped). The page cache holds the pages, so
+//! an image larger than RAM can be built (`docs/devices.md`, "Images larger than RAM").
 //!
-//! Bounds: the image holds `DATA_START + loaded_pages` pages in memory; the build touches at
-//! most three copies (loading device, unbound device, bytes) at once.
+//! **Copying** ([`Image::copy_to`]): the image's device pages (header slots, doublewrite
+//! area, data pages below the high-water mark) go to the device, which is synced; pages above
+//! stay zero (never written). An image in RAM is written with `Device::bulk_load`; an image
+//! file with `Device::load_file`, which RAM devices (`mem`, the emulated ones) satisfy by
+//! mapping the file copy-on-write: every scheme starts from the same file, and only the pages
+//! a run writes cost RAM.
+//!
+//! Bounds: an image built in RAM holds `DATA_START + loaded_pages` pages in memory, and its
+//! build touches at most three copies (loading device, unbound device, bytes) at once; an
+//! image file is never held in memory.
 
 use std::path::Path;
 use std::sync::Arc;
@@ -78,7 +88,18 @@ pub struct Image {
     /// The load parameters ([`RecordSpec::load_key`]) recorded in the image.
     pub load_key: String,
     /// Device pages `0 .. DATA_START + loaded_pages` of the image.
-    bytes: Vec<u8>,
+    contents: Contents,
+}
+
+/// Where an image's pages are.
+#[derive(Debug)]
+enum Contents {
+    /// In RAM (an image built for one bench invocation).
+    Memory(Vec<u8>),
+    /// In an image file, laid out as the device (`flashbuf load`, `bench --db`): devices map
+    /// it copy-on-write or read it in chunks ([`crate::device::Device::load_file`]), so it is
+    /// never read into RAM whole.
+    File(std::fs::File),
 }
 
 impl Image {
@@ -93,31 +114,11 @@ impl Image {
         progress: &mut dyn FnMut(LoadProgress),
     ) -> Result<Image> {
         let began = Instant::now();
-        let workload = spec.build()?;
         let load_capacity = estimate_pages(spec, page_size);
         let data: SharedDevice =
             Arc::new(MemoryDevice::new(page_size, DATA_START + load_capacity)?);
-        let mut config = KvConfig::new(LOAD_FRAMES);
-        config.database.flush_log_at_trx_commit = 0;
-        let log: SharedDevice = Arc::new(MemoryDevice::new(
-            config.database.wal.page_size,
-            config.database.wal.log_size / config.database.wal.page_size as u64,
-        )?);
-        let (kv, _) = KvStore::open(Arc::clone(&data), log, &config)?;
-        let load = workload.load(&kv, progress)?;
-        record_spec_in(&kv, &spec.load_key())?;
-        let trees = kv.check()?;
-        if !trees.is_ok() {
-            return Err(Error::Config(format!(
-                "the freshly loaded {} image fails the tree check: {}",
-                spec.name(),
-                trees.problems.join("; ")
-            )));
-        }
-        kv.close()?;
-        let loaded = DataFile::open(Arc::clone(&data))?;
-        let loaded_pages = loaded.header().high_water_mark.max(trees.high_water);
-        let capacity_pages = loaded_pages + loaded_pages.max(HEADROOM_PAGES_MIN);
+        let (load, loaded, loaded_pages) = load_into(spec, &data, progress)?;
+        let capacity_pages = capacity_for(loaded_pages);
         let bytes = unbind(
             &loaded.data_device()?,
             page_size,
@@ -131,7 +132,77 @@ impl Image {
             load,
             build_s: began.elapsed().as_secs_f64(),
             load_key: spec.load_key(),
-            bytes,
+            contents: Contents::Memory(bytes),
+        })
+    }
+
+    /// Builds the image of `spec` straight into a new file `path` (refuses an existing one),
+    /// for images larger than RAM: the store loads into a shared mapping of the file, so the
+    /// page cache, not the process, holds the pages, and the image is unbound in place (its
+    /// data pages' LSNs reset, the doublewrite area zeroed, the header re-stamped with no log
+    /// and the image's capacity). The file ends up exactly as [`Image::write_file`] writes it.
+    /// On an error the partial file is removed.
+    ///
+    /// # Errors
+    /// As [`Image::build`]; [`Error::Io`] naming the file.
+    pub fn build_file(
+        spec: &RecordSpec,
+        page_size: usize,
+        path: &Path,
+        progress: &mut dyn FnMut(LoadProgress),
+    ) -> Result<Image> {
+        let file = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create_new(true)
+            .open(path)
+            .map_err(|err| {
+                Error::io(
+                    format!("creating image {} (it must not exist)", path.display()),
+                    err,
+                )
+            })?;
+        let built = Self::build_into(spec, page_size, path, file, progress);
+        if built.is_err() {
+            let _ = std::fs::remove_file(path);
+        }
+        built
+    }
+
+    fn build_into(
+        spec: &RecordSpec,
+        page_size: usize,
+        path: &Path,
+        file: std::fs::File,
+        progress: &mut dyn FnMut(LoadProgress),
+    ) -> Result<Image> {
+        let began = Instant::now();
+        let context = |what: &str| format!("{what} image {}", path.display());
+        let load_capacity = estimate_pages(spec, page_size);
+        let bytes_for = |pages: u64| (DATA_START + pages) * page_size as u64;
+        file.set_len(bytes_for(load_capacity))
+            .map_err(|err| Error::io(context("sizing"), err))?;
+        let data: SharedDevice = Arc::new(MemoryDevice::on_file(
+            page_size,
+            DATA_START + load_capacity,
+            &file,
+        )?);
+        let (load, loaded, loaded_pages) = load_into(spec, &data, progress)?;
+        let capacity_pages = capacity_for(loaded_pages);
+        unbind_in_place(&loaded, loaded_pages, capacity_pages)?;
+        drop(loaded);
+        drop(data);
+        file.set_len(bytes_for(capacity_pages))
+            .and_then(|()| file.sync_all())
+            .map_err(|err| Error::io(context("writing"), err))?;
+        Ok(Image {
+            page_size,
+            capacity_pages,
+            loaded_pages,
+            load,
+            build_s: began.elapsed().as_secs_f64(),
+            load_key: spec.load_key(),
+            contents: Contents::File(file),
         })
     }
 
@@ -148,7 +219,13 @@ impl Image {
             .create_new(true)
             .open(path)
             .map_err(|err| Error::io(context("creating (it must not exist)"), err))?;
-        file.write_all(&self.bytes)
+        let Contents::Memory(bytes) = &self.contents else {
+            return Err(Error::Config(format!(
+                "image {}: this image is already a file",
+                path.display()
+            )));
+        };
+        file.write_all(bytes)
             .and_then(|()| file.set_len((DATA_START + self.capacity_pages) * self.page_size as u64))
             .and_then(|()| file.sync_all())
             .map_err(|err| Error::io(context("writing"), err))
@@ -184,40 +261,18 @@ impl Image {
                 path.display(),
             )));
         }
-        // Only the pages below the high-water mark hold data: reading the headroom above it
-        // too would hold the whole file's capacity in memory for the run (twice the database).
-        let loaded = header.high_water_mark.min(header.data_pages);
-        let bytes = read_prefix(path, (DATA_START + loaded) as usize * page_size)?;
-        let device: SharedDevice = Arc::new(MemoryDevice::new(
-            page_size,
-            DATA_START + header.data_pages,
-        )?);
-        device.bulk_load(0, &bytes)?;
-        let datafile = DataFile::open(Arc::clone(&device))?;
-        let loaded_pages = datafile.header().high_water_mark;
-        drop(datafile);
-        if loaded_pages != loaded {
-            return Err(Error::Config(format!(
-                "image {}: its header slots disagree on the loaded pages ({loaded} and \
-                 {loaded_pages})",
-                path.display()
-            )));
-        }
-        let found = read_recorded_spec(&device)?;
-        if found != wanted {
-            return Err(Error::Config(format!(
-                "image {}: it was loaded with `{found}`, the flags ask for `{wanted}`",
-                path.display()
-            )));
-        }
+        // Only the pages below the high-water mark hold data; the file is not read here:
+        // each scheme's device maps or reads it (`copy_to`).
+        let file = std::fs::File::open(path)
+            .map_err(|err| Error::io(format!("opening image {}", path.display()), err))?;
         Ok(Image {
             page_size,
             capacity_pages: header.data_pages,
-            loaded_pages,
+            loaded_pages: header.high_water_mark.min(header.data_pages),
             load: LoadReport::default(),
             build_s: began.elapsed().as_secs_f64(),
-            load_key: found,
-            bytes,
+            load_key: facts.load_key,
+            contents: Contents::File(file),
         })
     }
 
@@ -260,24 +315,16 @@ impl Image {
                 self.page_size
             )));
         }
-        device.bulk_load(0, &self.bytes)?;
+        match &self.contents {
+            Contents::Memory(bytes) => device.bulk_load(0, bytes)?,
+            Contents::File(file) => device.load_file(0, file, DATA_START + self.loaded_pages)?,
+        }
         device.sync()?;
         Ok(())
     }
 }
 
 /// The header and facts of an image file (see [`Image::peek_file`]).
-/// The first `len` bytes of the file at `path`, in a buffer of exactly that size.
-fn read_prefix(path: &Path, len: usize) -> Result<Vec<u8>> {
-    use std::io::Read as _;
-    let context = || format!("reading image {}", path.display());
-    let mut file = std::fs::File::open(path).map_err(|err| Error::io(context(), err))?;
-    let mut bytes = vec![0u8; len];
-    file.read_exact(&mut bytes)
-        .map_err(|err| Error::io(context(), err))?;
-    Ok(bytes)
-}
-
 fn peek(path: &Path) -> Result<(DataFileHeader, ImageFacts)> {
     let header = read_header_of_file(path).map_err(|err| match err {
         Error::Format { problem, .. } => Error::Config(format!(
@@ -372,37 +419,73 @@ fn record_spec_in(kv: &KvStore, key: &str) -> Result<()> {
     txn.commit()
 }
 
-/// Opens a copy of the image (on memory devices) and reads what it was loaded with.
-fn read_recorded_spec(image: &SharedDevice) -> Result<String> {
-    use crate::kv::KvEngine as _;
-    let info = image.info();
-    let copy: SharedDevice = Arc::new(MemoryDevice::new(info.page_size, info.pages)?);
-    let mut buf = AlignedBuf::new(info.page_size);
-    // Bound: the image's pages.
-    for page_id in 0..info.pages {
-        image.read_page(page_id, &mut buf)?;
-        if buf.as_slice().iter().any(|&b| b != 0) {
-            copy.write_page(page_id, &buf)?;
-        }
-    }
-    let config = KvConfig::new(256);
+/// Loads `spec`'s tables into a fresh store on `data`, records the load, checks the trees and
+/// closes the store cleanly; returns what was loaded, the closed data file and its loaded pages.
+fn load_into(
+    spec: &RecordSpec,
+    data: &SharedDevice,
+    progress: &mut dyn FnMut(LoadProgress),
+) -> Result<(LoadReport, DataFile, u64)> {
+    let workload = spec.build()?;
+    let mut config = KvConfig::new(LOAD_FRAMES);
+    config.database.flush_log_at_trx_commit = 0;
     let log: SharedDevice = Arc::new(MemoryDevice::new(
         config.database.wal.page_size,
         config.database.wal.log_size / config.database.wal.page_size as u64,
     )?);
-    let (kv, _) = KvStore::open(copy, log, &config)?;
-    let tree = kv.open_tree(IMAGE_TREE)?;
-    let mut txn = kv.begin()?;
-    let value = txn.get(tree, IMAGE_KEY)?;
-    txn.commit()?;
-    kv.abandon();
-    let value = value.ok_or_else(|| {
-        Error::Config(format!(
-            "the image has no record of its load (tree {IMAGE_TREE}): not made by `flashbuf load`"
-        ))
-    })?;
-    String::from_utf8(value)
-        .map_err(|_| Error::Config(format!("the record in tree {IMAGE_TREE} is not text")))
+    let (kv, _) = KvStore::open(Arc::clone(data), log, &config)?;
+    let load = workload.load(&kv, progress)?;
+    record_spec_in(&kv, &spec.load_key())?;
+    let trees = kv.check()?;
+    if !trees.is_ok() {
+        return Err(Error::Config(format!(
+            "the freshly loaded {} image fails the tree check: {}",
+            spec.name(),
+            trees.problems.join("; ")
+        )));
+    }
+    kv.close()?;
+    let loaded = DataFile::open(Arc::clone(data))?;
+    let loaded_pages = loaded.header().high_water_mark.max(trees.high_water);
+    Ok((load, loaded, loaded_pages))
+}
+
+/// An image's capacity: its loaded pages plus as many again (at least
+/// [`HEADROOM_PAGES_MIN`]) for the run's inserts.
+fn capacity_for(loaded_pages: u64) -> u64 {
+    loaded_pages + loaded_pages.max(HEADROOM_PAGES_MIN)
+}
+
+/// Unbinds a cleanly closed data file in place: resets the LSN of every data page below
+/// `loaded_pages` (see the module docs for why), zeroes the doublewrite area, raises the
+/// high-water mark to `loaded_pages` and re-stamps both header slots with no log and
+/// `capacity_pages` data pages.
+fn unbind_in_place(datafile: &DataFile, loaded_pages: u64, capacity_pages: u64) -> Result<()> {
+    let data = datafile.data_device()?;
+    let page_size = data.info().page_size;
+    let mut buf = AlignedBuf::new(page_size);
+    // Bound: `loaded_pages` iterations.
+    for page_id in 0..loaded_pages {
+        data.read_page(page_id, &mut buf)?;
+        if buf.as_slice().iter().all(|&b| b == 0) {
+            continue;
+        }
+        page::verify(buf.as_slice(), page_id)?;
+        page::stamp(buf.as_mut_slice(), page_id, 0);
+        data.write_page(page_id, &buf)?;
+    }
+    let doublewrite = datafile.doublewrite_device()?;
+    let zeros = AlignedBuf::new(page_size);
+    // Bound: the doublewrite area's pages.
+    for slot in 0..doublewrite.info().pages {
+        doublewrite.read_page(slot, &mut buf)?;
+        if buf.as_slice().iter().any(|&b| b != 0) {
+            doublewrite.write_page(slot, &zeros)?;
+        }
+    }
+    datafile.device().sync()?;
+    datafile.raise_high_water_mark(loaded_pages)?;
+    datafile.unbind(capacity_pages)
 }
 
 /// Formats a new unbound data file of `capacity_pages`, copies the data pages below

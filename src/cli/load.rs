@@ -4,8 +4,9 @@
 //! (which must not exist) with what was loaded recorded in its `bench.image` tree. Prints rows
 //! and key+value MB per table, the load time, pages and MB.
 //!
-//! The image is built in memory first (`bench::image::Image::build`), so the machine needs
-//! about three times the image's size in RAM while it is built.
+//! The image is built straight into the file (`bench::image::Image::build_file`): the store
+//! loads into a shared mapping of it, so the page cache holds the pages and an image larger
+//! than RAM can be built; it needs the image's size in free disk space.
 
 use std::path::{Path, PathBuf};
 
@@ -55,8 +56,7 @@ pub fn run(args: &LoadArgs) -> Result<()> {
     super::limits::check_rows_fit(&spec, args.page_size)?;
     check_output(&args.db)?;
     eprintln!("loading {} into {}...", spec.describe(), args.db.display());
-    let image = Image::build(&spec, args.page_size, &mut print_progress)?;
-    image.write_file(&args.db)?;
+    let image = Image::build_file(&spec, args.page_size, &args.db, &mut print_progress)?;
     super::out(&load_summary(&image));
     super::out(&format!(
         "wrote {} ({})\n",

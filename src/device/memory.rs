@@ -8,24 +8,22 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use parking_lot::Mutex;
 
+use super::mapping::Mapping;
 use super::{Device, DeviceInfo, DeviceStats, IoOp, IoRequest, IoTicket};
 use crate::error::{DeviceError, PageId};
 
 const STRIPES: usize = 256;
 
-/// Page contents in RAM, zero until written. The backing allocation is zero-filled lazily by
-/// the OS, so a large, mostly unwritten device costs little.
+/// Page contents in RAM, zero until written: an anonymous mapping the OS fills lazily, so a
+/// large, mostly unwritten device costs little, or a shared mapping of a file
+/// ([`PageStore::shared_file`]). A prefix can be replaced by a copy-on-write view of an image
+/// file ([`PageStore::map_file_private`]): see [`super::mapping`].
 pub struct PageStore {
     page_size: usize,
     pages: u64,
-    bytes: Box<[std::cell::UnsafeCell<u8>]>,
+    bytes: Mapping,
     stripes: Vec<Mutex<()>>,
 }
-
-// SAFETY: every access to `bytes` happens under the page's stripe lock.
-unsafe impl Sync for PageStore {}
-// SAFETY: as above; the store owns its memory.
-unsafe impl Send for PageStore {}
 
 impl std::fmt::Debug for PageStore {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -40,40 +38,106 @@ impl PageStore {
     /// A store of `pages` zeroed pages.
     ///
     /// # Errors
-    /// [`DeviceError::Io`] (kind `OutOfMemory`) when the store cannot be allocated.
+    /// [`DeviceError::Io`] (kind `OutOfMemory`) when the store cannot be mapped.
     pub fn new(page_size: usize, pages: u64) -> Result<Self, DeviceError> {
-        let too_big = || DeviceError::Io {
+        let total = Self::total_bytes(page_size, pages)?;
+        let bytes = Mapping::anonymous(total).map_err(|err| DeviceError::Io {
             page: None,
             kind: std::io::ErrorKind::OutOfMemory,
             message: format!(
-                "a RAM store of {pages} pages of {page_size} bytes cannot be allocated"
+                "a RAM store of {pages} pages of {page_size} bytes cannot be mapped: {err}"
             ),
-        };
-        let total = usize::try_from(pages)
-            .ok()
-            .and_then(|p| p.checked_mul(page_size))
-            .ok_or_else(too_big)?;
-        if total == 0 {
-            return Err(too_big());
-        }
-        // alloc_zeroed is satisfied lazily by the OS (fresh anonymous pages read as zero), so
-        // unwritten pages cost no RAM.
-        let layout = std::alloc::Layout::array::<u8>(total).map_err(|_| too_big())?;
-        // SAFETY: the layout has non-zero size.
-        let raw = unsafe { std::alloc::alloc_zeroed(layout) };
-        if raw.is_null() {
-            return Err(too_big());
-        }
-        let slice =
-            std::ptr::slice_from_raw_parts_mut(raw.cast::<std::cell::UnsafeCell<u8>>(), total);
-        // SAFETY: allocated by the global allocator with the layout of [u8; total], which is
-        // the layout of [UnsafeCell<u8>; total]; zero bytes are valid values.
-        let bytes = unsafe { Box::from_raw(slice) };
-        Ok(PageStore {
+        })?;
+        Ok(Self::over(page_size, pages, bytes))
+    }
+
+    /// A store of `pages` pages that are the first pages of `file` (open for reading and
+    /// writing, at least that long): writes reach the file's page cache, and
+    /// [`PageStore::flush`] makes them durable.
+    ///
+    /// # Errors
+    /// [`DeviceError::Io`] for a file that is too short or cannot be mapped.
+    pub fn shared_file(
+        page_size: usize,
+        pages: u64,
+        file: &std::fs::File,
+    ) -> Result<Self, DeviceError> {
+        let total = Self::total_bytes(page_size, pages)?;
+        let bytes = Mapping::shared_file(file, total).map_err(|err| DeviceError::Io {
+            page: None,
+            kind: err.kind(),
+            message: format!("mapping {pages} pages of {page_size} bytes of a file: {err}"),
+        })?;
+        Ok(Self::over(page_size, pages, bytes))
+    }
+
+    fn over(page_size: usize, pages: u64, bytes: Mapping) -> Self {
+        PageStore {
             page_size,
             pages,
             bytes,
             stripes: (0..STRIPES).map(|_| Mutex::new(())).collect(),
+        }
+    }
+
+    fn total_bytes(page_size: usize, pages: u64) -> Result<usize, DeviceError> {
+        usize::try_from(pages)
+            .ok()
+            .and_then(|p| p.checked_mul(page_size))
+            .filter(|&total| total > 0)
+            .ok_or_else(|| DeviceError::Io {
+                page: None,
+                kind: std::io::ErrorKind::OutOfMemory,
+                message: format!(
+                    "a RAM store of {pages} pages of {page_size} bytes cannot be allocated"
+                ),
+            })
+    }
+
+    /// Makes pages `first_page .. first_page + count` a copy-on-write view of the same pages
+    /// of `file` (laid out as the device: page `p` at byte `p * page_size`). Returns
+    /// `Ok(false)`, changing nothing, when the pages are not whole OS pages (the caller
+    /// copies instead). Takes every stripe lock, so no read or write sees the swap half done.
+    ///
+    /// # Errors
+    /// [`DeviceError::OutOfRange`] past the store; [`DeviceError::Io`] for a file that does
+    /// not cover the pages or cannot be mapped.
+    pub fn map_file_private(
+        &self,
+        first_page: PageId,
+        count: u64,
+        file: &std::fs::File,
+    ) -> Result<bool, DeviceError> {
+        if count == 0 {
+            return Ok(true);
+        }
+        let end = first_page.saturating_add(count);
+        if end > self.pages {
+            return Err(DeviceError::OutOfRange {
+                page: end - 1,
+                pages: self.pages,
+            });
+        }
+        let offset = usize::try_from(first_page).unwrap_or(usize::MAX) * self.page_size;
+        let len = usize::try_from(count).unwrap_or(usize::MAX) * self.page_size;
+        let _all: Vec<_> = self.stripes.iter().map(|stripe| stripe.lock()).collect();
+        // SAFETY: every stripe lock is held, so no read or write touches the store meanwhile.
+        unsafe { self.bytes.map_file_private(offset, file, len) }.map_err(|err| DeviceError::Io {
+            page: Some(first_page),
+            kind: err.kind(),
+            message: format!("mapping {count} pages of an image file: {err}"),
+        })
+    }
+
+    /// Makes the writes to a [`PageStore::shared_file`] store durable; nothing otherwise.
+    ///
+    /// # Errors
+    /// [`DeviceError::Io`] from `msync`.
+    pub fn flush(&self) -> Result<(), DeviceError> {
+        self.bytes.flush().map_err(|err| DeviceError::Io {
+            page: None,
+            kind: err.kind(),
+            message: format!("syncing a file-backed store: {err}"),
         })
     }
 
@@ -97,7 +161,9 @@ impl PageStore {
             });
         }
         let offset = usize::try_from(page).unwrap_or(usize::MAX) * self.page_size;
-        Ok(self.bytes[offset].get())
+        // SAFETY: `page < pages`, so the page lies inside the mapping of `pages * page_size`
+        // bytes.
+        Ok(unsafe { self.bytes.as_ptr().add(offset) })
     }
 
     fn stripe(&self, page: PageId) -> &Mutex<()> {
@@ -220,7 +286,35 @@ impl MemoryDevice {
     /// # Errors
     /// When the RAM cannot be allocated.
     pub fn new(page_size: usize, pages: u64) -> Result<Self, DeviceError> {
-        Ok(MemoryDevice {
+        Ok(MemoryDevice::new_with(
+            page_size,
+            pages,
+            PageStore::new(page_size, pages)?,
+        ))
+    }
+
+    /// A RAM device whose pages are the first `pages` pages of `file` (open for reading and
+    /// writing, at least that long), through a shared mapping: writes reach the file's page
+    /// cache, a sync makes them durable. Builds images larger than RAM (`flashbuf load`).
+    ///
+    /// # Errors
+    /// A file that is too short or cannot be mapped.
+    pub fn on_file(
+        page_size: usize,
+        pages: u64,
+        file: &std::fs::File,
+    ) -> Result<Self, DeviceError> {
+        let mut device = MemoryDevice::new_with(
+            page_size,
+            pages,
+            PageStore::shared_file(page_size, pages, file)?,
+        );
+        device.info.name = "mem (file-backed)".into();
+        Ok(device)
+    }
+
+    fn new_with(page_size: usize, pages: u64, store: PageStore) -> Self {
+        MemoryDevice {
             info: DeviceInfo {
                 name: "mem".into(),
                 page_size,
@@ -230,9 +324,9 @@ impl MemoryDevice {
                 emulated: false,
                 write_concurrency: None,
             },
-            store: PageStore::new(page_size, pages)?,
+            store,
             stats: AtomicStats::default(),
-        })
+        }
     }
 
     /// The page contents (for tests and crash images).
@@ -265,7 +359,7 @@ impl Device for MemoryDevice {
 
     fn sync(&self) -> Result<(), DeviceError> {
         self.stats.count_sync();
-        Ok(())
+        self.store.flush()
     }
 
     fn stats(&self) -> DeviceStats {
@@ -277,6 +371,19 @@ impl Device for MemoryDevice {
             self.store.write(first_page + index as u64, chunk)?;
         }
         Ok(())
+    }
+
+    fn load_file(
+        &self,
+        first_page: PageId,
+        file: &std::fs::File,
+        pages: u64,
+    ) -> Result<(), DeviceError> {
+        if self.store.map_file_private(first_page, pages, file)? {
+            Ok(())
+        } else {
+            super::copy_file_pages(self, first_page, file, pages)
+        }
     }
 }
 

@@ -25,6 +25,7 @@ pub mod buffer;
 pub mod emulated;
 pub mod fault;
 pub mod file;
+pub mod mapping;
 pub mod memory;
 pub mod probe;
 pub mod region;
@@ -325,6 +326,23 @@ pub trait Device: Send + Sync + std::fmt::Debug {
         self.sync()
     }
 
+    /// Loads pages `first_page .. first_page + pages` from the same pages of `file` (laid out
+    /// as the device: page `p` at byte `p * page_size`), outside any measurement, and syncs.
+    /// The default reads the file in chunks into [`Device::bulk_load`]; RAM devices map the
+    /// file copy-on-write instead, so an image larger than RAM costs only the pages a run
+    /// writes (`docs/devices.md`, "Images larger than RAM").
+    ///
+    /// # Errors
+    /// Out-of-range pages, a file that does not cover them, the device's I/O error.
+    fn load_file(
+        &self,
+        first_page: PageId,
+        file: &std::fs::File,
+        pages: u64,
+    ) -> Result<(), DeviceError> {
+        copy_file_pages(self, first_page, file, pages)
+    }
+
     /// Reads one page, blocking until it arrives.
     ///
     /// # Errors
@@ -350,3 +368,40 @@ pub trait Device: Send + Sync + std::fmt::Debug {
 
 /// A shared handle to any device.
 pub type SharedDevice = Arc<dyn Device>;
+
+/// Pages per chunk of [`copy_file_pages`] (4 MiB of 16 KiB pages).
+const LOAD_CHUNK_PAGES: u64 = 256;
+
+/// [`Device::load_file`] by copying: the file's pages in chunks into [`Device::bulk_load`].
+///
+/// # Errors
+/// A file that does not cover the pages; the device's errors.
+pub fn copy_file_pages<D: Device + ?Sized>(
+    device: &D,
+    first_page: PageId,
+    file: &std::fs::File,
+    pages: u64,
+) -> Result<(), DeviceError> {
+    use std::os::unix::fs::FileExt as _;
+    let page_size = device.info().page_size;
+    let mut chunk = Vec::new();
+    let mut done = 0;
+    // Bound: pages / LOAD_CHUNK_PAGES iterations.
+    while done < pages {
+        let count = (pages - done).min(LOAD_CHUNK_PAGES);
+        let page = first_page + done;
+        chunk.resize(count as usize * page_size, 0);
+        file.read_exact_at(&mut chunk, page * page_size as u64)
+            .map_err(|err| DeviceError::Io {
+                page: Some(page),
+                kind: err.kind(),
+                message: format!(
+                    "reading pages {page}..{} of an image file: {err}",
+                    page + count
+                ),
+            })?;
+        device.bulk_load(page, &chunk)?;
+        done += count;
+    }
+    device.sync()
+}

@@ -234,6 +234,16 @@ impl EmulatedDevice {
         &self.clock
     }
 
+    /// Tells the model that pages `first_page .. first_page + count` hold data, with no time
+    /// spent (an image loaded outside any measurement).
+    fn map_untimed(&self, first_page: PageId, count: u64) {
+        let mut model = self.model.lock();
+        // Bound: `count` iterations.
+        for page in first_page..first_page + count {
+            model.map_untimed(page);
+        }
+    }
+
     /// The page contents.
     #[must_use]
     pub fn store(&self) -> &PageStore {
@@ -338,10 +348,20 @@ impl Device for EmulatedDevice {
         for (index, chunk) in data.chunks(page_size).enumerate() {
             self.store.write(first_page + index as u64, chunk)?;
         }
-        let mut model = self.model.lock();
-        for page in first_page..first_page + count {
-            model.map_untimed(page);
+        self.map_untimed(first_page, count);
+        Ok(())
+    }
+
+    fn load_file(
+        &self,
+        first_page: PageId,
+        file: &std::fs::File,
+        pages: u64,
+    ) -> std::result::Result<(), DeviceError> {
+        if !self.store.map_file_private(first_page, pages, file)? {
+            return super::copy_file_pages(self, first_page, file, pages);
         }
+        self.map_untimed(first_page, pages);
         Ok(())
     }
 }

@@ -34,6 +34,7 @@ fn run(scheme: &str, index: usize) -> RunResult {
             // The first scheme stands for one with a flush-rate controller (vanilla+percona).
             p_scan: (index == 0).then(|| 100.0 + f64::from(step) * 10.0),
             p_io: (index == 0).then(|| 400.0 - f64::from(step) * 5.0),
+            gc_per_write: None,
         })
         .collect();
     let mutex_wait_ms: BTreeMap<String, f64> =

@@ -38,7 +38,10 @@ use super::report::{
     BenchResults, DoublewriteStats, FsyncStats, Header, IoRates, LatencyMs, LogRates, RunFailure,
     RunResult, StallWaitMs, Steadiness, TypeResult,
 };
-use super::timeline::{TimelineRecorder, flush_rate_is_steady, judge_steadiness, tail_is_steady};
+use super::timeline::{
+    TimelineRecorder, flush_rate_is_steady, judge_steadiness, tail_is_steady,
+    write_amplification_is_steady,
+};
 use super::{BenchConfig, BenchTarget, LOG_PAGE_SIZE, TargetFactory, TargetSpec, WarmUp};
 use crate::datafile::DATA_START;
 use crate::device::{DeviceStats, OpenOptions, SharedDevice, open};
@@ -643,6 +646,7 @@ fn control_loop(
     };
     let warmup_real = warmup_max.mul_f64(scale);
     let mut warm = TimelineRecorder::new(began, 0, &target.stats(), scale, config.step);
+    warm.note_device(&device.stats());
     let mut warmup_steady = !until_steady;
     let window_s =
         (warmup_max.as_secs_f64() / 4.0).clamp(super::timeline::MIN_WINDOW_S, WARMUP_WINDOW_MAX_S);
@@ -651,11 +655,21 @@ fn control_loop(
         std::thread::sleep(TICK);
         line.update(String::new(), duration_real.as_secs_f64());
         let stats = target.stats();
-        if warm.poll(Instant::now(), control.total_ops(), || stats.clone())
+        let recorded = warm.poll(Instant::now(), control.total_ops(), || stats.clone());
+        if recorded {
+            warm.note_device(&device.stats());
+        }
+        if recorded
             && until_steady
             && pool_full(&stats)
             && tail_is_steady(warm.points(), window_s, STEADY_WINDOWS, STEADY_TOLERANCE)
             && flush_rate_is_steady(
+                warm.points(),
+                window_s,
+                STEADY_WINDOWS,
+                FLUSH_RATE_TOLERANCE,
+            )
+            && write_amplification_is_steady(
                 warm.points(),
                 window_s,
                 STEADY_WINDOWS,
@@ -678,10 +692,13 @@ fn control_loop(
     line.set_phase(Phase::Measure, duration_real.as_secs_f64());
     line.bar().set_length(config.duration.as_millis() as u64);
     let mut timeline = TimelineRecorder::new(start.at, start.ops, &start.pool, scale, config.step);
+    timeline.note_device(&start.device);
     // Measured phase. Bound: `duration_real` / TICK iterations.
     while !control.stopped() && !interrupt::interrupted() && start.at.elapsed() < duration_real {
         std::thread::sleep(TICK.min(duration_real.saturating_sub(start.at.elapsed())));
-        timeline.poll(Instant::now(), control.total_ops(), || target.stats());
+        if timeline.poll(Instant::now(), control.total_ops(), || target.stats()) {
+            timeline.note_device(&device.stats());
+        }
         let remaining_s = duration_real
             .saturating_sub(start.at.elapsed())
             .as_secs_f64();
@@ -696,6 +713,7 @@ fn control_loop(
     }
     let end = Snapshot::take(control, target, device);
     timeline.finish(end.at, end.ops, &end.pool);
+    timeline.note_device(&end.device);
     Measured {
         warmup_device_s,
         warmup_steady,

@@ -16,7 +16,9 @@
 //! (a phase shorter than 2 x [`MIN_WINDOW_S`] is "too short", never steady). The warm-up ends
 //! early by the same windows ([`tail_is_steady`]) so a warm-up capped below 3 s can end steady,
 //! and only once the background flush rate has stopped ramping ([`flush_rate_is_steady`]: the
-//! adaptive flushing follows the checkpoint age, which settles far later than the pool fills).
+//! adaptive flushing follows the checkpoint age, which settles far later than the pool fills)
+//! and the emulated SSD's garbage collection per host write has settled
+//! ([`write_amplification_is_steady`]).
 //!
 //! Invariants: every verdict names its windows (count and length) and its cv and drift; a
 //! period is only taken when at least two whole cycles fit in the series.
@@ -25,6 +27,7 @@ use std::time::{Duration, Instant};
 
 use serde::Serialize;
 
+use crate::device::DeviceStats;
 use crate::pool::PoolStats;
 
 /// The default device-time step between points.
@@ -66,6 +69,11 @@ pub struct TimelinePoint {
     /// The controller's `P_io` at the end of the interval (when reported).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub p_io: Option<f64>,
+    /// Pages the data device's garbage collection programmed per host page write over the
+    /// interval (write amplification minus one), when the device models it and the host
+    /// wrote in the interval ([`TimelineRecorder::note_device`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gc_per_write: Option<f64>,
 }
 
 /// Builds the timeline of one phase.
@@ -79,6 +87,8 @@ pub struct TimelineRecorder {
     last_stalls: u64,
     time_scale: f64,
     points: Vec<TimelinePoint>,
+    /// The data device's host and GC writes at the previous [`TimelineRecorder::note_device`].
+    last_device: Option<(u64, u64)>,
 }
 
 impl TimelineRecorder {
@@ -102,6 +112,7 @@ impl TimelineRecorder {
             last_stalls: stats.read_stalls,
             time_scale,
             points: Vec::new(),
+            last_device: None,
         }
     }
 
@@ -127,11 +138,26 @@ impl TimelineRecorder {
             read_stalls: stats.read_stalls.saturating_sub(self.last_stalls),
             p_scan: stats.extra.get("p_scan").copied(),
             p_io: stats.extra.get("p_io").copied(),
+            gc_per_write: None,
         });
         self.last_time = now;
         self.last_ops = ops;
         self.last_misses = stats.misses;
         self.last_stalls = stats.read_stalls;
+    }
+
+    /// Notes the data device's counters: the newest point gets the GC writes per host write
+    /// since the previous note (none on the first note, which only sets the baseline, or when
+    /// the host wrote nothing). Call it at the phase's start and after each recorded point.
+    pub fn note_device(&mut self, device: &DeviceStats) {
+        let now = (device.writes, device.gc_writes);
+        if let (Some((writes, gc)), Some(point)) = (self.last_device, self.points.last_mut()) {
+            let host = now.0.saturating_sub(writes);
+            if host > 0 && point.gc_per_write.is_none() {
+                point.gc_per_write = Some(now.1.saturating_sub(gc) as f64 / host as f64);
+            }
+        }
+        self.last_device = Some(now);
     }
 
     /// Records a point if one is due; returns whether it did.
@@ -309,12 +335,44 @@ pub fn flush_rate_is_steady(
     windows: usize,
     tolerance: f64,
 ) -> bool {
+    has_levelled(points, min_window_s, windows, tolerance, |p| {
+        p.p_io.unwrap_or(0.0)
+    })
+}
+
+/// Whether the data device's garbage collection per host write (`gc_per_write`) has stopped
+/// changing, by the test of [`flush_rate_is_steady`]. The warm-up's third end test: an
+/// emulated SSD starts preconditioned by uniform random writes, and a skewed workload moves
+/// its blocks' valid-page counts to the workload's own steady state over many seconds (on
+/// LinkBench, 0.43 GC writes per host write after a 3-6 s warm-up, 0.49 after 15 s, with the
+/// throughput drifting down meanwhile). A device that models no GC passes.
+#[must_use]
+pub fn write_amplification_is_steady(
+    points: &[TimelinePoint],
+    min_window_s: f64,
+    windows: usize,
+    tolerance: f64,
+) -> bool {
+    has_levelled(points, min_window_s, windows, tolerance, |p| {
+        p.gc_per_write.unwrap_or(0.0)
+    })
+}
+
+/// Whether `value`'s window means over the last `windows` windows changed from the first to
+/// the last by at most `tolerance` of their mean (a zero mean passes; too few windows do not).
+fn has_levelled(
+    points: &[TimelinePoint],
+    min_window_s: f64,
+    windows: usize,
+    tolerance: f64,
+    value: impl Fn(&TimelinePoint) -> f64,
+) -> bool {
     let window = points_for(min_window_s, mean_step_s(points));
-    let rates = windowed_by(tail(points, window), window, |p| p.p_io.unwrap_or(0.0));
-    if windows < 2 || rates.len() < windows {
+    let means = windowed_by(tail(points, window), window, value);
+    if windows < 2 || means.len() < windows {
         return false;
     }
-    let last = &rates[rates.len() - windows..];
+    let last = &means[means.len() - windows..];
     let mean = last.iter().sum::<f64>() / last.len() as f64;
     mean <= 0.0 || (last[last.len() - 1] - last[0]).abs() <= tolerance * mean
 }
@@ -519,6 +577,7 @@ mod tests {
                 read_stalls: 0,
                 p_scan: None,
                 p_io: None,
+                gc_per_write: None,
             })
             .collect()
     }
@@ -634,6 +693,56 @@ mod tests {
         assert!(flush_rate_is_steady(&with_rate(&flat), 1.0, 3, 0.05));
         assert!(flush_rate_is_steady(&series([1000.0; 30]), 1.0, 3, 0.05));
         assert!(!flush_rate_is_steady(&with_rate(&flat[..20]), 1.0, 3, 0.05));
+    }
+
+    /// The LinkBench case: GC per host write still rising (0.43 towards 0.49) is not steady;
+    /// level is; a device without GC passes; the recorder derives the share from the device's
+    /// counters and leaves an interval without host writes unannotated.
+    #[test]
+    fn the_warm_up_waits_for_the_write_amplification_to_settle() {
+        let with_gc = |shares: &[f64]| {
+            let mut points = series(shares.iter().map(|_| 1000.0));
+            for (point, share) in points.iter_mut().zip(shares) {
+                point.gc_per_write = Some(*share);
+            }
+            points
+        };
+        let ramp: Vec<f64> = (0..30).map(|i| 0.40 + 0.003 * f64::from(i)).collect();
+        assert!(!write_amplification_is_steady(
+            &with_gc(&ramp),
+            1.0,
+            3,
+            0.05
+        ));
+        let level: Vec<f64> = (0..30).map(|i| 0.49 + wobble(i, 0.005)).collect();
+        assert!(write_amplification_is_steady(
+            &with_gc(&level),
+            1.0,
+            3,
+            0.05
+        ));
+        assert!(write_amplification_is_steady(
+            &series([1000.0; 30]),
+            1.0,
+            3,
+            0.05
+        ));
+
+        let start = Instant::now();
+        let pool = PoolStats::default();
+        let mut recorder = TimelineRecorder::new(start, 0, &pool, 1.0, STEP);
+        let device = |writes, gc_writes| DeviceStats {
+            writes,
+            gc_writes,
+            ..DeviceStats::default()
+        };
+        recorder.note_device(&device(100, 10));
+        recorder.record(start + STEP, 10, &pool);
+        recorder.note_device(&device(300, 110));
+        recorder.record(start + 2 * STEP, 20, &pool);
+        recorder.note_device(&device(300, 110));
+        let shares: Vec<_> = recorder.points().iter().map(|p| p.gc_per_write).collect();
+        assert_eq!(shares, vec![Some(0.5), None]);
     }
 
     #[test]

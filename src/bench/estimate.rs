@@ -4,7 +4,8 @@
 //!
 //! A scheme's real time is its phases' (see [`super::progress::PhaseTimes`]):
 //! - **set-up**: creating the devices and writing the image onto the data device: a memory copy
-//!   for `mem` and emulated devices, a file write for `file:`; modelled at [`SET_UP_BYTES_PER_S`];
+//!   for `mem` and emulated devices, a file write for `file:`; modelled at [`SET_UP_BYTES_PER_S`]
+//!   (none when RAM devices map an image file, `docs/devices.md`, "Images larger than RAM");
 //! - **warm-up** and **measure**: their device time times the time scale (an automatic warm-up
 //!   between [`AUTO_WARMUP_MIN`] and its cap);
 //! - **check** (record workloads, unless `--no-check`): the consistency check and the tree check
@@ -80,8 +81,22 @@ impl SchemeEstimate {
             WarmUp::For(d) => (d, d),
             WarmUp::UntilSteady { max } => (AUTO_WARMUP_MIN.min(max), max),
         };
+        // An image file is mapped copy-on-write by RAM devices: no copy to speak of.
+        let mapped = config
+            .record
+            .as_ref()
+            .is_some_and(|driver| driver.image().is_file())
+            && matches!(
+                config.device,
+                DeviceSpec::Memory | DeviceSpec::Emulated { .. }
+            );
+        let set_up_s = if mapped {
+            0.0
+        } else {
+            pages as f64 * page_size as f64 / SET_UP_BYTES_PER_S
+        };
         SchemeEstimate {
-            set_up_s: pages as f64 * page_size as f64 / SET_UP_BYTES_PER_S,
+            set_up_s,
             warm_up_min_s: warm_min.as_secs_f64() * scale,
             warm_up_max_s: warm_max.as_secs_f64() * scale,
             measure_s: config.duration.as_secs_f64() * scale,

@@ -453,8 +453,15 @@ fn run_scheme(
     } else {
         None
     };
-    line.set_phase(Phase::WriteBack, 0.0);
-    let shutdown = target.shutdown();
+    // Without the check nothing reads this device again (it is dropped with the target), so
+    // writing the pool's dirty pages back is work nothing asks for: on 500 warehouses it took
+    // longer than the warm-up and the measured phase together.
+    let shutdown = if config.check {
+        line.set_phase(Phase::WriteBack, 0.0);
+        target.shutdown()
+    } else {
+        target.discard()
+    };
     line.finish();
     shutdown.map_err(|err| Error::Failed(format!("shutdown failed: {err}")))?;
     if let Some(check) = check.as_ref().filter(|check| !check.is_clean()) {

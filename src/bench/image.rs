@@ -292,6 +292,12 @@ impl Image {
         estimate_bytes(spec) / page_size as u64
     }
 
+    /// Whether the image is a file (`bench --db`), which RAM devices map instead of copying.
+    #[must_use]
+    pub fn is_file(&self) -> bool {
+        matches!(self.contents, Contents::File(_))
+    }
+
     /// Bytes of the loaded database (its high-water mark times the page size).
     #[must_use]
     pub fn loaded_bytes(&self) -> u64 {

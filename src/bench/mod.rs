@@ -84,6 +84,15 @@ pub trait BenchTarget: PageAccess {
     /// # Errors
     /// Device errors during the final write-back.
     fn shutdown(&self) -> Result<()>;
+    /// Stops the target without writing back, when nothing will read its device again (a run
+    /// without the consistency check: the device is dropped with the target). The default
+    /// writes back ([`BenchTarget::shutdown`]).
+    ///
+    /// # Errors
+    /// Those of the write-back, where the target has no cheaper way.
+    fn discard(&self) -> Result<()> {
+        self.shutdown()
+    }
     /// The key-value store record workloads run on (`None`: a page-only target).
     fn kv(&self) -> Option<&dyn crate::kv::KvEngine> {
         None
@@ -247,7 +256,7 @@ impl std::fmt::Display for WarmUp {
             WarmUp::UntilSteady { max } => {
                 write!(
                     f,
-                    "until the buffer is full, throughput steady and the flush rate settled (at most {} device time)",
+                    "until the buffer is full, throughput steady, the flush rate and the device's GC settled (at most {} device time)",
                     format_duration(*max)
                 )
             }

@@ -100,6 +100,11 @@ impl BenchTarget for DatabaseTarget {
         db.pool().flush_all()?;
         db.checkpoint()
     }
+
+    fn discard(&self) -> Result<()> {
+        self.db()?.abandon_in_place();
+        Ok(())
+    }
 }
 
 /// The bare pool over a data file's layout (`--no-log`): writes go through the same write path
@@ -185,6 +190,11 @@ impl BenchTarget for KvTarget {
         let db = self.db();
         db.pool().flush_all()?;
         db.checkpoint()
+    }
+
+    fn discard(&self) -> Result<()> {
+        self.db().abandon_in_place();
+        Ok(())
     }
 
     fn kv(&self) -> Option<&dyn crate::kv::KvEngine> {

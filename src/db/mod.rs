@@ -546,6 +546,13 @@ impl Database {
     /// Stops the background threads and the pool without writing anything back: the state a
     /// crash leaves (for tests and crash campaigns).
     pub fn abandon(self) {
+        self.abandon_in_place();
+    }
+
+    /// [`Database::abandon`] through a shared reference, for a database another value owns
+    /// (a bench target whose database nothing reads again): stops the background threads and
+    /// the pool, and dropping the database later writes nothing back.
+    pub fn abandon_in_place(&self) {
         self.closed.store(true, Ordering::Release);
         self.stop_threads();
         self.shared.pool.abandon_in_place();

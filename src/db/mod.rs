@@ -819,7 +819,8 @@ impl Shared {
     /// `max_modified_age_sync` the calling thread flushes the oldest pages itself (synchronous
     /// recoverability writes); past that or `max_checkpoint_age` it takes a checkpoint; and it
     /// waits until the log is back under both margins (pages it cannot flush are latched by
-    /// transactions that will release them). Bound: the log's full timeout, then `LogFull`.
+    /// transactions that will release them). Bound: the log's full timeout without the
+    /// checkpoint moving, then `LogFull` (a backlog that is being written is waited for).
     fn log_free_check(&self) -> Result<()> {
         let margins = self.wal.margins();
         // The fast path: a checkpoint never passes the oldest modification of a dirty page
@@ -835,7 +836,11 @@ impl Shared {
         {
             return Ok(());
         }
-        let deadline = std::time::Instant::now() + self.wal.config().full_timeout;
+        let timeout = self.wal.config().full_timeout;
+        let mut deadline = std::time::Instant::now() + timeout;
+        let mut checkpoint_seen = self.wal.checkpoint_lsn();
+        // Bound: each round either moves the checkpoint (progress: the deadline restarts) or
+        // brings the deadline closer.
         loop {
             let state = self
                 .wal
@@ -861,7 +866,13 @@ impl Shared {
             {
                 return Ok(());
             }
-            if std::time::Instant::now() >= deadline {
+            let checkpoint_now = self.wal.checkpoint_lsn();
+            if checkpoint_now > checkpoint_seen {
+                // Progress: a large backlog on a slow (or time-scaled) device may take longer
+                // than the timeout to write, and is not a stuck log.
+                checkpoint_seen = checkpoint_now;
+                deadline = std::time::Instant::now() + timeout;
+            } else if std::time::Instant::now() >= deadline {
                 return Err(Error::LogFull {
                     needed: state.checkpoint_age,
                     checkpoint_lsn: self.wal.checkpoint_lsn(),

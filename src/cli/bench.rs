@@ -94,7 +94,9 @@ pub struct BenchArgs {
     /// The redo log's own device (the papers' separate log drive).
     #[arg(long, default_value = "emu:sata")]
     pub log_device: String,
-    /// Size of the redo log: bytes with a unit (`256MiB`).
+    /// Size of the redo log: bytes with a unit (`256MiB`). Record workloads given no size get
+    /// 256 MiB or two thirds of the buffer pool, whichever is larger, so that the checkpoint
+    /// age has the same headroom in pool turnovers at any database size (docs/regime.md).
     #[arg(long, default_value = "256MiB")]
     pub log_size: String,
     /// Run without a redo log (to compare with engines that keep none); not with the log's
@@ -185,7 +187,9 @@ pub const DEFAULT_TPCC_WAREHOUSES: u16 = 50;
 pub struct RecordFlags {
     /// TPC-C: warehouses (default 50: 64 clients on 50 warehouses and a 10% pool of 8
     /// instances of about 2,900 frames keep the LRU-C paper's regime within reach, see
-    /// docs/regime.md; the image is about 3.8 GB and takes about 3 minutes to build).
+    /// docs/regime.md; the image is about 3.8 GB and takes about 3 minutes to build; 500 puts
+    /// 64 clients at the paper's clients per warehouse within 2x: a 38 GB image, built into a
+    /// file by `flashbuf load` in about 17 minutes and mapped, not read, by `--db`).
     #[arg(long)]
     pub warehouses: Option<u16>,
     /// TPC-C: transaction mix in percent, e.g.
@@ -908,11 +912,41 @@ pub fn attach_image(
     config.buffer_pages = parse_buffer(&args.buffer, loaded, image.page_size)
         .map_err(|why| flag_error("--buffer", &args.buffer, &why))?;
     super::limits::check_frames(&args.buffer, config.buffer_pages, Some((loaded, true)))?;
+    if !args.given.has("log_size") {
+        scale_log_with_pool(config, image.page_size);
+    }
     config.workload.db_pages = loaded;
     config.workload.page_size = image.page_size;
     config.record = Some(Arc::new(RecordDriver::new(spec, image)?));
     config.validate()
 }
+
+/// The default redo log: [`DEFAULT_LOG_BYTES`], or [`LOG_OVER_POOL`] of the buffer pool's
+/// bytes when that is larger. The log's headroom is measured in pool turnovers
+/// (`redo_headroom_over_turnover`, docs/regime.md): a fixed log on a ten times larger pool
+/// (500 warehouses instead of 50) leaves a tenth of the turnovers, and a scheme that keeps
+/// many old dirty pages (LRU-C's mixed region) then waits in synchronous checkpoint flushing.
+fn scale_log_with_pool(config: &mut BenchConfig, page_size: usize) {
+    let Some(log) = config.log.as_mut() else {
+        return;
+    };
+    log.size = log_bytes_for_pool(log.size, config.buffer_pages, page_size);
+}
+
+/// `size`, raised to [`LOG_OVER_POOL`] of a pool of `frames` pages of `page_size` bytes (whole
+/// log pages) when that is larger.
+fn log_bytes_for_pool(size: u64, frames: usize, page_size: usize) -> u64 {
+    let log_page = crate::bench::LOG_PAGE_SIZE as u64;
+    let pool_bytes = frames as u64 * page_size as u64;
+    let scaled = (pool_bytes as f64 * LOG_OVER_POOL) as u64 / log_page * log_page;
+    size.max(scaled)
+}
+
+/// The redo log's default size (`--log-size`).
+pub const DEFAULT_LOG_BYTES: u64 = 256 << 20;
+/// The default log's least size over the buffer pool's: two thirds, which the 50-warehouse
+/// regime setup (a 383 MB pool, a 256 MiB log, about 10 turnovers of headroom) sits at.
+pub const LOG_OVER_POOL: f64 = 2.0 / 3.0;
 
 /// Prints a load's progress every million rows.
 #[allow(clippy::needless_pass_by_value)] // the load's callback type passes progress by value
@@ -1195,6 +1229,22 @@ mod tests {
         for bad in ["", "0", "1KiB", "1.5", "12XB", "-4", "MiB"] {
             assert!(parse_size(bad, 16384).is_err(), "{bad}");
         }
+    }
+
+    /// The 50-warehouse regime setup keeps 256 MiB; 500 warehouses get two thirds of their
+    /// ten times larger pool.
+    #[test]
+    fn the_default_log_grows_with_the_pool() {
+        assert_eq!(
+            log_bytes_for_pool(DEFAULT_LOG_BYTES, 23_396, 16_384),
+            DEFAULT_LOG_BYTES
+        );
+        let big = log_bytes_for_pool(DEFAULT_LOG_BYTES, 233_472, 16_384);
+        assert!(
+            big > 9 * DEFAULT_LOG_BYTES && big <= 233_472 * 16_384 * 2 / 3,
+            "{big}"
+        );
+        assert_eq!(big % crate::bench::LOG_PAGE_SIZE as u64, 0);
     }
 
     #[test]

@@ -39,8 +39,8 @@ use super::report::{
     RunResult, StallWaitMs, Steadiness, TypeResult,
 };
 use super::timeline::{
-    TimelineRecorder, flush_rate_is_steady, judge_steadiness, tail_is_steady,
-    write_amplification_is_steady,
+    TimelineRecorder, dirty_pages_are_steady, flush_rate_is_steady, judge_steadiness,
+    tail_is_steady, write_amplification_is_steady,
 };
 use super::{BenchConfig, BenchTarget, LOG_PAGE_SIZE, TargetFactory, TargetSpec, WarmUp};
 use crate::datafile::DATA_START;
@@ -677,6 +677,12 @@ fn control_loop(
                 FLUSH_RATE_TOLERANCE,
             )
             && write_amplification_is_steady(
+                warm.points(),
+                window_s,
+                STEADY_WINDOWS,
+                FLUSH_RATE_TOLERANCE,
+            )
+            && dirty_pages_are_steady(
                 warm.points(),
                 window_s,
                 STEADY_WINDOWS,

@@ -256,7 +256,7 @@ impl std::fmt::Display for WarmUp {
             WarmUp::UntilSteady { max } => {
                 write!(
                     f,
-                    "until the buffer is full, throughput steady, the flush rate and the device's GC settled (at most {} device time)",
+                    "until the buffer is full, throughput steady, the flush rate, the device's GC and the dirty pages settled (at most {} device time)",
                     format_duration(*max)
                 )
             }

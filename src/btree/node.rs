@@ -628,7 +628,9 @@ pub(crate) mod tests {
     pub(crate) fn prefix_keys() -> (Vec<Vec<u8>>, Vec<Vec<u8>>) {
         let mut x = 0x9e37_79b9_7f4a_7c15u64;
         let mut next = || {
-            x = x.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1_442_695_040_888_963_407);
+            x = x
+                .wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(1_442_695_040_888_963_407);
             x >> 33
         };
         let mut draw = || -> Vec<u8> {
@@ -638,7 +640,10 @@ pub(crate) mod tests {
         let mut keys: Vec<Vec<u8>> = (0..180).map(|_| draw()).collect();
         keys.sort();
         keys.dedup();
-        let probes = (0..400).map(|_| draw()).chain(keys.iter().cloned()).collect();
+        let probes = (0..400)
+            .map(|_| draw())
+            .chain(keys.iter().cloned())
+            .collect();
         (keys, probes)
     }
 

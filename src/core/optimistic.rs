@@ -132,17 +132,13 @@ impl<'a> PageView<'a> {
     }
 
     /// `N` bytes at `at`, `None` if they do not fit.
-    #[inline]
+    #[inline(always)]
     #[must_use]
     pub fn array<const N: usize>(&self, at: usize) -> Option<[u8; N]> {
         if at.checked_add(N)? > self.len {
             return None;
         }
-        let mut out = [0u8; N];
-        for (index, byte) in out.iter_mut().enumerate() {
-            *byte = self.load(at + index);
-        }
-        Some(out)
+        Some(std::array::from_fn(|index| self.load(at + index)))
     }
 
     /// Little-endian `u16` at `at`.

@@ -160,7 +160,10 @@ pub(crate) fn inner_step(
             (Ok(slot), shared) => (slot + 1, shared),
             (Err(slot), shared) => (slot, shared),
         },
-        Target::Below(key) => (search(view, &header, key, 0)?.0.unwrap_or_else(|slot| slot), 0),
+        Target::Below(key) => (
+            search(view, &header, key, 0)?.0.unwrap_or_else(|slot| slot),
+            0,
+        ),
         Target::Last => (header.count, 0),
     };
     let child = if index == 0 {
@@ -365,7 +368,11 @@ mod tests {
             let known = refs.iter().map(|key| common(probe, key)).min().unwrap();
             for known in [0, known] {
                 let (found, shared) = search(&view, &header, probe, known).unwrap();
-                assert_eq!(found, node.search(probe).unwrap(), "{probe:?} knowing {known}");
+                assert_eq!(
+                    found,
+                    node.search(probe).unwrap(),
+                    "{probe:?} knowing {known}"
+                );
                 // `shared` must hold for both separators around `Target::Key`'s child.
                 let child = found.map_or_else(|slot| slot, |slot| slot + 1);
                 for bound in [child.checked_sub(1), Some(child)] {

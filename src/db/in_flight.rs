@@ -68,7 +68,11 @@ mod tests {
             let choice = (x >> 33) % 10;
             if choice < 5 || held.is_empty() {
                 // Mostly at the end, sometimes an older bound (a loser's first LSN).
-                let bound = if choice == 0 { (x >> 40) % 500 } else { 400 + step / 8 };
+                let bound = if choice == 0 {
+                    (x >> 40) % 500
+                } else {
+                    400 + step / 8
+                };
                 bounds.add(bound);
                 *model.entry(bound).or_insert(0) += 1;
                 held.push(bound);
@@ -86,6 +90,10 @@ mod tests {
             assert!(bounds.bounds.iter().all(|&(_, count)| count > 0));
         }
         bounds.remove(123_456);
-        assert_eq!(bounds.oldest(), model.keys().next().copied(), "unknown bound ignored");
+        assert_eq!(
+            bounds.oldest(),
+            model.keys().next().copied(),
+            "unknown bound ignored"
+        );
     }
 }

@@ -132,6 +132,9 @@ impl<'a> PageView<'a> {
     }
 
     /// `N` bytes at `at`, `None` if they do not fit.
+    // Left to `#[inline]` the compiler kept it a call (callgrind: about 160,000 calls of 33
+    // instructions in 2,000 TPC-C transactions, for reads of 4 or 8 bytes).
+    #[allow(clippy::inline_always)]
     #[inline(always)]
     #[must_use]
     pub fn array<const N: usize>(&self, at: usize) -> Option<[u8; N]> {

@@ -32,8 +32,15 @@ pub(crate) enum Step {
     /// The node is a leaf (only at the root: below it the parent's level says so first).
     Leaf,
     /// The child covering the target, at `level`; `low`: the child has a lower fence inside
-    /// this node (copied into the caller's buffer when it asked for it).
-    Child { child: PageId, level: u8, low: bool },
+    /// this node (copied into the caller's buffer when it asked for it); `shared`: bytes the
+    /// target key shares with every key the child may hold (0 but for `Target::Key`), the
+    /// child's `known` for its own step.
+    Child {
+        child: PageId,
+        level: u8,
+        low: bool,
+        shared: usize,
+    },
 }
 
 /// A node header decoded from a view (the checks of `NodeRef::new` and `TreeStore::node`).
@@ -86,13 +93,25 @@ fn cell(view: &PageView<'_>, header: &Header, slot: usize) -> Option<(usize, usi
     (key_at + key_len + payload_len <= view.len()).then_some((key_at, key_len, payload_len))
 }
 
-/// Binary search as `NodeRef::search`: `Ok(slot)` of `key` or `Err(insertion slot)`.
+/// Binary search as `NodeRef::search`: `Ok(slot)` of `key` or `Err(insertion slot)`, with the
+/// prefix `key` shares with every key of the child the result leads to (`Target::Key`'s child:
+/// `slot + 1` or the insertion slot).
+///
+/// `known`: bytes `key` shares with every key of this node (0 if unknown; the parent's step
+/// says, as the keys of a child lie between the parent's separators around it). Each probe
+/// skips the prefix `key` shares with both keys bounding the range (`btree::node`'s
+/// `compare_from` gives the argument). On torn bytes the answer may be wrong, which the read's
+/// validation discards, but every load stays checked.
 fn search(
     view: &PageView<'_>,
     header: &Header,
     key: &[u8],
-) -> Option<std::result::Result<usize, usize>> {
+    known: usize,
+) -> Option<(std::result::Result<usize, usize>, usize)> {
     let (mut low, mut high) = (0usize, header.count);
+    // Common prefix of `key` with the key below `low` and the key at `high` (the node's
+    // bounds, sharing `known`, until probes move them).
+    let (mut low_common, mut high_common) = (known, known);
     // Bound: halves the range each round (count < 2^15).
     while low < high {
         let mid = low + (high - low) / 2;
@@ -101,36 +120,51 @@ fn search(
             return None;
         }
         let key_len = usize::from(view.u16_le(offset)?);
-        match view.compare(offset + CELL_OVERHEAD, key_len, key)? {
-            std::cmp::Ordering::Less => low = mid + 1,
-            std::cmp::Ordering::Greater => high = mid,
-            std::cmp::Ordering::Equal => return Some(Ok(mid)),
+        let skip = low_common.min(high_common);
+        match view.compare_from(offset + CELL_OVERHEAD, key_len, key, skip)? {
+            (std::cmp::Ordering::Less, common) => {
+                low = mid + 1;
+                low_common = common;
+            }
+            (std::cmp::Ordering::Greater, common) => {
+                high = mid;
+                high_common = common;
+            }
+            // The child right of an equal separator lies between it (all of `key` shared)
+            // and the key at `high`: it shares `high_common`.
+            (std::cmp::Ordering::Equal, _) => return Some((Ok(mid), high_common)),
         }
     }
-    Some(Err(low))
+    Some((Err(low), low_common.min(high_common)))
 }
 
 /// Decodes one level of a descent towards `target` in the node seen through `view` (of tree
-/// `tree`, at `level` if known). `low`: where to copy the child's lower fence, if wanted.
-/// `None` when the bytes do not form such a node (torn, changed, or corrupt).
+/// `tree`, at `level` if known). `low`: where to copy the child's lower fence, if wanted;
+/// `known`: bytes a `Target::Key` shares with every key of the node (the parent step's
+/// `shared`, 0 at the root). `None` when the bytes do not form such a node (torn, changed, or
+/// corrupt).
 pub(crate) fn inner_step(
     view: &PageView<'_>,
     tree: u32,
     level: Option<u8>,
     target: Target<'_>,
     low: Option<&mut Vec<u8>>,
+    known: usize,
 ) -> Option<Step> {
     let header = header(view, tree, level)?;
     if header.leaf {
         return Some(Step::Leaf);
     }
-    let index = match target {
-        Target::Key(key) => match search(view, &header, key)? {
-            Ok(slot) => slot + 1,
-            Err(slot) => slot,
+    let (index, shared) = match target {
+        Target::Key(key) => match search(view, &header, key, known)? {
+            (Ok(slot), shared) => (slot + 1, shared),
+            (Err(slot), shared) => (slot, shared),
         },
-        Target::Below(key) => search(view, &header, key)?.unwrap_or_else(|slot| slot),
-        Target::Last => header.count,
+        Target::Below(key) => (
+            search(view, &header, key, 0)?.0.unwrap_or_else(|slot| slot),
+            0,
+        ),
+        Target::Last => (header.count, 0),
     };
     let child = if index == 0 {
         view.u64_le(LEFTMOST_AT)?
@@ -151,6 +185,7 @@ pub(crate) fn inner_step(
         child,
         level: header.level - 1,
         low: index > 0,
+        shared,
     })
 }
 
@@ -196,6 +231,8 @@ impl TreeStore {
         let mut level = None;
         let mut low: Option<Vec<u8>> = None;
         let mut low_buffer = Vec::new();
+        // Bytes the target key shares with every key of `node` (from its parent's step).
+        let mut known = 0;
         for _ in 0..MAX_LEVELS {
             let step = inner_step(
                 &node.view(),
@@ -203,8 +240,9 @@ impl TreeStore {
                 level,
                 target,
                 want_low.then_some(&mut low_buffer),
+                known,
             );
-            let (child, child_level, has_low) = match step {
+            let (child, child_level, has_low, shared) = match step {
                 None => return Ok(None),
                 Some(Step::Leaf) => {
                     // Only the root decodes as a leaf (below it levels are checked), and the
@@ -214,7 +252,12 @@ impl TreeStore {
                     let still_leaf = header(&PageView::of_stable(guard.bytes()), tree.id, Some(0));
                     return Ok(still_leaf.map(|_| (guard, low)));
                 }
-                Some(Step::Child { child, level, low }) => (child, level, low),
+                Some(Step::Child {
+                    child,
+                    level,
+                    low,
+                    shared,
+                }) => (child, level, low, shared),
             };
             if child_level == 0 {
                 // Validate before latching too: until then `child` may be garbage read from a
@@ -246,6 +289,7 @@ impl TreeStore {
             }
             node = next;
             level = Some(child_level);
+            known = shared;
         }
         Ok(None)
     }
@@ -278,7 +322,7 @@ mod tests {
     }
 
     fn step(page: &[u8], target: Target<'_>, low: Option<&mut Vec<u8>>) -> Option<Step> {
-        inner_step(&PageView::of_stable(page), 7, Some(1), target, low)
+        inner_step(&PageView::of_stable(page), 7, Some(1), target, low, 0)
     }
 
     #[test]
@@ -298,7 +342,8 @@ mod tests {
             Some(Step::Child {
                 child: 11,
                 level: 0,
-                low: true
+                low: true,
+                shared: 0
             })
         );
         assert_eq!(low, b"b");
@@ -309,10 +354,44 @@ mod tests {
     }
 
     #[test]
+    fn the_optimistic_search_agrees_with_the_latched_one_on_shared_prefixes() {
+        use super::super::node::tests::{leaf, prefix_keys};
+        let (keys, probes) = prefix_keys();
+        let refs: Vec<&[u8]> = keys.iter().map(Vec::as_slice).collect();
+        let page = leaf(&refs);
+        let view = PageView::of_stable(&page);
+        let header = header(&view, 0, Some(0)).unwrap();
+        let node = super::super::node::NodeRef::new(1, &page).unwrap();
+        let common = |a: &[u8], b: &[u8]| a.iter().zip(b).take_while(|(x, y)| x == y).count();
+        for probe in &probes {
+            // What the parent's step may know: the prefix the probe shares with every key.
+            let known = refs.iter().map(|key| common(probe, key)).min().unwrap();
+            for known in [0, known] {
+                let (found, shared) = search(&view, &header, probe, known).unwrap();
+                assert_eq!(
+                    found,
+                    node.search(probe).unwrap(),
+                    "{probe:?} knowing {known}"
+                );
+                // `shared` must hold for both separators around `Target::Key`'s child.
+                let child = found.map_or_else(|slot| slot, |slot| slot + 1);
+                for bound in [child.checked_sub(1), Some(child)] {
+                    if let Some(key) = bound.and_then(|at| refs.get(at)) {
+                        assert!(
+                            shared <= common(probe, key),
+                            "{probe:?}: shared {shared} with {key:?}"
+                        );
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
     fn garbage_is_none_never_a_panic() {
         let page = inner();
         assert_eq!(
-            inner_step(&PageView::of_stable(&page), 8, None, Target::Last, None),
+            inner_step(&PageView::of_stable(&page), 8, None, Target::Last, None, 0),
             None
         );
         assert_eq!(step(&page[..100], Target::Last, None), None);

@@ -132,24 +132,25 @@ impl<'a> PageView<'a> {
     }
 
     /// `N` bytes at `at`, `None` if they do not fit.
-    #[inline]
+    // Left to `#[inline]` the compiler kept it a call (callgrind: about 160,000 calls of 33
+    // instructions in 2,000 TPC-C transactions, for reads of 4 or 8 bytes).
+    #[allow(clippy::inline_always)]
+    #[inline(always)]
     #[must_use]
     pub fn array<const N: usize>(&self, at: usize) -> Option<[u8; N]> {
         if at.checked_add(N)? > self.len {
             return None;
         }
-        let mut out = [0u8; N];
-        for (index, byte) in out.iter_mut().enumerate() {
-            *byte = self.load(at + index);
-        }
-        Some(out)
+        Some(std::array::from_fn(|index| self.load(at + index)))
     }
 
     /// Little-endian `u16` at `at`.
     #[inline]
     #[must_use]
     pub fn u16_le(&self, at: usize) -> Option<u16> {
-        self.array(at).map(u16::from_le_bytes)
+        // Two loads after one check (the search's hot path reads slots and key lengths so).
+        (at < self.len.saturating_sub(1))
+            .then(|| u16::from_le_bytes([self.load(at), self.load(at + 1)]))
     }
 
     /// Little-endian `u32` at `at`.
@@ -183,17 +184,38 @@ impl<'a> PageView<'a> {
     #[inline]
     #[must_use]
     pub fn compare(&self, at: usize, len: usize, key: &[u8]) -> Option<std::cmp::Ordering> {
+        self.compare_from(at, len, key, 0)
+            .map(|(ordering, _)| ordering)
+    }
+
+    /// As [`PageView::compare`], taking the first `skip` bytes as equal (a binary search's
+    /// prefix known to be shared, see `btree::node::compare_from`), and returning the length of
+    /// the common prefix too (at least `skip`, clamped to both lengths). Only the bytes from
+    /// `skip` on are loaded; one bounds check covers them all.
+    #[inline]
+    #[must_use]
+    pub fn compare_from(
+        &self,
+        at: usize,
+        len: usize,
+        key: &[u8],
+        skip: usize,
+    ) -> Option<(std::cmp::Ordering, usize)> {
         if at.checked_add(len)? > self.len {
             return None;
         }
         let common = len.min(key.len());
-        for (index, &theirs) in key[..common].iter().enumerate() {
+        let mut index = skip.min(common);
+        // Bound: `common - skip` bytes; every load is inside the checked range.
+        while index < common {
             let ours = self.load(at + index);
+            let theirs = key[index];
             if ours != theirs {
-                return Some(ours.cmp(&theirs));
+                return Some((ours.cmp(&theirs), index));
             }
+            index += 1;
         }
-        Some(len.cmp(&key.len()))
+        Some((len.cmp(&key.len()), common))
     }
 }
 
@@ -340,5 +362,19 @@ mod tests {
         assert_eq!(view.compare(2, 3, &[2, 9]), Some(Ordering::Less));
         assert_eq!(view.compare(14, 3, &[]), None);
         assert_eq!(view.compare(usize::MAX, 2, &[]), None);
+        assert_eq!(
+            view.compare_from(2, 4, &[2, 3, 4, 9], 2),
+            Some((Ordering::Less, 3))
+        );
+        assert_eq!(
+            view.compare_from(2, 3, &[2, 3, 4, 5], 9),
+            Some((Ordering::Less, 3)),
+            "a skip past either length is clamped"
+        );
+        assert_eq!(
+            view.compare_from(2, 2, &[7, 3], 1),
+            Some((Ordering::Equal, 2)),
+            "skipped bytes are taken as equal"
+        );
     }
 }

@@ -54,10 +54,10 @@
 //! Lock order: page latches (ascending page id) → pool internals → the log's mutex; the
 //! registry of batches in flight and the checkpoint lock are leaves.
 
+mod in_flight;
 mod recovery;
 mod txn;
 
-use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::thread::JoinHandle;
@@ -189,7 +189,7 @@ struct Shared {
     flush_log_at_trx_commit: u8,
     next_txn: std::sync::atomic::AtomicU64,
     /// Lower bounds of the start LSNs of batches between append and marking their pages.
-    in_flight: Mutex<BTreeMap<Lsn, usize>>,
+    in_flight: Mutex<in_flight::InFlightBounds>,
     checkpoint_lock: Mutex<()>,
     stop: AtomicBool,
     checkpointer_wakeup: Wakeup,
@@ -318,7 +318,7 @@ impl Database {
             protection,
             flush_log_at_trx_commit: config.flush_log_at_trx_commit,
             next_txn: std::sync::atomic::AtomicU64::new(report.max_txn + 1),
-            in_flight: Mutex::new(BTreeMap::new()),
+            in_flight: Mutex::new(in_flight::InFlightBounds::default()),
             checkpoint_lock: Mutex::new(()),
             stop: AtomicBool::new(false),
             checkpointer_wakeup: Wakeup::default(),
@@ -725,7 +725,7 @@ impl Shared {
         let redo = {
             let in_flight = self.in_flight.lock();
             let mut redo = self.pool.oldest_unflushed_lsn().min(self.wal.current_lsn());
-            if let Some(&bound) = in_flight.keys().next() {
+            if let Some(bound) = in_flight.oldest() {
                 redo = redo.min(bound);
             }
             redo
@@ -796,23 +796,17 @@ impl Shared {
     fn register_in_flight(&self) -> Lsn {
         let mut in_flight = self.in_flight.lock();
         let bound = self.wal.current_lsn();
-        *in_flight.entry(bound).or_insert(0) += 1;
+        in_flight.add(bound);
         bound
     }
 
     /// Registers an explicit bound (a loser transaction's first LSN during recovery).
     fn register_in_flight_at(&self, bound: Lsn) {
-        *self.in_flight.lock().entry(bound).or_insert(0) += 1;
+        self.in_flight.lock().add(bound);
     }
 
     fn withdraw_in_flight(&self, bound: Lsn) {
-        let mut in_flight = self.in_flight.lock();
-        if let Some(count) = in_flight.get_mut(&bound) {
-            *count -= 1;
-            if *count == 0 {
-                in_flight.remove(&bound);
-            }
-        }
+        self.in_flight.lock().remove(bound);
     }
 
     /// InnoDB's `log_free_check` (called holding no latch): keep the log from filling. Past

@@ -469,17 +469,8 @@ fn capacity_for(loaded_pages: u64) -> u64 {
 fn unbind_in_place(datafile: &DataFile, loaded_pages: u64, capacity_pages: u64) -> Result<()> {
     let data = datafile.data_device()?;
     let page_size = data.info().page_size;
+    copy_with_lsns_reset(&data, &data, loaded_pages)?;
     let mut buf = AlignedBuf::new(page_size);
-    // Bound: `loaded_pages` iterations.
-    for page_id in 0..loaded_pages {
-        data.read_page(page_id, &mut buf)?;
-        if buf.as_slice().iter().all(|&b| b == 0) {
-            continue;
-        }
-        page::verify(buf.as_slice(), page_id)?;
-        page::stamp(buf.as_mut_slice(), page_id, 0);
-        data.write_page(page_id, &buf)?;
-    }
     let doublewrite = datafile.doublewrite_device()?;
     let zeros = AlignedBuf::new(page_size);
     // Bound: the doublewrite area's pages.
@@ -494,6 +485,28 @@ fn unbind_in_place(datafile: &DataFile, loaded_pages: u64, capacity_pages: u64) 
     datafile.unbind(capacity_pages)
 }
 
+/// Writes the data pages below `loaded_pages` of `source` to the same pages of `target` (the
+/// same device for an unbinding in place) with their LSN reset to 0, checksums verified and
+/// recomputed; all-zero pages are skipped.
+fn copy_with_lsns_reset(
+    source: &SharedDevice,
+    target: &SharedDevice,
+    loaded_pages: u64,
+) -> Result<()> {
+    let mut buf = AlignedBuf::new(source.info().page_size);
+    // Bound: `loaded_pages` iterations.
+    for page_id in 0..loaded_pages {
+        source.read_page(page_id, &mut buf)?;
+        if buf.as_slice().iter().all(|&b| b == 0) {
+            continue;
+        }
+        page::verify(buf.as_slice(), page_id)?;
+        page::stamp(buf.as_mut_slice(), page_id, 0);
+        target.write_page(page_id, &buf)?;
+    }
+    Ok(())
+}
+
 /// Formats a new unbound data file of `capacity_pages`, copies the data pages below
 /// `loaded_pages` from `source` with their LSN reset to 0, raises the high-water mark, and
 /// returns device pages `0 .. DATA_START + loaded_pages`.
@@ -505,23 +518,13 @@ fn unbind(
 ) -> Result<Vec<u8>> {
     let device: SharedDevice = Arc::new(MemoryDevice::new(page_size, DATA_START + capacity_pages)?);
     let datafile = DataFile::create(Arc::clone(&device), 0, Some(capacity_pages))?;
-    let target = datafile.data_device()?;
-    let mut buf = AlignedBuf::new(page_size);
-    // Bound: `loaded_pages` iterations.
-    for page_id in 0..loaded_pages {
-        source.read_page(page_id, &mut buf)?;
-        if buf.as_slice().iter().all(|&b| b == 0) {
-            continue;
-        }
-        page::verify(buf.as_slice(), page_id)?;
-        page::stamp(buf.as_mut_slice(), page_id, 0);
-        target.write_page(page_id, &buf)?;
-    }
+    copy_with_lsns_reset(source, &datafile.data_device()?, loaded_pages)?;
     device.sync()?;
     datafile.raise_high_water_mark(loaded_pages)?;
     drop(datafile);
     let total = DATA_START + loaded_pages;
     let mut bytes = Vec::with_capacity(total as usize * page_size);
+    let mut buf = AlignedBuf::new(page_size);
     // Bound: `total` iterations.
     for device_page in 0..total {
         device.read_page(device_page, &mut buf)?;

@@ -38,10 +38,7 @@ use super::report::{
     BenchResults, DoublewriteStats, FsyncStats, Header, IoRates, LatencyMs, LogRates, RunFailure,
     RunResult, StallWaitMs, Steadiness, TypeResult,
 };
-use super::timeline::{
-    TimelineRecorder, dirty_pages_are_steady, flush_rate_is_steady, judge_steadiness,
-    tail_is_steady, write_amplification_is_steady,
-};
+use super::timeline::{TimelineRecorder, background_is_steady, judge_steadiness, tail_is_steady};
 use super::{BenchConfig, BenchTarget, LOG_PAGE_SIZE, TargetFactory, TargetSpec, WarmUp};
 use crate::datafile::DATA_START;
 use crate::device::{DeviceStats, OpenOptions, SharedDevice, open};
@@ -670,19 +667,7 @@ fn control_loop(
             && until_steady
             && pool_full(&stats)
             && tail_is_steady(warm.points(), window_s, STEADY_WINDOWS, STEADY_TOLERANCE)
-            && flush_rate_is_steady(
-                warm.points(),
-                window_s,
-                STEADY_WINDOWS,
-                FLUSH_RATE_TOLERANCE,
-            )
-            && write_amplification_is_steady(
-                warm.points(),
-                window_s,
-                STEADY_WINDOWS,
-                FLUSH_RATE_TOLERANCE,
-            )
-            && dirty_pages_are_steady(
+            && background_is_steady(
                 warm.points(),
                 window_s,
                 STEADY_WINDOWS,

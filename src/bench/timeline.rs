@@ -376,6 +376,21 @@ pub fn dirty_pages_are_steady(
     })
 }
 
+/// Whether the slow background quantities have all settled, by the test of
+/// [`flush_rate_is_steady`]: the flush rate, the device's GC per host write and the pool's
+/// dirty pages. The warm-up's end test beside a full pool and a steady throughput.
+#[must_use]
+pub fn background_is_steady(
+    points: &[TimelinePoint],
+    min_window_s: f64,
+    windows: usize,
+    tolerance: f64,
+) -> bool {
+    flush_rate_is_steady(points, min_window_s, windows, tolerance)
+        && write_amplification_is_steady(points, min_window_s, windows, tolerance)
+        && dirty_pages_are_steady(points, min_window_s, windows, tolerance)
+}
+
 /// Whether `value`'s window means over the last `windows` windows changed from the first to
 /// the last by at most `tolerance` of their mean (a zero mean passes; too few windows do not).
 fn has_levelled(

@@ -57,41 +57,40 @@ impl Mapping {
     /// # Errors
     /// The OS's error (address space exhausted).
     pub fn anonymous(len: usize) -> std::io::Result<Mapping> {
-        let len = round_up(len)?;
-        // SAFETY: a fresh anonymous mapping at an address the kernel chooses.
-        let base = unsafe {
-            libc::mmap(
-                std::ptr::null_mut(),
-                len,
-                libc::PROT_READ | libc::PROT_WRITE,
-                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_NORESERVE,
-                -1,
-                0,
-            )
-        };
-        Self::from_raw(base, len, false)
+        Self::fresh(
+            round_up(len)?,
+            libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_NORESERVE,
+            None,
+        )
     }
 
-    /// The first `len` bytes of `file` (which must be at least that long and open for reading
-    /// and writing), shared: writes reach the file.
+    /// The first `len` bytes of `file` (which must cover them rounded up to whole OS pages,
+    /// and be open for reading and writing), shared: writes reach the file.
     ///
     /// # Errors
-    /// A file shorter than `len`; the OS's error.
+    /// A file shorter than that; the OS's error.
     pub fn shared_file(file: &File, len: usize) -> std::io::Result<Mapping> {
-        check_covers(file, 0, len)?;
         let len = round_up(len)?;
-        // SAFETY: a fresh shared mapping of a file that covers it.
+        check_covers(file, 0, len)?;
+        Self::fresh(len, libc::MAP_SHARED, Some(file))
+    }
+
+    /// A new read-write mapping of `len` bytes (whole OS pages) at an address the kernel
+    /// chooses: of the start of `file` when given (which covers it), else anonymous.
+    fn fresh(len: usize, flags: libc::c_int, file: Option<&File>) -> std::io::Result<Mapping> {
+        let fd = file.map_or(-1, AsRawFd::as_raw_fd);
+        // SAFETY: a fresh mapping, placed by the kernel; a file mapping lies within the file.
         let base = unsafe {
             libc::mmap(
                 std::ptr::null_mut(),
                 len,
                 libc::PROT_READ | libc::PROT_WRITE,
-                libc::MAP_SHARED,
-                file.as_raw_fd(),
+                flags,
+                fd,
                 0,
             )
         };
-        Self::from_raw(base, len, true)
+        Self::from_raw(base, len, file.is_some())
     }
 
     fn from_raw(base: *mut libc::c_void, len: usize, shared: bool) -> std::io::Result<Mapping> {

@@ -1,5 +1,5 @@
 //! Images built straight into a file (`Image::build_file`, `flashbuf load`) and loaded into
-//! devices by mapping the file copy-on-write (`Device::load_file`): the file holds the same
+//! devices with the file under their RAM (`Device::load_file`): the file holds the same
 //! database as an image built in RAM, both header slots are unbound, every device starts from
 //! the file's bytes, and a run's writes never reach the file.
 
@@ -67,7 +67,7 @@ fn a_file_built_image_matches_one_built_in_memory() {
 }
 
 #[test]
-fn devices_map_the_file_copy_on_write() {
+fn devices_read_the_file_until_they_write_a_page() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("image.img");
     Image::build_file(&spec(), PAGE, &path, &mut |_| {}).unwrap();

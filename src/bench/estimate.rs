@@ -81,7 +81,7 @@ impl SchemeEstimate {
             WarmUp::For(d) => (d, d),
             WarmUp::UntilSteady { max } => (AUTO_WARMUP_MIN.min(max), max),
         };
-        // An image file is mapped copy-on-write by RAM devices: no copy to speak of.
+        // An image file lies under RAM devices' stores: no copy to speak of.
         let mapped = config
             .record
             .as_ref()

@@ -30,8 +30,8 @@
 //! area, data pages below the high-water mark) go to the device, which is synced; pages above
 //! stay zero (never written). An image in RAM is written with `Device::bulk_load`; an image
 //! file with `Device::load_file`, which RAM devices (`mem`, the emulated ones) satisfy by
-//! mapping the file copy-on-write: every scheme starts from the same file, and only the pages
-//! a run writes cost RAM.
+//! putting the file under their store (read until written): every scheme starts from the same
+//! file, and only the pages a run writes cost RAM.
 //!
 //! Bounds: an image built in RAM holds `DATA_START + loaded_pages` pages in memory, and its
 //! build touches at most three copies (loading device, unbound device, bytes) at once; an
@@ -96,8 +96,8 @@ pub struct Image {
 enum Contents {
     /// In RAM (an image built for one bench invocation).
     Memory(Vec<u8>),
-    /// In an image file, laid out as the device (`flashbuf load`, `bench --db`): devices map
-    /// it copy-on-write or read it in chunks ([`crate::device::Device::load_file`]), so it is
+    /// In an image file, laid out as the device (`flashbuf load`, `bench --db`): devices read
+    /// it until they write a page, or copy it in chunks ([`crate::device::Device::load_file`]), so it is
     /// never read into RAM whole.
     File(std::fs::File),
 }

@@ -65,6 +65,24 @@ impl Core {
         blocking_latch: bool,
         on_written: &mut dyn FnMut(FrameId),
     ) -> Result<()> {
+        self.write_frames_until(claimed, kind, blocking_latch, &|| false, on_written)
+    }
+
+    /// As [`Core::write_frames_then`], but asks `stop` before each chunk after the first and,
+    /// when it says so, gives the frames not yet written back (claims released, still dirty)
+    /// and returns `Ok`: how a background flusher ends a large batch when the pool shuts
+    /// down instead of writing it all first.
+    ///
+    /// # Errors
+    /// As [`Core::write_frames_then`].
+    pub fn write_frames_until(
+        &self,
+        claimed: &[FrameId],
+        kind: WriteKind,
+        blocking_latch: bool,
+        stop: &dyn Fn() -> bool,
+        on_written: &mut dyn FnMut(FrameId),
+    ) -> Result<()> {
         self.counters
             .max_flush_batch
             .fetch_max(claimed.len() as u64, Ordering::Relaxed);
@@ -73,15 +91,22 @@ impl Core {
         // Each chunk is latched, made WAL-safe and stamped only when its turn comes (InnoDB
         // io-fixes a page when it enters a doublewrite batch): a page waiting in a later chunk
         // stays writable, so a large batch does not hold hot pages for its whole duration.
+        let give_back = |rest: &[FrameId]| {
+            for &id in rest {
+                self.frame(id).release_io(IO_WRITE);
+            }
+        };
+        let mut first = true;
         // Bound: one pass over the chunks.
         while let Some(part) = parts.next() {
+            if !std::mem::take(&mut first) && stop() {
+                give_back(part);
+                parts.by_ref().for_each(give_back);
+                return Ok(());
+            }
             if let Err(err) = self.write_part(part.to_vec(), kind, blocking_latch, on_written) {
                 // After a failure nothing more is written: give the rest back, still dirty.
-                for rest in parts.by_ref() {
-                    for &id in rest {
-                        self.frame(id).release_io(IO_WRITE);
-                    }
-                }
+                parts.by_ref().for_each(give_back);
                 return Err(err);
             }
         }

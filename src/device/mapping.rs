@@ -2,24 +2,18 @@
 //! emulated devices, and how a database image file becomes their contents without being read
 //! into RAM (`docs/devices.md`, "Images larger than RAM").
 //!
-//! Three kinds of mapping:
+//! Two kinds of mapping:
 //! - **anonymous** ([`Mapping::anonymous`]): zero pages, allocated by the OS on first write, and
 //!   not charged against the commit limit (`MAP_NORESERVE`), so a device of twice the database
-//!   (an image's headroom) costs only the pages written.
+//!   (an image's headroom) costs only the pages written. An image file under it
+//!   ([`super::image_layer`]) supplies the pages not yet written.
 //! - **shared file** ([`Mapping::shared_file`]): the pages of a file; writes reach the file
 //!   through the page cache, [`Mapping::flush`] makes them durable (`msync`). Used to build an
 //!   image larger than RAM (`flashbuf load`).
-//! - **private file over a range** ([`Mapping::map_file_private`]): a range of an existing
-//!   mapping is replaced by a copy-on-write view of a file. Reads come from the page cache (or
-//!   the disk); a write makes a private anonymous copy of the 4 KiB page it touches and never
-//!   reaches the file. Every scheme of a bench maps the same image this way and starts from
-//!   the same bytes; only the pages a run writes cost RAM.
 //!
 //! Invariants: the mapping's address and length never change after creation; its length is a
-//! whole number of OS pages; a file range is mapped only if the file covers it (a mapping past
-//! the end of a file faults with `SIGBUS` on access). A mapped file must not be truncated
-//! while it is mapped: images are written once (`flashbuf load` refuses an existing file) and
-//! only read afterwards.
+//! whole number of OS pages; a file is mapped only if it covers the mapping (a mapping past
+//! the end of a file faults with `SIGBUS` on access), and must not be truncated while mapped.
 
 use std::fs::File;
 use std::os::fd::AsRawFd;
@@ -122,65 +116,6 @@ impl Mapping {
         self.len == 0
     }
 
-    /// Replaces bytes `offset .. offset + len` of this mapping by a private (copy-on-write)
-    /// view of the same range of `file`. Returns `Ok(false)`, changing nothing, when `offset`
-    /// or `len` is not a whole number of OS pages (the caller copies instead).
-    ///
-    /// # Safety
-    /// No other thread may access the range during the call (the page store holds every
-    /// stripe lock).
-    ///
-    /// # Errors
-    /// A range past this mapping or the file's end; the OS's error.
-    pub unsafe fn map_file_private(
-        &self,
-        offset: usize,
-        file: &File,
-        len: usize,
-    ) -> std::io::Result<bool> {
-        let os_page = os_page_size();
-        if !offset.is_multiple_of(os_page) || !len.is_multiple_of(os_page) || len == 0 {
-            return Ok(false);
-        }
-        let end = offset.checked_add(len).filter(|&end| end <= self.len);
-        if end.is_none() {
-            return Err(std::io::Error::new(
-                std::io::ErrorKind::InvalidInput,
-                format!(
-                    "bytes {offset}..{} lie past the {}-byte mapping",
-                    offset.saturating_add(len),
-                    self.len
-                ),
-            ));
-        }
-        check_covers(file, offset, len)?;
-        let file_offset = libc::off_t::try_from(offset)
-            .map_err(|_| std::io::Error::from(std::io::ErrorKind::InvalidInput))?;
-        // SAFETY: the range lies inside this mapping (checked), so MAP_FIXED replaces only
-        // memory this mapping owns; the file covers the range (checked); the caller excludes
-        // concurrent access.
-        let placed = unsafe {
-            libc::mmap(
-                self.base.add(offset).cast(),
-                len,
-                libc::PROT_READ | libc::PROT_WRITE,
-                libc::MAP_PRIVATE | libc::MAP_FIXED | libc::MAP_NORESERVE,
-                file.as_raw_fd(),
-                file_offset,
-            )
-        };
-        if placed == libc::MAP_FAILED {
-            return Err(std::io::Error::last_os_error());
-        }
-        assert_eq!(
-            placed.cast::<u8>(),
-            // SAFETY: in bounds, as above.
-            unsafe { self.base.add(offset) },
-            "MAP_FIXED places the mapping at the address asked for"
-        );
-        Ok(true)
-    }
-
     /// Makes a shared file mapping's writes durable (`msync`); nothing for other mappings.
     ///
     /// # Errors
@@ -245,58 +180,6 @@ mod tests {
             .open(&path)
             .unwrap();
         (dir, file)
-    }
-
-    fn read(mapping: &Mapping, at: usize) -> u8 {
-        // SAFETY: in bounds; no concurrent access in the test.
-        unsafe { *mapping.as_ptr().add(at) }
-    }
-
-    #[test]
-    fn private_file_range_is_copy_on_write() {
-        let page = os_page_size();
-        let mut bytes = vec![7u8; 2 * page];
-        bytes[page] = 9;
-        let (_dir, file) = file_of(&bytes);
-        let mapping = Mapping::anonymous(4 * page).unwrap();
-        // SAFETY: no concurrent access.
-        assert!(unsafe { mapping.map_file_private(0, &file, 2 * page) }.unwrap());
-        assert_eq!(read(&mapping, 0), 7);
-        assert_eq!(read(&mapping, page), 9);
-        assert_eq!(
-            read(&mapping, 3 * page),
-            0,
-            "past the file: still anonymous zeros"
-        );
-        // SAFETY: in bounds; no concurrent access.
-        unsafe { *mapping.as_ptr() = 1 };
-        assert_eq!(read(&mapping, 0), 1);
-        let mut on_disk = vec![0u8; 1];
-        std::os::unix::fs::FileExt::read_exact_at(&file, &mut on_disk, 0).unwrap();
-        assert_eq!(on_disk[0], 7, "a private write never reaches the file");
-    }
-
-    #[test]
-    fn refuses_ranges_the_file_or_mapping_does_not_cover() {
-        let page = os_page_size();
-        let (_dir, file) = file_of(&vec![1u8; page]);
-        let mapping = Mapping::anonymous(2 * page).unwrap();
-        // SAFETY: no concurrent access.
-        let past_file = unsafe { mapping.map_file_private(0, &file, 2 * page) };
-        assert_eq!(
-            past_file.unwrap_err().kind(),
-            std::io::ErrorKind::UnexpectedEof
-        );
-        // SAFETY: no concurrent access.
-        let past_mapping = unsafe { mapping.map_file_private(page, &file, 2 * page) };
-        assert_eq!(
-            past_mapping.unwrap_err().kind(),
-            std::io::ErrorKind::InvalidInput
-        );
-        // SAFETY: no concurrent access.
-        let unaligned = unsafe { mapping.map_file_private(1, &file, page) };
-        assert!(!unaligned.unwrap(), "unaligned ranges are left to a copy");
-        assert_eq!(read(&mapping, 0), 0, "nothing was mapped");
     }
 
     #[test]

@@ -4,10 +4,12 @@
 //! Invariant: a page's bytes are copied under its stripe lock, so a concurrent read never sees
 //! half of a write (the buffer pool never issues two conflicting I/Os on one page anyway).
 
+use std::sync::OnceLock;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use parking_lot::Mutex;
 
+use super::image_layer::ImageLayer;
 use super::mapping::Mapping;
 use super::{Device, DeviceInfo, DeviceStats, IoOp, IoRequest, IoTicket};
 use crate::error::{DeviceError, PageId};
@@ -16,13 +18,14 @@ const STRIPES: usize = 256;
 
 /// Page contents in RAM, zero until written: an anonymous mapping the OS fills lazily, so a
 /// large, mostly unwritten device costs little, or a shared mapping of a file
-/// ([`PageStore::shared_file`]). A prefix can be replaced by a copy-on-write view of an image
-/// file ([`PageStore::map_file_private`]): see [`super::mapping`].
+/// ([`PageStore::shared_file`]). An image file can lie under a range of pages, read until the
+/// pages are written ([`PageStore::layer_file`], [`ImageLayer`]).
 pub struct PageStore {
     page_size: usize,
     pages: u64,
     bytes: Mapping,
     stripes: Vec<Mutex<()>>,
+    image: OnceLock<ImageLayer>,
 }
 
 impl std::fmt::Debug for PageStore {
@@ -77,6 +80,7 @@ impl PageStore {
             pages,
             bytes,
             stripes: (0..STRIPES).map(|_| Mutex::new(())).collect(),
+            image: OnceLock::new(),
         }
     }
 
@@ -94,15 +98,16 @@ impl PageStore {
             })
     }
 
-    /// Makes pages `first_page .. first_page + count` a copy-on-write view of the same pages
-    /// of `file` (laid out as the device: page `p` at byte `p * page_size`). Returns
-    /// `Ok(false)`, changing nothing, when the pages are not whole OS pages (the caller
-    /// copies instead). Takes every stripe lock, so no read or write sees the swap half done.
+    /// Puts pages `first_page .. first_page + count` of `file` (laid out as the device: page
+    /// `p` at byte `p * page_size`) under the store: until written, those pages read from the
+    /// file, and writes never reach it ([`ImageLayer`]). Returns `Ok(false)`, changing
+    /// nothing, when the store already has an image under it (the caller copies instead).
+    /// Takes every stripe lock, so no read or write sees the change half done.
     ///
     /// # Errors
     /// [`DeviceError::OutOfRange`] past the store; [`DeviceError::Io`] for a file that does
-    /// not cover the pages or cannot be mapped.
-    pub fn map_file_private(
+    /// not cover the pages.
+    pub fn layer_file(
         &self,
         first_page: PageId,
         count: u64,
@@ -118,15 +123,12 @@ impl PageStore {
                 pages: self.pages,
             });
         }
-        let offset = usize::try_from(first_page).unwrap_or(usize::MAX) * self.page_size;
-        let len = usize::try_from(count).unwrap_or(usize::MAX) * self.page_size;
+        if self.image.get().is_some() {
+            return Ok(false);
+        }
+        let layer = ImageLayer::new(file, self.page_size, first_page, count)?;
         let _all: Vec<_> = self.stripes.iter().map(|stripe| stripe.lock()).collect();
-        // SAFETY: every stripe lock is held, so no read or write touches the store meanwhile.
-        unsafe { self.bytes.map_file_private(offset, file, len) }.map_err(|err| DeviceError::Io {
-            page: Some(first_page),
-            kind: err.kind(),
-            message: format!("mapping {count} pages of an image file: {err}"),
-        })
+        Ok(self.image.set(layer).is_ok())
     }
 
     /// Makes the writes to a [`PageStore::shared_file`] store durable; nothing otherwise.
@@ -166,6 +168,11 @@ impl PageStore {
         Ok(unsafe { self.bytes.as_ptr().add(offset) })
     }
 
+    /// The image layer when `page` still reads from it. Call under the page's stripe lock.
+    fn image_under(&self, page: PageId) -> Option<&ImageLayer> {
+        self.image.get().filter(|layer| layer.reads_file(page))
+    }
+
     fn stripe(&self, page: PageId) -> &Mutex<()> {
         &self.stripes[usize::try_from(page % STRIPES as u64).unwrap_or(0)]
     }
@@ -178,6 +185,9 @@ impl PageStore {
         assert_eq!(out.len(), self.page_size, "page-sized buffer");
         let src = self.range(page)?;
         let _guard = self.stripe(page).lock();
+        if let Some(layer) = self.image_under(page) {
+            return layer.read(page, out);
+        }
         // SAFETY: in bounds (checked by `range`), exclusive under the stripe lock.
         unsafe { std::ptr::copy_nonoverlapping(src, out.as_mut_ptr(), self.page_size) };
         Ok(())
@@ -191,8 +201,18 @@ impl PageStore {
         assert!(data.len() <= self.page_size, "at most one page");
         let dst = self.range(page)?;
         let _guard = self.stripe(page).lock();
+        let layer = self.image_under(page);
+        if let Some(layer) = layer.filter(|_| data.len() < self.page_size) {
+            // The rest of the page is the image's: bring it up first.
+            // SAFETY: in bounds (checked by `range`), exclusive under the stripe lock.
+            let whole = unsafe { std::slice::from_raw_parts_mut(dst, self.page_size) };
+            layer.read(page, whole)?;
+        }
         // SAFETY: in bounds (checked by `range`), exclusive under the stripe lock.
         unsafe { std::ptr::copy_nonoverlapping(data.as_ptr(), dst, data.len()) };
+        if let Some(layer) = layer {
+            layer.mark_written(page);
+        }
         Ok(())
     }
 
@@ -266,8 +286,7 @@ impl AtomicStats {
             syncs: self.syncs.load(Ordering::Relaxed),
             read_bytes: self.read_bytes.load(Ordering::Relaxed),
             write_bytes: self.write_bytes.load(Ordering::Relaxed),
-            gc_writes: 0,
-            flash_programs: 0,
+            ..DeviceStats::default()
         }
     }
 }
@@ -379,7 +398,7 @@ impl Device for MemoryDevice {
         file: &std::fs::File,
         pages: u64,
     ) -> Result<(), DeviceError> {
-        if self.store.map_file_private(first_page, pages, file)? {
+        if self.store.layer_file(first_page, pages, file)? {
             Ok(())
         } else {
             super::copy_file_pages(self, first_page, file, pages)
@@ -412,5 +431,51 @@ mod tests {
         ));
         assert_eq!(device.stats().writes, 1);
         assert_eq!(device.stats().reads, 1);
+    }
+
+    #[test]
+    fn an_image_under_the_store_reads_until_written_and_is_never_written() {
+        use std::io::Write as _;
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("image");
+        let mut file = std::fs::File::create(&path).unwrap();
+        for fill in 1..=3u8 {
+            file.write_all(&[fill; 512]).unwrap();
+        }
+        let file = std::fs::File::open(&path).unwrap();
+        let store = PageStore::new(512, 4).unwrap();
+        store.write(1, &[9; 512]).unwrap();
+        assert!(store.layer_file(0, 3, &file).unwrap());
+        assert!(
+            !store.layer_file(0, 3, &file).unwrap(),
+            "one image per store"
+        );
+        let mut out = vec![0u8; 512];
+        store.read(1, &mut out).unwrap();
+        assert!(
+            out.iter().all(|&b| b == 2),
+            "the image hides earlier writes"
+        );
+        store.write(2, &[7; 100]).unwrap();
+        store.read(2, &mut out).unwrap();
+        assert!(out[..100].iter().all(|&b| b == 7), "the write");
+        assert!(
+            out[100..].iter().all(|&b| b == 3),
+            "the rest of the image's page"
+        );
+        store.write(0, &[5; 512]).unwrap();
+        store.read(0, &mut out).unwrap();
+        assert!(out.iter().all(|&b| b == 5));
+        store.read(3, &mut out).unwrap();
+        assert!(out.iter().all(|&b| b == 0), "past the image: zeros");
+        assert_eq!(
+            std::fs::read(&path).unwrap(),
+            [[1u8; 512], [2; 512], [3; 512]].concat(),
+            "the file is untouched"
+        );
+        assert!(matches!(
+            store.layer_file(2, 3, &file),
+            Err(DeviceError::OutOfRange { page: 4, pages: 4 })
+        ));
     }
 }

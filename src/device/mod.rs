@@ -25,6 +25,7 @@ pub mod buffer;
 pub mod emulated;
 pub mod fault;
 pub mod file;
+pub mod image_layer;
 pub mod mapping;
 pub mod memory;
 pub mod probe;
@@ -172,6 +173,14 @@ pub struct DeviceStats {
     pub gc_writes: u64,
     /// Pages programmed to flash in total, host and GC (emulated devices; 0 elsewhere).
     pub flash_programs: u64,
+    /// Requests whose data copy on the host ended after their modelled completion (emulated
+    /// devices; 0 elsewhere): the host, not the model, set their latency (a read of an
+    /// image larger than RAM whose page is not cached, a preempted thread).
+    #[serde(default)]
+    pub late_copies: u64,
+    /// Device time, in nanoseconds, by which those copies overran their completions.
+    #[serde(default)]
+    pub late_copy_ns: u64,
 }
 
 impl DeviceStats {
@@ -198,6 +207,8 @@ impl DeviceStats {
             write_bytes: self.write_bytes.saturating_sub(earlier.write_bytes),
             gc_writes: self.gc_writes.saturating_sub(earlier.gc_writes),
             flash_programs: self.flash_programs.saturating_sub(earlier.flash_programs),
+            late_copies: self.late_copies.saturating_sub(earlier.late_copies),
+            late_copy_ns: self.late_copy_ns.saturating_sub(earlier.late_copy_ns),
         }
     }
 }
@@ -328,8 +339,9 @@ pub trait Device: Send + Sync + std::fmt::Debug {
 
     /// Loads pages `first_page .. first_page + pages` from the same pages of `file` (laid out
     /// as the device: page `p` at byte `p * page_size`), outside any measurement, and syncs.
-    /// The default reads the file in chunks into [`Device::bulk_load`]; RAM devices map the
-    /// file copy-on-write instead, so an image larger than RAM costs only the pages a run
+    /// The default reads the file in chunks into [`Device::bulk_load`]; RAM devices put the
+    /// file under their store instead (read until a page is written,
+    /// [`image_layer::ImageLayer`]), so an image larger than RAM costs only the pages a run
     /// writes (`docs/devices.md`, "Images larger than RAM").
     ///
     /// # Errors

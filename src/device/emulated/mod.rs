@@ -11,7 +11,11 @@
 //! How a request runs: the data moves at submission (a [`PageStore`], so a read sees the data
 //! as of its submission); under one short mutex the timing model computes the completion time
 //! in device time; the ticket completes at the real instant of that device time
-//! ([`DeviceClock::instant`], [`IoTicket::at`]). No background thread.
+//! ([`DeviceClock::instant`], [`IoTicket::at`]). No background thread. A request arrives at the
+//! device time read *before* its data is copied (later only if another request has arrived
+//! since: arrivals reach the model in order), so the host's copy overlaps the modelled latency
+//! instead of adding to it; a copy that outlasts the modelled completion (a page fault on an
+//! image larger than RAM) is counted in [`DeviceStats::late_copies`].
 //!
 //! Time: device time runs `time_scale` times slower than real time ([`DeviceClock`]), so that a
 //! 2-core host keeps up with a device doing 10^5 IOPS; every figure the device reports (and
@@ -187,6 +191,10 @@ pub struct EmulatedDevice {
     clock: DeviceClock,
     model: Mutex<Model>,
     stats: AtomicStats,
+    /// The latest arrival handed to the model (written under the model mutex).
+    last_arrival: AtomicU64,
+    late_copies: AtomicU64,
+    late_copy_ns: AtomicU64,
 }
 
 impl EmulatedDevice {
@@ -218,6 +226,9 @@ impl EmulatedDevice {
             clock: DeviceClock::new(profile.time_scale),
             model: Mutex::new(model),
             stats: AtomicStats::default(),
+            last_arrival: AtomicU64::new(0),
+            late_copies: AtomicU64::new(0),
+            late_copy_ns: AtomicU64::new(0),
             profile,
         })
     }
@@ -250,6 +261,21 @@ impl EmulatedDevice {
         &self.store
     }
 
+    /// The arrival time of a request read at `submitted`: no earlier than the latest arrival
+    /// the model has seen, so that arrivals stay in order. Call with the model mutex held.
+    fn arrival(&self, submitted: DeviceNs) -> DeviceNs {
+        let previous = self.last_arrival.fetch_max(submitted, Ordering::Relaxed);
+        previous.max(submitted)
+    }
+
+    /// Counts a request whose copy ended at `now`, after its modelled completion `done`.
+    fn note_late_copy(&self, done: DeviceNs, now: DeviceNs) {
+        if now > done {
+            self.late_copies.fetch_add(1, Ordering::Relaxed);
+            self.late_copy_ns.fetch_add(now - done, Ordering::Relaxed);
+        }
+    }
+
     fn model_op(request: &IoRequest) -> ModelOp {
         match request.op {
             IoOp::Read => ModelOp::Read(request.page),
@@ -279,7 +305,9 @@ impl Device for EmulatedDevice {
     }
 
     unsafe fn submit(&self, batch: Vec<IoRequest>) -> Vec<IoTicket> {
-        // Data first, outside the model lock (stripe locks only).
+        // The batch arrives now; its data moves first, outside the model lock (stripe locks
+        // only), during the modelled latency.
+        let submitted = self.clock.now();
         let mut timed: Vec<(usize, ModelOp)> = Vec::with_capacity(batch.len());
         let mut results: Vec<std::result::Result<(), DeviceError>> =
             Vec::with_capacity(batch.len());
@@ -297,9 +325,14 @@ impl Device for EmulatedDevice {
         let mut done_at: Vec<Option<DeviceNs>> = vec![None; batch.len()];
         if !timed.is_empty() {
             let mut model = self.model.lock();
+            let arrival = self.arrival(submitted);
             let now = self.clock.now();
             for (index, op) in timed {
-                done_at[index] = model.submit(now, op);
+                let done = model.submit(arrival, op);
+                if let Some(done) = done {
+                    self.note_late_copy(done, now);
+                }
+                done_at[index] = done;
             }
         }
         results
@@ -316,7 +349,7 @@ impl Device for EmulatedDevice {
         self.stats.count_sync();
         let done = {
             let mut model = self.model.lock();
-            let now = self.clock.now();
+            let now = self.arrival(self.clock.now());
             model.submit(now, ModelOp::Sync).unwrap_or(now)
         };
         super::ticket::sleep_until(self.clock.instant(done));
@@ -336,6 +369,8 @@ impl Device for EmulatedDevice {
         let mut stats = self.stats.snapshot();
         stats.gc_writes = flash.gc_writes;
         stats.flash_programs = flash.flash_programs;
+        stats.late_copies = self.late_copies.load(Ordering::Relaxed);
+        stats.late_copy_ns = self.late_copy_ns.load(Ordering::Relaxed);
         stats
     }
 
@@ -358,7 +393,7 @@ impl Device for EmulatedDevice {
         file: &std::fs::File,
         pages: u64,
     ) -> std::result::Result<(), DeviceError> {
-        if !self.store.map_file_private(first_page, pages, file)? {
+        if !self.store.layer_file(first_page, pages, file)? {
             return super::copy_file_pages(self, first_page, file, pages);
         }
         self.map_untimed(first_page, pages);

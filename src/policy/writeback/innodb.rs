@@ -243,7 +243,8 @@ impl Writeback for PageCleaner {
             .store(plan.lru_scan as u64, Ordering::Relaxed);
         let dirty_total = inputs.dirty_pages.max(1) as u64;
         let flush_results = for_each_instance(core, self.page_cleaners, &|instance| {
-            if plan.flush_list_pages == 0 {
+            // A pool shutting down writes back (or abandons) its dirty pages itself.
+            if plan.flush_list_pages == 0 || core.shutting_down() {
                 return Ok(0);
             }
             let dirty = instance.lock_flush().len() as u64;
@@ -415,11 +416,13 @@ fn flush_dirty_region(core: &Core, instance: &Instance, limit: Option<usize>) ->
 
 /// Writes a background batch, returning each written frame to the free list as its own write
 /// completes (if it is still unpinned and clean on the order or the side list). Returns pages
-/// written.
+/// written. A pool that shuts down meanwhile ends the batch after the chunk in flight (the
+/// rest stays dirty): a whole dirty region can take minutes to write.
 #[allow(clippy::needless_pass_by_value)] // the claims are handed over with the list
 fn write_and_free(core: &Core, instance: &Instance, batch: Vec<FrameId>) -> Result<u64> {
     let mut written = 0u64;
-    let result = core.write_frames_then(&batch, WriteKind::Batch, false, &mut |id| {
+    let stop = || core.shutting_down();
+    let result = core.write_frames_until(&batch, WriteKind::Batch, false, &stop, &mut |id| {
         written += 1;
         if core.evict_written(instance, id) {
             core.push_free(instance, id);

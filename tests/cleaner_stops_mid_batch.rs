@@ -1,0 +1,72 @@
+//! A pool that shuts down while LRU-C's flusher writes a large dirty region ends the batch after
+//! the chunk in flight instead of writing it all first (`policy::writeback::innodb`,
+//! `write_and_free`): at 500 TPC-C warehouses one region is a whole instance, and writing it
+//! out delayed the end of a run by minutes. The pages not written stay dirty, for the close's
+//! own write-back (or none, after `abandon`), and the round's flush-list part is skipped too.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use flashbuf::device::{AlignedBuf, OpenOptions, SharedDevice};
+use flashbuf::pool::{BufferPool, PoolConfig, Scheme};
+
+const PAGE: usize = 4096;
+const FRAMES: usize = 2048;
+/// The page whose miss starts the flusher's round.
+const MISSED: u64 = FRAMES as u64 + 1;
+
+/// An emulated SSD slowed down 1,000 times, so that a region of `FRAMES` pages takes seconds of
+/// real time to write in chunks; one page past the pool's is formatted, for the miss.
+fn slow_device() -> SharedDevice {
+    let device = flashbuf::device::open(
+        &flashbuf::device::DeviceSpec::parse("emu:ssd-a,time_scale=1000").unwrap(),
+        &OpenOptions {
+            page_size: PAGE,
+            pages: 4 * FRAMES as u64,
+            create: true,
+        },
+    )
+    .unwrap();
+    let mut buf = AlignedBuf::new(PAGE);
+    flashbuf::page::stamp(buf.as_mut_slice(), MISSED, 1);
+    device.write_page(MISSED, &buf).unwrap();
+    device
+}
+
+/// Fills every frame with a new dirty page, then misses once: with no clean page to evict, the
+/// LRU-C pointer passes the whole pool, so the dirty region holds every frame and the flusher
+/// takes it as one batch. Returns the pool once that batch has begun.
+fn pool_writing_a_whole_region() -> BufferPool {
+    let mut config = PoolConfig::for_scheme(Scheme::LruC, FRAMES);
+    config.instances = 1;
+    config.cleaner_period_ms = 60_000;
+    config.write_batch_pages = 64;
+    let pool = BufferPool::open(slow_device(), config).unwrap();
+    for page in 0..FRAMES as u64 {
+        let mut guard = pool.create(page).unwrap();
+        guard.data_mut()[100] = 1;
+    }
+    let writes_before = pool.device().stats().writes;
+    drop(pool.read(MISSED).unwrap());
+    let began = Instant::now();
+    while pool.device().stats().writes < writes_before + 2 {
+        assert!(
+            began.elapsed() < Duration::from_secs(60),
+            "the flusher never began writing the dirty region"
+        );
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    pool
+}
+
+#[test]
+fn shutdown_ends_a_dirty_region_batch_after_the_chunk_in_flight() {
+    let pool = pool_writing_a_whole_region();
+    let device = Arc::clone(pool.device());
+    pool.abandon();
+    let written = device.stats().writes;
+    assert!(
+        written < FRAMES as u64 / 2,
+        "the flusher wrote {written} of {FRAMES} pages after the pool stopped"
+    );
+}

@@ -253,7 +253,12 @@ impl Core {
         }
     }
 
-    /// Claims `IO_WRITE` on every dirty frame of `candidates` that is idle.
+    /// Claims `IO_WRITE` on every dirty frame of `candidates` that is idle. Call with the
+    /// candidates' flush list mutex held: a frame leaves the flush list (under that mutex)
+    /// before it can be freed, so a frame dirty under the mutex is not free, and the claim
+    /// never lands on a frame a miss is about to take from the free list (which asserts that
+    /// a free frame has no I/O). Checked outside the mutex, the page could be written and its
+    /// frame freed between the dirty check and the claim.
     pub fn claim_for_write(&self, candidates: impl IntoIterator<Item = FrameId>) -> Vec<FrameId> {
         candidates
             .into_iter()
@@ -295,6 +300,9 @@ impl Core {
                     continue;
                 };
                 let frame = self.frame(id);
+                // Under the flush list's mutex, as in `claim_for_write`: the page may have
+                // been written and its frame freed since the lookup.
+                let _flush = self.instance_of_frame(id).lock_flush();
                 if frame.is_dirty() && !frame.is_pinned() && frame.try_claim_io(IO_WRITE) {
                     claimed.push(id);
                 }
@@ -323,11 +331,10 @@ impl Core {
         lsn_limit: Lsn,
         neighbors: bool,
     ) -> Result<u64> {
-        let candidates = {
+        let mut claimed = {
             let flush = instance.lock_flush();
-            flush.oldest(&self.frames, pages, lsn_limit)
+            self.claim_for_write(flush.oldest(&self.frames, pages, lsn_limit))
         };
-        let mut claimed = self.claim_for_write(candidates);
         if neighbors {
             self.claim_neighbors(&mut claimed);
         }
@@ -381,12 +388,12 @@ impl Core {
             let mut dirty = 0;
             let mut progress = false;
             for instance in &self.instances {
-                let candidates = {
+                let (candidates, claimed) = {
                     let flush = instance.lock_flush();
-                    flush.oldest(&self.frames, usize::MAX, Lsn::MAX)
+                    let candidates = flush.oldest(&self.frames, usize::MAX, Lsn::MAX);
+                    (candidates.len(), self.claim_for_write(candidates))
                 };
-                dirty += candidates.len();
-                let claimed = self.claim_for_write(candidates);
+                dirty += candidates;
                 let written = self.write_frames(claimed, WriteKind::Batch, true)?;
                 self.counters
                     .flush_list_flushes

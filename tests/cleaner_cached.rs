@@ -132,8 +132,15 @@ fn a_cached_database_whose_log_has_room_is_not_written_by_lru_cs_flusher() {
 /// Past the low-water mark (a 1 MiB log) the cleaner writes flush-list pages for the
 /// checkpoint, and none from the LRU end: three quarters of the frames are free.
 fn cached_past_low_water(scheme: Scheme) {
+    cached_past_low_water_in_order(scheme, false);
+}
+
+/// As [`cached_past_low_water`], with the round in MySQL 5.6's order or 5.7's
+/// (`cleaner_plans_first`).
+fn cached_past_low_water_in_order(scheme: Scheme, plans_first: bool) {
     let (data, log) = devices(1024);
-    let cfg = config(scheme, 4 * PAGES as usize, 1024);
+    let mut cfg = config(scheme, 4 * PAGES as usize, 1024);
+    cfg.pool.cleaner_plans_first = plans_first;
     let (db, _) = Database::open(Arc::clone(&data), Arc::clone(&log), &cfg).unwrap();
     let lwm = low_water_mark(&db);
     let deadline = Instant::now() + Duration::from_secs(30);
@@ -171,8 +178,14 @@ fn past_the_low_water_mark_lru_cs_flusher_writes_only_for_the_checkpoint() {
 /// Out of memory (16 frames for 64 pages), updates of random pages: the cleaner's LRU part
 /// writes dirty pages from the eviction end and frees their frames.
 fn short_of_frames(scheme: Scheme) {
+    short_of_frames_in_order(scheme, false);
+}
+
+/// As [`short_of_frames`], in MySQL 5.6's round order or 5.7's.
+fn short_of_frames_in_order(scheme: Scheme, plans_first: bool) {
     let (data, log) = devices(16 * 1024);
-    let cfg = config(scheme, 16, 16 * 1024);
+    let mut cfg = config(scheme, 16, 16 * 1024);
+    cfg.pool.cleaner_plans_first = plans_first;
     let (db, _) = Database::open(Arc::clone(&data), Arc::clone(&log), &cfg).unwrap();
     let mut x = 12_345u64;
     let deadline = Instant::now() + Duration::from_secs(30);
@@ -201,4 +214,16 @@ fn a_pool_short_of_frames_still_gets_them_from_vanillas_tail_flush() {
 #[test]
 fn a_pool_short_of_frames_still_gets_them_from_lru_cs_dirty_region() {
     short_of_frames(Scheme::LruC);
+}
+
+#[test]
+fn in_mysql_57s_round_order_the_flusher_still_writes_for_the_checkpoint() {
+    cached_past_low_water_in_order(Scheme::LruC, true);
+    cached_past_low_water_in_order(Scheme::Vanilla, true);
+}
+
+#[test]
+fn in_mysql_57s_round_order_a_pool_short_of_frames_still_gets_them() {
+    short_of_frames_in_order(Scheme::LruC, true);
+    short_of_frames_in_order(Scheme::Vanilla, true);
 }

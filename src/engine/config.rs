@@ -71,6 +71,12 @@ pub struct PoolConfig {
     /// host of the papers' prototypes, has one page-cleaner thread for every instance (5.7's
     /// `innodb_page_cleaners` made it configurable): 1.
     pub page_cleaners: usize,
+    /// The page cleaner's order within a round. `false` (MySQL 5.6.26, the papers' host): the
+    /// LRU part of every instance, then the flush-rate plan, then the flush-list part. `true`
+    /// (MySQL 5.7's coordinator, `pc_request` / `pc_flush_slot`): the plan first, then each
+    /// instance's LRU part followed at once by its own flush-list part, so a long LRU part of
+    /// one instance (LRU-C's whole dirty region) does not hold back the flush list.
+    pub cleaner_plans_first: bool,
     /// `innodb_lru_scan_depth` per instance: pages scanned from the LRU tail per miss (step 2)
     /// and per cleaner round; the fixed batch of basic LRU-C; 0 = scaled to the instance.
     pub lru_scan_depth: usize,
@@ -222,6 +228,11 @@ impl PoolConfig {
             "page_cleaners",
             "page-cleaner threads serving the instances (MySQL 5.6, the papers' host: 1; 5.7: innodb_page_cleaners)",
             "1..=64",
+        ),
+        key(
+            "cleaner_plans_first",
+            "the page cleaner's round order: false = MySQL 5.6 (every instance's LRU part, then the flush-rate plan and the flush list); true = MySQL 5.7 (plan first, then each instance's LRU part and its flush-list part together)",
+            "true | false",
         ),
         key(
             "lru_scan_depth",
@@ -434,6 +445,7 @@ impl PoolConfig {
             scheme,
             instances: 0,
             page_cleaners: 1,
+            cleaner_plans_first: false,
             lru_scan_depth: 0,
             old_blocks_pct: 37,
             old_blocks_time_ms: 1000,

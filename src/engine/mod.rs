@@ -186,6 +186,7 @@ fn build_writeback(config: &PoolConfig, instance_frames: usize) -> Arc<dyn Write
             lru,
             rate(),
             config.page_cleaners,
+            config.cleaner_plans_first,
             config.flush_neighbors,
         ))
     };

@@ -15,7 +15,11 @@
 //! 3. Checkpoint flushing: the oldest `P_io` dirty pages below the plan's LSN limit, shared
 //!    among instances by their number of dirty pages. The controller plans `P_io` after the
 //!    LRU part, on the dirty pages it left; `P_scan` for the next round's LRU part comes from
-//!    the same plan.
+//!    the same plan. That is MySQL 5.6.26's order (the papers' host). With
+//!    `cleaner_plans_first` the round follows MySQL 5.7's coordinator instead: the plan is made
+//!    first, and each instance's flush-list part runs right after its own LRU part, so one
+//!    instance's long LRU part (LRU-C's whole dirty region at a large pool) does not hold back
+//!    the flush list of the others.
 //!
 //! The controller may pace the two parts separately (Percona's LRU manager and flush-list
 //! flusher): an instance's LRU part runs only when [`FlushRate::lru_due`] says so, and the
@@ -37,7 +41,7 @@ use crate::core::parts::Writeback;
 use crate::core::pool::Core;
 use crate::core::write_path::WriteKind;
 use crate::error::{Error, Result};
-use crate::policy::flushrate::{CleanerInputs, FlushRate, RoundObservation};
+use crate::policy::flushrate::{CleanerInputs, FlushPlan, FlushRate, RoundObservation};
 use crate::sync::{AtomicU64, Mutex, Ordering};
 
 /// InnoDB's `BUF_LRU_MIN_LEN`: the LRU flush leaves at least this many pages.
@@ -71,6 +75,8 @@ pub struct PageCleaner {
     lru: LruFlush,
     rate: Mutex<Box<dyn FlushRate>>,
     page_cleaners: usize,
+    /// MySQL 5.7's round order (plan first, each instance's two parts together).
+    plans_first: bool,
     neighbors: bool,
     previous: Previous,
     /// `P_scan` as the controller planned it last round.
@@ -80,14 +86,15 @@ pub struct PageCleaner {
 }
 
 impl PageCleaner {
-    /// A cleaner with this LRU part and controller, run by `page_cleaners` threads; with
-    /// `neighbors` every batch also writes the dirty pages of its pages' 64-page extents
-    /// (`innodb_flush_neighbors`).
+    /// A cleaner with this LRU part and controller, run by `page_cleaners` threads, in MySQL
+    /// 5.7's round order when `plans_first` (else 5.6's); with `neighbors` every batch also
+    /// writes the dirty pages of its pages' 64-page extents (`innodb_flush_neighbors`).
     #[must_use]
     pub fn new(
         lru: LruFlush,
         rate: Box<dyn FlushRate>,
         page_cleaners: usize,
+        plans_first: bool,
         neighbors: bool,
     ) -> Self {
         let first_scan = rate.initial_lru_scan();
@@ -96,10 +103,136 @@ impl PageCleaner {
             lru,
             rate: Mutex::new(rate),
             page_cleaners: page_cleaners.max(1),
+            plans_first,
             neighbors,
             previous: Previous::default(),
             requested_total: AtomicU64::new(0),
         }
+    }
+
+    /// MySQL 5.6.26's order (the code this reproduces by default): every instance's LRU part,
+    /// then the plan, made on the dirty pages the LRU part left, then every instance's
+    /// flush-list part. Returns the LRU and flush-list results per instance and the plan.
+    fn parts_planned_after_lru(
+        &self,
+        core: &Core,
+        now_ms: u64,
+        lru_scan: usize,
+        due: &[bool],
+    ) -> (Vec<Result<u64>>, Vec<Result<u64>>, FlushPlan) {
+        let lru_results = for_each_instance(core, self.page_cleaners, &|instance| {
+            self.lru_part(core, instance, lru_scan, due)
+        });
+        self.observe_lru_parts(core, due, &lru_results);
+        let (plan, dirty_total) = self.plan(core, now_ms);
+        let flush_results = for_each_instance(core, self.page_cleaners, &|instance| {
+            self.flush_list_part(core, instance, &plan, dirty_total)
+        });
+        (lru_results, flush_results, plan)
+    }
+
+    /// MySQL 5.7's order (`pc_request`, `pc_flush_slot`): the plan first, then each
+    /// instance's LRU part followed at once by its own flush-list part.
+    fn parts_planned_first(
+        &self,
+        core: &Core,
+        now_ms: u64,
+        lru_scan: usize,
+        due: &[bool],
+    ) -> (Vec<Result<u64>>, Vec<Result<u64>>, FlushPlan) {
+        let (plan, dirty_total) = self.plan(core, now_ms);
+        let both = for_each_instance(core, self.page_cleaners, &|instance| {
+            let lru = self.lru_part(core, instance, lru_scan, due)?;
+            let flush = self.flush_list_part(core, instance, &plan, dirty_total)?;
+            Ok((lru, flush))
+        });
+        let (lru_results, flush_results): (Vec<_>, Vec<_>) = both
+            .into_iter()
+            .map(|result| match result {
+                Ok((lru, flush)) => (Ok(lru), Ok(flush)),
+                Err(err) => (Err(err), Ok(0)),
+            })
+            .unzip();
+        self.observe_lru_parts(core, due, &lru_results);
+        (lru_results, flush_results, plan)
+    }
+
+    /// Plans the flush list (and the next round's scan depth) on the pool as it is now;
+    /// returns the plan and the dirty pages it was made on (at least 1), which the instances'
+    /// shares divide.
+    fn plan(&self, core: &Core, now_ms: u64) -> (FlushPlan, u64) {
+        let inputs = self.inputs(core, now_ms);
+        let plan = self.rate.lock().plan(&inputs);
+        self.requested_total
+            .fetch_add(plan.flush_list_pages, Ordering::Relaxed);
+        self.last_lru_scan
+            .store(plan.lru_scan as u64, Ordering::Relaxed);
+        (plan, inputs.dirty_pages.max(1) as u64)
+    }
+
+    /// One instance's LRU part (held copies first); nothing from the LRU end when the
+    /// controller says it is not due.
+    fn lru_part(
+        &self,
+        core: &Core,
+        instance: &Instance,
+        lru_scan: usize,
+        due: &[bool],
+    ) -> Result<u64> {
+        let held = core.parts.miss.write_held(core, instance)? as u64;
+        if !due.get(instance.index).copied().unwrap_or(true) {
+            return Ok(held);
+        }
+        let lru = match self.lru {
+            LruFlush::Tail => flush_lru_tail(core, instance, lru_scan, self.neighbors)?,
+            // Basic LRU-C's fixed batch is `P_scan` (the configured scan depth unless a
+            // controller tunes it).
+            LruFlush::DirtyRegion(limit) => {
+                flush_dirty_region(core, instance, limit.map(|_| lru_scan))?
+            }
+        };
+        Ok(held + lru)
+    }
+
+    /// Tells the controller what each due instance's LRU part did.
+    fn observe_lru_parts(&self, core: &Core, due: &[bool], results: &[Result<u64>]) {
+        let after_ms = core.now_ms();
+        let mut rate = self.rate.lock();
+        for (instance, result) in core.instances.iter().zip(results) {
+            if due.get(instance.index).copied().unwrap_or(true) {
+                let flushed = result.as_ref().map_or(0, |pages| *pages);
+                let lru_len = instance.lock_order().len();
+                rate.observe_lru_instance(
+                    instance.index,
+                    after_ms,
+                    flushed,
+                    instance.free_len(),
+                    lru_len,
+                );
+            }
+        }
+    }
+
+    /// One instance's flush-list part: its share of the plan's pages, by its dirty pages.
+    fn flush_list_part(
+        &self,
+        core: &Core,
+        instance: &Instance,
+        plan: &FlushPlan,
+        dirty_total: u64,
+    ) -> Result<u64> {
+        // A pool shutting down writes back (or abandons) its dirty pages itself.
+        if plan.flush_list_pages == 0 || core.shutting_down() {
+            return Ok(0);
+        }
+        let dirty = instance.lock_flush().len() as u64;
+        let share = (plan.flush_list_pages * dirty).div_ceil(dirty_total);
+        let flushed =
+            core.flush_oldest_ext(instance, share as usize, plan.lsn_limit, self.neighbors)?;
+        core.counters
+            .flush_list_flushes
+            .fetch_add(flushed, Ordering::Relaxed);
+        Ok(flushed)
     }
 
     fn inputs(&self, core: &Core, now_ms: u64) -> CleanerInputs {
@@ -193,9 +326,7 @@ impl Writeback for PageCleaner {
     fn round(&self, core: &Core) -> Result<u64> {
         let began = Instant::now();
         let now_ms = core.now_ms();
-        // The LRU part uses the scan depth the controller planned last round; the flush-list
-        // amount is planned after it, on the dirty pages the LRU part left (the order of the
-        // code this reproduces; MySQL 5.7's coordinator plans both before the LRU flush).
+        // The LRU part uses the scan depth the controller planned last round.
         let lru_scan = self.last_lru_scan.load(Ordering::Relaxed) as usize;
         let due: Vec<bool> = {
             let mut rate = self.rate.lock();
@@ -203,59 +334,11 @@ impl Writeback for PageCleaner {
                 .map(|index| rate.lru_due(index, now_ms))
                 .collect()
         };
-        let lru_results = for_each_instance(core, self.page_cleaners, &|instance| {
-            let held = core.parts.miss.write_held(core, instance)? as u64;
-            if !due.get(instance.index).copied().unwrap_or(true) {
-                return Ok(held);
-            }
-            let lru = match self.lru {
-                LruFlush::Tail => flush_lru_tail(core, instance, lru_scan, self.neighbors)?,
-                // Basic LRU-C's fixed batch is `P_scan` (the configured scan depth unless a
-                // controller tunes it).
-                LruFlush::DirtyRegion(limit) => {
-                    flush_dirty_region(core, instance, limit.map(|_| lru_scan))?
-                }
-            };
-            Ok(held + lru)
-        });
-        {
-            let after_ms = core.now_ms();
-            let mut rate = self.rate.lock();
-            for (instance, result) in core.instances.iter().zip(&lru_results) {
-                if due.get(instance.index).copied().unwrap_or(true) {
-                    let flushed = result.as_ref().map_or(0, |pages| *pages);
-                    let lru_len = instance.lock_order().len();
-                    rate.observe_lru_instance(
-                        instance.index,
-                        after_ms,
-                        flushed,
-                        instance.free_len(),
-                        lru_len,
-                    );
-                }
-            }
-        }
-        let inputs = self.inputs(core, now_ms);
-        let plan = self.rate.lock().plan(&inputs);
-        self.requested_total
-            .fetch_add(plan.flush_list_pages, Ordering::Relaxed);
-        self.last_lru_scan
-            .store(plan.lru_scan as u64, Ordering::Relaxed);
-        let dirty_total = inputs.dirty_pages.max(1) as u64;
-        let flush_results = for_each_instance(core, self.page_cleaners, &|instance| {
-            // A pool shutting down writes back (or abandons) its dirty pages itself.
-            if plan.flush_list_pages == 0 || core.shutting_down() {
-                return Ok(0);
-            }
-            let dirty = instance.lock_flush().len() as u64;
-            let share = (plan.flush_list_pages * dirty).div_ceil(dirty_total);
-            let flushed =
-                core.flush_oldest_ext(instance, share as usize, plan.lsn_limit, self.neighbors)?;
-            core.counters
-                .flush_list_flushes
-                .fetch_add(flushed, Ordering::Relaxed);
-            Ok(flushed)
-        });
+        let (lru_results, flush_results, requested) = if self.plans_first {
+            self.parts_planned_first(core, now_ms, lru_scan, &due)
+        } else {
+            self.parts_planned_after_lru(core, now_ms, lru_scan, &due)
+        };
         let mut first_error = None;
         let mut sum = |results: Vec<Result<u64>>| {
             results
@@ -270,8 +353,8 @@ impl Writeback for PageCleaner {
         };
         let lru = sum(lru_results);
         let flush = sum(flush_results);
-        let sleep_ms = self.observe(core, lru, flush, plan.flush_list_pages, began);
-        first_error.map_or(Ok(sleep_ms.unwrap_or(plan.sleep_ms)), Err)
+        let sleep_ms = self.observe(core, lru, flush, requested.flush_list_pages, began);
+        first_error.map_or(Ok(sleep_ms.unwrap_or(requested.sleep_ms)), Err)
     }
 
     fn extra_stats(&self, core: &Core, out: &mut BTreeMap<String, f64>) {

@@ -12,17 +12,20 @@ use flashbuf::pool::{BufferPool, PoolConfig, Scheme};
 
 const PAGE: usize = 4096;
 const FRAMES: usize = 2048;
+/// Distance between the pool's pages on the disk.
+const STRIDE: u64 = 64;
 /// The page whose miss starts the flusher's round.
-const MISSED: u64 = FRAMES as u64 + 1;
+const MISSED: u64 = FRAMES as u64 * STRIDE;
 
-/// An emulated SSD slowed down 1,000 times, so that a region of `FRAMES` pages takes seconds of
-/// real time to write in chunks; one page past the pool's is formatted, for the miss.
+/// An emulated disk in real time (no time scale, so a miss's waits stay short), with the pool's
+/// pages `STRIDE` apart so that every write seeks: a region of `FRAMES` pages takes seconds to
+/// write in chunks. The page the miss reads is formatted.
 fn slow_device() -> SharedDevice {
     let device = flashbuf::device::open(
-        &flashbuf::device::DeviceSpec::parse("emu:ssd-a,time_scale=1000").unwrap(),
+        &flashbuf::device::DeviceSpec::parse("emu:hdd").unwrap(),
         &OpenOptions {
             page_size: PAGE,
-            pages: 4 * FRAMES as u64,
+            pages: MISSED + 1,
             create: true,
         },
     )
@@ -42,7 +45,7 @@ fn pool_writing_a_whole_region() -> BufferPool {
     config.cleaner_period_ms = 60_000;
     config.write_batch_pages = 64;
     let pool = BufferPool::open(slow_device(), config).unwrap();
-    for page in 0..FRAMES as u64 {
+    for page in (0..FRAMES as u64).map(|i| i * STRIDE) {
         let mut guard = pool.create(page).unwrap();
         guard.data_mut()[100] = 1;
     }

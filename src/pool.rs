@@ -12,3 +12,4 @@ pub use crate::engine::{
     Composition, FlushMethod, HostEngine, MissKind, OrderKind, PoolConfig, Scheme,
     TornPageProtection, WritebackKind,
 };
+pub use crate::policy::miss::FreeBlockLoop;

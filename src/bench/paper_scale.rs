@@ -15,6 +15,10 @@
 //!   device and the engine miss per frame. It is fitted on vanilla alone (see
 //!   [`MISS_RATE_CALIBRATION`]) and applies to every scheme alike.
 //!
+//! - the InnoDB miss loop is MySQL 5.6.26's (`free_block_loop = "5.6"`), the host the LRU-C
+//!   prototype patched (its README): a host-engine semantic, not a fitted value
+//!   (docs/algorithms.md, "The host's miss loop: 5.6 or 5.7").
+//!
 //! Invariant: an explicit key in the user's pool config always wins; only absent keys are
 //! added, so sweeps over `lru_scan_depth` or `time_constant_scale` see their own values.
 
@@ -58,8 +62,11 @@ pub fn time_constant_scale(loaded_pages: u64) -> f64 {
     (space_ratio(loaded_pages) * MISS_RATE_CALIBRATION).clamp(floor, 1.0)
 }
 
+/// The miss loop of the papers' host, MySQL 5.6.26.
+pub const PAPER_FREE_BLOCK_LOOP: &str = "5.6";
+
 /// `pool_config` (TOML text, or none) with the paper-scaled `lru_scan_depth` and
-/// `time_constant_scale` added where it does not set them.
+/// `time_constant_scale` and the papers' host's miss loop added where it does not set them.
 ///
 /// # Errors
 /// [`Error::Config`] when `pool_config` is not valid TOML.
@@ -74,6 +81,9 @@ pub fn with_tpcc_defaults(pool_config: Option<&str>, loaded_pages: u64) -> Resul
     table
         .entry("time_constant_scale")
         .or_insert_with(|| toml::Value::Float(time_constant_scale(loaded_pages)));
+    table
+        .entry("free_block_loop")
+        .or_insert_with(|| toml::Value::String(PAPER_FREE_BLOCK_LOOP.to_string()));
     toml::to_string(&table).map_err(|err| Error::Config(format!("--pool-config: {err}")))
 }
 
@@ -115,6 +125,10 @@ mod tests {
         let table: toml::Table = text.parse().unwrap();
         assert_eq!(table["time_constant_scale"].as_integer(), Some(0));
         assert_eq!(table["lru_scan_depth"].as_integer(), Some(37));
+        assert_eq!(table["free_block_loop"].as_str(), Some("5.6"));
+        let text = with_tpcc_defaults(Some("free_block_loop = \"5.7\"\n"), W50_PAGES).unwrap();
+        let table: toml::Table = text.parse().unwrap();
+        assert_eq!(table["free_block_loop"].as_str(), Some("5.7"));
 
         assert!(with_tpcc_defaults(Some("lru_scan_depth = ["), W50_PAGES).is_err());
         // The result is a valid pool config for every preset.

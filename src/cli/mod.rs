@@ -1,4 +1,4 @@
-//! The `flashbuf` command line: `device probe`, `bench`, `sweep`, `reproduce`, `merge`, `load`, `check`, and the listings
+//! The `flashbuf` command line: `device probe`, `device peak`, `bench`, `sweep`, `reproduce`, `merge`, `load`, `check`, and the listings
 //! `schemes`, `devices`, `config --default`.
 
 /// `println!` through [`out`]: a closed standard output is not a panic.
@@ -16,6 +16,7 @@ pub mod given;
 pub mod limits;
 pub mod load;
 pub mod merge;
+pub mod peak;
 pub mod points;
 pub mod preflight;
 pub mod probe;
@@ -71,6 +72,9 @@ enum Command {
 enum DeviceCommand {
     /// Measure random-read and random-write IOPS and latency by concurrency; derive alpha, k_r, k_w.
     Probe(Box<probe::ProbeArgs>),
+    /// An emulated device's sustained peak bandwidth at read/write mixes (the paper's fio rows
+    /// of Table 5; the denominator of a run's bandwidth share).
+    Peak(peak::PeakArgs),
 }
 
 impl Command {
@@ -83,7 +87,10 @@ impl Command {
                 command: DeviceCommand::Probe(args),
             } => args.given = given,
             Command::Load(args) => args.given = given,
-            Command::Check(_)
+            Command::Device {
+                command: DeviceCommand::Peak(_),
+            }
+            | Command::Check(_)
             | Command::Schemes(_)
             | Command::Devices(_)
             | Command::Config(_)
@@ -119,6 +126,9 @@ pub fn run() -> i32 {
         Command::Device {
             command: DeviceCommand::Probe(args),
         } => probe::run(&args),
+        Command::Device {
+            command: DeviceCommand::Peak(args),
+        } => peak::run(&args),
         Command::Bench(args) => bench::run(&args),
         Command::Check(args) => check::run(&args),
         Command::Load(args) => load::run(&args),

@@ -11,6 +11,7 @@
 
 use crate::core::flush_list::FlushList;
 use crate::core::frame::{FrameId, Region};
+use crate::core::lru_batch::LruBatch;
 use crate::core::lru_list::LruList;
 use crate::core::order::OrderState;
 use crate::core::stats::MutexCounters;
@@ -69,6 +70,9 @@ pub struct Instance {
     pub mutexes: InstanceMutexes,
     /// Evictions so far (InnoDB's per-instance `freed_page_clock`).
     pub evictions: AtomicU64,
+    /// The page cleaner's LRU batch as MySQL 5.6's miss loop sees it (`init_flush`,
+    /// `try_LRU_scan`); its mutex is a leaf, outside the lock order above.
+    pub lru_batch: LruBatch,
 }
 
 impl Instance {
@@ -93,6 +97,7 @@ impl Instance {
             flush: Mutex::new(FlushList::new()),
             mutexes: InstanceMutexes::default(),
             evictions: AtomicU64::new(0),
+            lru_batch: LruBatch::default(),
         }
     }
 

@@ -17,6 +17,7 @@ mod guard;
 pub mod instance;
 pub(crate) mod invariants;
 mod io;
+pub mod lru_batch;
 pub mod lru_list;
 pub mod optimistic;
 pub mod order;

@@ -132,6 +132,14 @@ pub struct Counters {
     /// Waits of query threads that found the free list empty under the `backoff` policy
     /// (Percona's `innodb_empty_free_list_algorithm = backoff`).
     pub backoff_waits: AtomicU64,
+    /// Misses that waited for the page cleaner's LRU batch of their instance to end (MySQL
+    /// 5.6's `buf_flush_wait_batch_end` in `buf_LRU_get_free_block`).
+    pub lru_batch_waits: AtomicU64,
+    /// Device microseconds those waits took.
+    pub lru_batch_wait_us: AtomicU64,
+    /// Misses that slept in their miss loop (5.6: 100 ms, 5.7: 10 ms, from the third
+    /// iteration on).
+    pub miss_loop_sleeps: AtomicU64,
 }
 
 /// Whether a fetch wants the latch shared or exclusive.

@@ -11,6 +11,7 @@ use crate::engine::compose::{Composition, HostEngine};
 use crate::error::{Error, Result};
 
 pub use crate::engine::compose::Scheme;
+pub use crate::policy::miss::FreeBlockLoop;
 pub use crate::policy::miss::raw::EmptyFreeList;
 
 /// Torn-page protection (docs/architecture.md: a host-engine choice).
@@ -146,6 +147,14 @@ pub struct PoolConfig {
     /// RAW miss path on an empty free list: `legacy` (single-page flush) or `backoff`
     /// (Percona's: wait for the cleaner, never flush).
     pub empty_free_list: EmptyFreeList,
+    /// The InnoDB miss loop (`buf_LRU_get_free_block`) of MySQL `5.6` (5.6.26, the papers'
+    /// host: a thread that finds the free list empty waits for the page cleaner's running LRU
+    /// batch, skips its tail scan while `try_LRU_scan` is clear, sleeps 100 ms from its third
+    /// iteration, and puts the frame of its single-page flush on the free list for any thread to
+    /// take; the page cleaner writes the LRU tail in batches of 100) or `5.7` (flashbuf's
+    /// earlier loop: no batch wait, 10 ms sleeps, the flushed frame to the flushing thread).
+    /// RAW, WAR and RW miss paths.
+    pub free_block_loop: FreeBlockLoop,
     /// Verify page checksums on read.
     pub verify_checksums: bool,
     /// Run the background cleaner (off only in model tests).
@@ -381,6 +390,11 @@ impl PoolConfig {
             "\"legacy\" | \"backoff\" (backoff: RAW miss path only)",
         ),
         key(
+            "free_block_loop",
+            "the InnoDB miss loop (buf_LRU_get_free_block): 5.6 (the papers' host 5.6.26: wait for the cleaner's running LRU batch, try_LRU_scan, 100 ms sleeps, a single-page flush's frame to the free list, LRU batches of 100) or 5.7 (no batch wait, 10 ms sleeps, the flushed frame to its flusher); RAW, WAR and RW miss paths",
+            "\"5.6\" | \"5.7\"",
+        ),
+        key(
             "verify_checksums",
             "verify page checksums on read",
             "true | false",
@@ -475,6 +489,7 @@ impl PoolConfig {
             prefetch_trigger: 4,
             prefetch_pages: 0,
             empty_free_list: EmptyFreeList::Legacy,
+            free_block_loop: FreeBlockLoop::Mysql57,
             verify_checksums: true,
             background: true,
         }

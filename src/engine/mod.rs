@@ -27,6 +27,7 @@ use crate::policy::flushrate::adaptive::AdaptiveConfig;
 use crate::policy::flushrate::fixed::MysqlFixed;
 use crate::policy::flushrate::percona::Percona;
 use crate::policy::flushrate::self_tuning::SelfTuning;
+use crate::policy::miss::FreeBlockLoop;
 use crate::policy::miss::ace::Ace;
 use crate::policy::miss::fused_rw::FusedRw;
 use crate::policy::miss::lru_c::LruCPointer;
@@ -35,7 +36,7 @@ use crate::policy::miss::raw::Raw;
 use crate::policy::miss::war::War;
 use crate::policy::order::{Cflru, ClockSweep, Lru, LruWsr, MidpointLru};
 use crate::policy::prefetch::{History, Sequential};
-use crate::policy::writeback::innodb::{LruFlush, PageCleaner};
+use crate::policy::writeback::innodb::{LruFlush, MYSQL56_LRU_CHUNK, PageCleaner};
 use crate::policy::writeback::pg::{PgBackground, PgSettings};
 
 /// ACE's `n_w` when neither the configuration nor the device says (`k_w` of ACE's PCIe SSD).
@@ -133,6 +134,7 @@ fn build_miss(
         MissKind::Raw => Arc::new(Raw {
             scan_depth,
             empty_free_list: config.empty_free_list,
+            host: config.free_block_loop,
         }),
         MissKind::LruC => Arc::new(LruCPointer::new(config.scheme.split_mutex)),
         MissKind::War => {
@@ -149,11 +151,15 @@ fn build_miss(
             } else {
                 config.war_copy_batch
             };
-            Arc::new(War::new(instances, slots, page_size, copy, scan_depth))
+            Arc::new(
+                War::new(instances, slots, page_size, copy, scan_depth)
+                    .with_host(config.free_block_loop),
+            )
         }
         MissKind::Rw => Arc::new(FusedRw {
             scan_depth,
             unsynced_victim: config.scheme.rw_unsynced_victim,
+            host: config.free_block_loop,
         }),
         MissKind::Pg => Arc::new(BackendWrite),
         MissKind::Ace => Arc::new(Ace::new(or_device_k_w(config.ace_n_w, info))),
@@ -181,14 +187,23 @@ fn build_writeback(config: &PoolConfig, instance_frames: usize) -> Arc<dyn Write
             RateKind::SelfTuning => Box::new(SelfTuning::new(scan_depth, adaptive, period)),
         }
     };
+    // MySQL 5.6.26 writes the LRU tail in chunks so that the misses its loop makes wait for a
+    // running batch wait less; 5.7 neither waits nor chunks.
+    let lru_chunk = match config.free_block_loop {
+        FreeBlockLoop::Mysql56 => MYSQL56_LRU_CHUNK,
+        FreeBlockLoop::Mysql57 => usize::MAX,
+    };
     let cleaner = |lru| -> Arc<dyn Writeback> {
-        Arc::new(PageCleaner::new(
-            lru,
-            rate(),
-            config.page_cleaners,
-            config.cleaner_plans_first,
-            config.flush_neighbors,
-        ))
+        Arc::new(
+            PageCleaner::new(
+                lru,
+                rate(),
+                config.page_cleaners,
+                config.cleaner_plans_first,
+                config.flush_neighbors,
+            )
+            .with_lru_chunk(lru_chunk),
+        )
     };
     match config.scheme.writeback {
         WritebackKind::InnodbTail => cleaner(LruFlush::Tail),

@@ -35,7 +35,7 @@ use crate::device::IoRequest;
 use crate::error::{Error, PageId, Result};
 use crate::sync::Ordering;
 
-use super::{StallStep, raw_loop};
+use super::{FreeBlockLoop, StallStep, raw_loop};
 
 /// The RW miss path: RAW whose step 4 is the fused command.
 #[derive(Debug, Clone)]
@@ -44,6 +44,8 @@ pub struct FusedRw {
     pub scan_depth: usize,
     /// The victim is written by the command only: no doublewrite copy, no sync.
     pub unsynced_victim: bool,
+    /// MySQL 5.6's or 5.7's loop.
+    pub host: FreeBlockLoop,
 }
 
 impl MissPath for FusedRw {
@@ -63,13 +65,14 @@ impl MissPath for FusedRw {
                 page,
                 unsynced_victim: self.unsynced_victim,
             };
-            raw_loop(core, instance, self.scan_depth, &fused)
+            raw_loop(core, instance, self.scan_depth, self.host, &fused)
         } else {
             // A new page is not read: a plain single-page flush frees a frame for it.
             raw_loop(
                 core,
                 instance,
                 self.scan_depth,
+                self.host,
                 &super::raw::SinglePageFlush,
             )
         }

@@ -17,7 +17,8 @@
 //!   (section 5).
 //!
 //! This file holds the parts of InnoDB's loop that RAW, WAR and RW share: `raw_loop` (steps 1
-//! to 4 with the scheme's step 4 passed in), the clean scan and the single-page flush.
+//! to 4 with the scheme's step 4 passed in, in MySQL 5.6's or 5.7's version:
+//! [`FreeBlockLoop`]), the clean scan and the single-page flush.
 
 pub mod ace;
 pub mod fused_rw;
@@ -33,6 +34,7 @@ use crate::core::parts::{Acquired, Acquisition};
 use crate::core::pool::Core;
 use crate::error::{Error, Result};
 use crate::sync::Ordering;
+use serde::{Deserialize, Serialize};
 
 /// Iterations of a miss loop before it reports that no frame can be had (each iteration either
 /// takes a frame, frees one, or waits for the cleaner).
@@ -44,41 +46,122 @@ pub(crate) trait StallStep {
     fn is_read_stall(&self) -> bool;
     /// Step 4: free a frame (or give one for the miss). `Ok(None)`: loop again.
     fn step(&self, core: &Core, instance: &Instance) -> Result<Option<Acquired>>;
+    /// Whether MySQL puts the frame step 4 freed on the free list, "up for grabs for all user
+    /// threads" (`buf_flush_single_page_from_LRU`), rather than giving it to the thread that
+    /// freed it. The 5.6 loop does so; see [`FreeBlockLoop`].
+    fn frees_to_free_list(&self) -> bool {
+        false
+    }
+}
+
+/// Which MySQL's `buf_LRU_get_free_block` the InnoDB miss loop follows (pool-config key
+/// `free_block_loop`; docs/algorithms.md, "The host's miss loop: 5.6 or 5.7").
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+pub enum FreeBlockLoop {
+    /// MySQL 5.6.26, the LRU-C prototype's host: with the doublewrite on, a thread that finds
+    /// the free list empty while the page cleaner's LRU batch of its instance is being set up
+    /// waits for that batch's writes to end; a failed first tail scan clears `try_LRU_scan`,
+    /// so the next threads skip it until a batch ends; no signal to the cleaner; from the
+    /// third iteration on it sleeps 100 ms; a single-page flush puts the frame it freed on the
+    /// free list, where any thread may take it, and loops.
+    #[serde(rename = "5.6")]
+    Mysql56,
+    /// flashbuf's earlier loop, after MySQL 5.7's: no batch wait, every first iteration scans,
+    /// the cleaner is signalled, the sleep is 10 ms; the frame a single-page flush freed goes
+    /// to the thread that flushed it (MySQL 5.7 puts it on the free list, as 5.6 does).
+    #[default]
+    #[serde(rename = "5.7")]
+    Mysql57,
+}
+
+impl FreeBlockLoop {
+    /// The sleep from the third iteration on, in device milliseconds.
+    #[must_use]
+    pub fn sleep_ms(self) -> u64 {
+        match self {
+            FreeBlockLoop::Mysql56 => 100,
+            FreeBlockLoop::Mysql57 => 10,
+        }
+    }
+}
+
+impl std::fmt::Display for FreeBlockLoop {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            FreeBlockLoop::Mysql56 => "5.6",
+            FreeBlockLoop::Mysql57 => "5.7",
+        })
+    }
 }
 
 /// InnoDB's `buf_LRU_get_free_block`, per iteration n = 0, 1, ...: (1) take a free frame;
-/// (2) scan at most `scan_depth` pages in eviction order (the whole order when n > 0) for a
-/// clean, unpinned, idle page and evict it; (3) wake the cleaner, and if n > 1 sleep 10 ms;
-/// (4) the scheme's `stall` step. The wait of a read stall is recorded from its start to the
-/// frame. Bound: [`MISS_ITERATIONS`].
+/// (5.6: if the cleaner's LRU batch of this instance is being set up, wait for it to end and
+/// go to 1); (2) scan at most `scan_depth` pages in eviction order (the whole order when
+/// n > 0; 5.6 skips the first scan while `try_LRU_scan` is clear) for a clean, unpinned,
+/// idle page and evict it; (3) 5.7: wake the cleaner; if n > 1 sleep (5.6: 100 ms, 5.7:
+/// 10 ms); (4) the scheme's `stall` step. The wait of a read stall is recorded from its start
+/// to the frame. Bound: [`MISS_ITERATIONS`].
 pub(crate) fn raw_loop(
     core: &Core,
     instance: &Instance,
     scan_depth: usize,
+    host: FreeBlockLoop,
     stall: &dyn StallStep,
 ) -> Result<Acquisition> {
     let mut stall_began: Option<u64> = None;
     let done = |acquired: Acquired, stall_began: Option<u64>| Ok(acquired.after_stall(stall_began));
-    for n in 0..MISS_ITERATIONS {
+    let mysql56 = host == FreeBlockLoop::Mysql56;
+    // The loop's iteration: a batch wait starts it again without counting (5.6's `goto loop`).
+    let mut n = 0usize;
+    for _ in 0..MISS_ITERATIONS {
         if let Some(id) = core.pop_free(instance) {
             return done(Acquired::Free(id), stall_began);
         }
-        let depth = if n == 0 { scan_depth } else { usize::MAX };
-        if let Some(id) = scan_for_clean(core, instance, depth) {
-            return done(Acquired::Free(id), stall_began);
+        if mysql56 && core.parts.write_path.name().starts_with("doublewrite") {
+            let began = core.now_us();
+            if instance.lru_batch.wait_if_initialising() {
+                core.counters
+                    .lru_batch_waits
+                    .fetch_add(1, Ordering::Relaxed);
+                core.counters
+                    .lru_batch_wait_us
+                    .fetch_add(core.now_us().saturating_sub(began), Ordering::Relaxed);
+                continue;
+            }
+        }
+        if !mysql56 || n > 0 || instance.lru_batch.try_lru_scan() {
+            let depth = if n == 0 { scan_depth } else { usize::MAX };
+            if let Some(id) = scan_for_clean(core, instance, depth) {
+                return done(Acquired::Free(id), stall_began);
+            }
+            if mysql56 && n == 0 {
+                instance.lru_batch.scan_found_nothing();
+            }
         }
         // Freeing a frame now needs a write: after a failed write the pool refuses.
         core.check_poisoned()?;
-        core.wake_cleaner();
+        if !mysql56 {
+            core.wake_cleaner();
+        }
         if n > 1 {
-            crate::sync::sleep(core.device_ms(10));
+            core.counters
+                .miss_loop_sleeps
+                .fetch_add(1, Ordering::Relaxed);
+            crate::sync::sleep(core.device_ms(host.sleep_ms()));
         }
         if stall_began.is_none() && stall.is_read_stall() {
             stall_began = Some(core.now_us());
         }
-        if let Some(acquired) = stall.step(core, instance)? {
-            return done(acquired, stall_began);
+        match stall.step(core, instance)? {
+            // 5.6: the flushed frame joins the free list, and this thread starts its loop
+            // again like any other: another thread may take the frame first.
+            Some(Acquired::Free(id)) if mysql56 && stall.frees_to_free_list() => {
+                core.push_free(instance, id);
+            }
+            Some(acquired) => return done(acquired, stall_began),
+            None => {}
         }
+        n += 1;
     }
     Err(no_frame_error(core))
 }

@@ -17,7 +17,7 @@ use crate::error::{PageId, Result};
 use crate::sync::{AtomicU64, Ordering};
 use serde::{Deserialize, Serialize};
 
-use super::{StallStep, raw_loop, single_page_flush};
+use super::{FreeBlockLoop, StallStep, raw_loop, single_page_flush};
 
 /// What a query thread does when the free list is empty and its scan found no clean page
 /// (Percona Server's `innodb_empty_free_list_algorithm`; RAW miss path only).
@@ -40,6 +40,8 @@ pub struct Raw {
     pub scan_depth: usize,
     /// Step 4 on an empty free list: single-page flush or Percona's backoff.
     pub empty_free_list: EmptyFreeList,
+    /// MySQL 5.6's or 5.7's loop.
+    pub host: FreeBlockLoop,
 }
 
 /// Step 4 of vanilla: a single-page flush.
@@ -52,6 +54,10 @@ impl StallStep for SinglePageFlush {
 
     fn step(&self, core: &Core, instance: &Instance) -> Result<Option<Acquired>> {
         Ok(single_page_flush(core, instance)?.map(Acquired::Free))
+    }
+
+    fn frees_to_free_list(&self) -> bool {
+        true
     }
 }
 
@@ -102,11 +108,14 @@ impl MissPath for Raw {
         _read: bool,
     ) -> Result<Acquisition> {
         match self.empty_free_list {
-            EmptyFreeList::Legacy => raw_loop(core, instance, self.scan_depth, &SinglePageFlush),
+            EmptyFreeList::Legacy => {
+                raw_loop(core, instance, self.scan_depth, self.host, &SinglePageFlush)
+            }
             EmptyFreeList::Backoff => raw_loop(
                 core,
                 instance,
                 self.scan_depth,
+                self.host,
                 &Backoff {
                     attempt: AtomicU64::new(0),
                 },

@@ -33,7 +33,7 @@ use crate::error::{Error, PageId, Result};
 use crate::page::Lsn;
 use crate::sync::{AtomicU64, Condvar, Mutex, Ordering};
 
-use super::{StallStep, raw_loop};
+use super::{FreeBlockLoop, StallStep, raw_loop};
 
 #[derive(Debug, Clone, Copy)]
 struct TwbEntry {
@@ -294,6 +294,7 @@ impl Twb {
 #[derive(Debug)]
 pub struct War {
     scan_depth: usize,
+    host: FreeBlockLoop,
     copy_batch: usize,
     twbs: Vec<Twb>,
     copies: AtomicU64,
@@ -316,6 +317,7 @@ impl War {
         assert!(slots > 0 && copy_batch > 0, "a TWB holds pages");
         War {
             scan_depth,
+            host: FreeBlockLoop::default(),
             copy_batch,
             twbs: (0..instances).map(|_| Twb::new(slots, page_size)).collect(),
             copies: AtomicU64::new(0),
@@ -323,6 +325,13 @@ impl War {
             reads: AtomicU64::new(0),
             writes: AtomicU64::new(0),
         }
+    }
+
+    /// The same WAR on MySQL `host`'s miss loop (5.7's by default).
+    #[must_use]
+    pub fn with_host(mut self, host: FreeBlockLoop) -> Self {
+        self.host = host;
+        self
     }
 
     fn twb(&self, instance: &Instance) -> &Twb {
@@ -461,7 +470,7 @@ impl MissPath for War {
         _page: PageId,
         _read: bool,
     ) -> Result<Acquisition> {
-        raw_loop(core, instance, self.scan_depth, &CopyToTwb(self))
+        raw_loop(core, instance, self.scan_depth, self.host, &CopyToTwb(self))
     }
 
     fn holds_copies(&self) -> bool {

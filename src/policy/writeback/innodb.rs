@@ -78,6 +78,8 @@ pub struct PageCleaner {
     /// MySQL 5.7's round order (plan first, each instance's two parts together).
     plans_first: bool,
     neighbors: bool,
+    /// Pages per LRU tail batch (5.6.26: [`MYSQL56_LRU_CHUNK`]; 5.7: the whole scan depth).
+    lru_chunk: usize,
     previous: Previous,
     /// `P_scan` as the controller planned it last round.
     last_lru_scan: AtomicU64,
@@ -105,9 +107,18 @@ impl PageCleaner {
             page_cleaners: page_cleaners.max(1),
             plans_first,
             neighbors,
+            lru_chunk: usize::MAX,
             previous: Previous::default(),
             requested_total: AtomicU64::new(0),
         }
+    }
+
+    /// The same cleaner writing the LRU tail in batches of at most `pages` (MySQL 5.6.26:
+    /// [`MYSQL56_LRU_CHUNK`]).
+    #[must_use]
+    pub fn with_lru_chunk(mut self, pages: usize) -> Self {
+        self.lru_chunk = pages.max(1);
+        self
     }
 
     /// MySQL 5.6.26's order (the code this reproduces by default): every instance's LRU part,
@@ -184,7 +195,9 @@ impl PageCleaner {
             return Ok(held);
         }
         let lru = match self.lru {
-            LruFlush::Tail => flush_lru_tail(core, instance, lru_scan, self.neighbors)?,
+            LruFlush::Tail => {
+                flush_lru_tail(core, instance, lru_scan, self.lru_chunk, self.neighbors)?
+            }
             // Basic LRU-C's fixed batch is `P_scan` (the configured scan depth unless a
             // controller tunes it).
             LruFlush::DirtyRegion(limit) => {
@@ -229,6 +242,8 @@ impl PageCleaner {
         let share = (plan.flush_list_pages * dirty).div_ceil(dirty_total);
         let flushed =
             core.flush_oldest_ext(instance, share as usize, plan.lsn_limit, self.neighbors)?;
+        // 5.6's `buf_flush_end`: any batch of the instance makes tail scans worth trying again.
+        instance.lru_batch.batch_ended();
         core.counters
             .flush_list_flushes
             .fetch_add(flushed, Ordering::Relaxed);
@@ -375,6 +390,18 @@ impl Writeback for PageCleaner {
             "backoff_waits".to_string(),
             load(&core.counters.backoff_waits),
         );
+        out.insert(
+            "lru_batch_waits".to_string(),
+            load(&core.counters.lru_batch_waits),
+        );
+        out.insert(
+            "lru_batch_wait_ms".to_string(),
+            load(&core.counters.lru_batch_wait_us) / 1000.0,
+        );
+        out.insert(
+            "miss_loop_sleeps".to_string(),
+            load(&core.counters.miss_loop_sleeps),
+        );
         self.rate.lock().extra_stats(out);
     }
 }
@@ -420,48 +447,90 @@ pub(crate) fn for_each_instance<T: Send>(
         .collect()
 }
 
-/// InnoDB's LRU tail flush for one instance. Returns pages written.
-fn flush_lru_tail(core: &Core, instance: &Instance, depth: usize, neighbors: bool) -> Result<u64> {
+/// MySQL 5.6.26's `PAGE_CLEANER_LRU_BATCH_CHUNK_SIZE`: its page cleaner flushes an instance's
+/// LRU tail in batches of at most this many pages, "to reduce the wait time for the threads
+/// waiting for a clean block" (`buf_flush_LRU_tail`). Not scaled with the scan depth: each
+/// chunk is one doublewrite batch (at most 120 pages), and the batch structure of the write
+/// path is what the waiters see.
+pub const MYSQL56_LRU_CHUNK: usize = 100;
+
+/// InnoDB's LRU tail flush for one instance, in batches of at most `chunk` pages handled (freed
+/// or written; 5.6.26: [`MYSQL56_LRU_CHUNK`] pages and `depth / chunk` rounded up batches; 5.7:
+/// one batch of `depth`). Each batch marks the instance's LRU batch as initialising while it
+/// scans (what a 5.6 miss waits on) and running until its writes are done. Returns pages
+/// written.
+fn flush_lru_tail(
+    core: &Core,
+    instance: &Instance,
+    depth: usize,
+    chunk: usize,
+    neighbors: bool,
+) -> Result<u64> {
+    let chunk = chunk.clamp(1, depth.max(1));
+    let mut written = 0;
+    // Bound: `depth / chunk` rounded up batches.
+    for _ in 0..depth.div_ceil(chunk) {
+        let running = instance.lru_batch.begin();
+        let (freed, mut batch) = scan_lru_tail(core, instance, depth, chunk);
+        let handled = freed.len() + batch.len();
+        for id in freed {
+            core.push_free(instance, id);
+        }
+        if neighbors {
+            core.claim_neighbors(&mut batch);
+        }
+        running.dispatched();
+        // Each written page is freed as soon as its own write completes (InnoDB frees LRU
+        // flushed pages in the write completion).
+        written += write_and_free(core, instance, batch)?;
+        drop(running);
+        if handled < chunk || core.shutting_down() {
+            break;
+        }
+    }
+    Ok(written)
+}
+
+/// One LRU batch's scan: walks the tail while fewer than `depth` pages were scanned, fewer than
+/// `chunk` pages handled, the free list (with what this scan freed) is shorter than `depth` and
+/// more than `BUF_LRU_MIN_LEN` pages stay; frees clean pages and claims dirty ones.
+fn scan_lru_tail(
+    core: &Core,
+    instance: &Instance,
+    depth: usize,
+    chunk: usize,
+) -> (Vec<FrameId>, Vec<FrameId>) {
     let mut freed = Vec::new();
     let mut batch = Vec::new();
-    {
-        let mut order = instance.lock_order();
-        let start_len = order.len();
-        let mut scanned = 0;
-        // InnoDB stops at BUF_LRU_MIN_LEN (256) pages left in the LRU.
-        let min_len = LRU_MIN_LEN.min(instance.frame_count / 2);
-        order.walk(&core.frames, &mut |id| {
-            let live_len = start_len.saturating_sub(freed.len());
-            if scanned >= depth
-                || instance.free_len() + freed.len() + batch.len() >= depth
-                || live_len.saturating_sub(freed.len() + batch.len()) <= min_len
-            {
-                return Verdict::Stop;
+    let mut order = instance.lock_order();
+    let start_len = order.len();
+    let mut scanned = 0;
+    // InnoDB stops at BUF_LRU_MIN_LEN (256) pages left in the LRU.
+    let min_len = LRU_MIN_LEN.min(instance.frame_count / 2);
+    order.walk(&core.frames, &mut |id| {
+        let live_len = start_len.saturating_sub(freed.len());
+        if scanned >= depth
+            || freed.len() + batch.len() >= chunk
+            || instance.free_len() + freed.len() + batch.len() >= depth
+            || live_len.saturating_sub(freed.len() + batch.len()) <= min_len
+        {
+            return Verdict::Stop;
+        }
+        scanned += 1;
+        let frame = core.frame(id);
+        if frame.is_dirty() {
+            if frame.try_claim_io(IO_WRITE) {
+                batch.push(id);
             }
-            scanned += 1;
-            let frame = core.frame(id);
-            if frame.is_dirty() {
-                if frame.try_claim_io(IO_WRITE) {
-                    batch.push(id);
-                }
-                Verdict::Skip
-            } else if core.try_evict_clean(id) {
-                freed.push(id);
-                Verdict::Detach
-            } else {
-                Verdict::Skip
-            }
-        });
-    }
-    for id in freed {
-        core.push_free(instance, id);
-    }
-    if neighbors {
-        core.claim_neighbors(&mut batch);
-    }
-    // Each written page is freed as soon as its own write completes (InnoDB 5.7 frees LRU
-    // flushed pages in the write completion).
-    write_and_free(core, instance, batch)
+            Verdict::Skip
+        } else if core.try_evict_clean(id) {
+            freed.push(id);
+            Verdict::Detach
+        } else {
+            Verdict::Skip
+        }
+    });
+    (freed, batch)
 }
 
 /// LRU-C's flusher for one instance: the dirty region, `limit` pages (basic) or all (DBW).

@@ -23,6 +23,11 @@
 //!    `core::frame`). Readers of hot and cold pages run beside misses that evict clean pages and
 //!    writers whose dirty pages are written and evicted; every guard must hold the page it was
 //!    asked for, and no update is lost.
+//! 6. **MySQL 5.6's miss loop** (`free_block_loop = "5.6"`): a single-page flush puts its frame
+//!    on the free list for any thread to take, `try_LRU_scan` skips scans, and the cleaner's LRU
+//!    batches mark the instance; misses and cleaner rounds lose no update and keep every
+//!    invariant. The batch's own protocol (`core::lru_batch`): a miss that waits for a batch is
+//!    always woken, and only once a batch's writes are done.
 
 #![cfg(feature = "shuttle")]
 
@@ -30,9 +35,10 @@ use std::sync::Arc;
 
 use shuttle::sync::atomic::{AtomicBool, Ordering};
 
+use flashbuf::core::lru_batch::LruBatch;
 use flashbuf::device::SharedDevice;
 use flashbuf::device::memory::MemoryDevice;
-use flashbuf::pool::{BufferPool, PoolConfig, Scheme, TornPageProtection};
+use flashbuf::pool::{BufferPool, FreeBlockLoop, PoolConfig, Scheme, TornPageProtection};
 
 const PAGE: usize = 4096;
 const FRAMES: usize = 16;
@@ -41,8 +47,13 @@ const PAGES: u64 = 24;
 const COUNTER: usize = 64;
 
 fn pool(scheme: Scheme) -> Arc<BufferPool> {
+    pool_with_loop(scheme, FreeBlockLoop::Mysql57)
+}
+
+fn pool_with_loop(scheme: Scheme, host: FreeBlockLoop) -> Arc<BufferPool> {
     let device: SharedDevice = Arc::new(MemoryDevice::new(PAGE, PAGES).unwrap());
     let mut config = PoolConfig::for_scheme(scheme, FRAMES);
+    config.free_block_loop = host;
     config.background = false;
     config.torn_page_protection = Some(TornPageProtection::None);
     config.lru_scan_depth = 2;
@@ -331,5 +342,81 @@ fn a_reader_racing_the_eviction_of_its_page_gets_it() {
             pool.check_invariants().unwrap();
         },
         2000,
+    );
+}
+
+#[test]
+fn mysql56_loop_hands_flushed_frames_round_without_losing_updates() {
+    shuttle::check_random(
+        || {
+            let pool = pool_with_loop(Scheme::Vanilla, FreeBlockLoop::Mysql56);
+            let mut handles = Vec::new();
+            for thread in 0..2u64 {
+                let pool = Arc::clone(&pool);
+                handles.push(shuttle::thread::spawn(move || {
+                    for step in 0..3u64 {
+                        transaction(&pool, &[(thread * 5 + step * 3) % (PAGES - FRAMES as u64)]);
+                    }
+                }));
+            }
+            let cleaner = {
+                let pool = Arc::clone(&pool);
+                shuttle::thread::spawn(move || {
+                    let core = pool.core();
+                    core.parts.writeback.round(core).unwrap();
+                })
+            };
+            for handle in handles {
+                handle.join().unwrap();
+            }
+            cleaner.join().unwrap();
+            pool.check_invariants().unwrap();
+            let total: u32 = (0..PAGES).map(|page| u32::from(counter(&pool, page))).sum();
+            assert_eq!(total, 6, "an update was lost");
+        },
+        2000,
+    );
+}
+
+#[test]
+fn a_miss_waiting_for_an_lru_batch_is_woken_after_its_writes() {
+    use shuttle::sync::atomic::AtomicU64;
+    shuttle::check_pct(
+        || {
+            let batch = Arc::new(LruBatch::default());
+            // The last batch whose writes are done.
+            let written = Arc::new(AtomicU64::new(0));
+            let cleaner = {
+                let (batch, written) = (Arc::clone(&batch), Arc::clone(&written));
+                shuttle::thread::spawn(move || {
+                    for number in 1..=2u64 {
+                        let running = batch.begin();
+                        running.dispatched();
+                        written.store(number, Ordering::SeqCst);
+                        drop(running);
+                    }
+                })
+            };
+            let waiters: Vec<_> = (0..2)
+                .map(|_| {
+                    let (batch, written) = (Arc::clone(&batch), Arc::clone(&written));
+                    shuttle::thread::spawn(move || {
+                        if batch.wait_if_initialising() {
+                            assert!(
+                                written.load(Ordering::SeqCst) >= 1,
+                                "woken before any batch's writes were done"
+                            );
+                        }
+                    })
+                })
+                .collect();
+            cleaner.join().unwrap();
+            for waiter in waiters {
+                waiter.join().unwrap();
+            }
+            assert!(batch.try_lru_scan());
+        },
+        5000,
+        3,
     );
 }

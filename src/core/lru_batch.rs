@@ -16,7 +16,13 @@
 //! The state's mutex is a leaf: nothing else is taken while it is held, and it is never held
 //! across I/O. Invariant: `initialising` implies `running`.
 
+use std::time::Duration;
+
 use crate::sync::{AtomicBool, Condvar, Mutex, Ordering};
+
+/// A waiter looks at the batch again at least this often (a wake-up is never needed for
+/// progress, only for promptness; the build's condition variable may wake spuriously).
+const RECHECK: Duration = Duration::from_millis(50);
 
 #[derive(Debug, Default)]
 struct BatchState {
@@ -52,10 +58,15 @@ pub struct RunningBatch<'a> {
 }
 
 impl LruBatch {
-    /// Starts a batch (the one cleaner thread runs one batch of an instance at a time).
+    /// Starts a batch. One cleaner thread serves an instance, so its batches never overlap;
+    /// should a second caller start one while a batch runs, it waits for that batch to end
+    /// (5.6's `buf_flush_start` refuses a second batch of a type while one runs).
     pub fn begin(&self) -> RunningBatch<'_> {
         let mut state = self.state.lock();
-        assert!(!state.running, "two LRU batches of one instance at once");
+        // Bound: the running batch's guard ends it.
+        while state.running {
+            let _ = self.ended.wait_for(&mut state, RECHECK);
+        }
         state.initialising = true;
         state.running = true;
         RunningBatch { batch: self }
@@ -70,7 +81,7 @@ impl LruBatch {
         }
         // Bound: the cleaner ends every batch it begins (the guard's drop).
         while state.running {
-            self.ended.wait(&mut state);
+            let _ = self.ended.wait_for(&mut state, RECHECK);
         }
         true
     }

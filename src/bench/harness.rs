@@ -749,7 +749,7 @@ fn run_bound(
         .map(|stats| stats.wait_ns as f64 / 1e9)
         .sum::<f64>()
         / thread_seconds;
-    let bound = super::cpu::classify_run(cpu, wait_share);
+    let bound = super::cpu::classify_run(cpu, wait_share, config.threads);
     if matches!(config.device, crate::device::DeviceSpec::Memory) {
         super::cpu::on_latency_free_device(bound)
     } else {

@@ -98,7 +98,7 @@ pub const COLUMNS: &[(&str, &str)] = &[
     ),
     (
         "bound",
-        "what limited the run: cpu-bound, cpu-starved (threads waited for a core at least half the time they wanted one: the host was short of CPU; results.json's cpu.run_queue_wait_share), device-bound, lock-bound (list mutexes), wait-bound (on `mem`: latches or background threads, no device time), mixed or unknown",
+        "what limited the run: cpu-bound, cpu-starved (threads waited for a core at least half the time they wanted one and at least 5% of their time: the host was short of CPU; results.json's cpu.run_queue_wait_share and run_queue_wait_threads), device-bound, lock-bound (list mutexes), wait-bound (on `mem`: latches or background threads, no device time), mixed or unknown",
     ),
     (
         "steady",

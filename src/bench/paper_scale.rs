@@ -15,6 +15,11 @@
 //!   device and the engine miss per frame. It is fitted on vanilla alone (see
 //!   [`MISS_RATE_CALIBRATION`]) and applies to every scheme alike.
 //!
+//! - each page a list scan inspects under its mutex costs the device time the paper's host
+//!   spent on the pages it stands for (`list_scan_ns`, [`PAPER_LIST_SCAN_NS`] x 1,024 / our
+//!   depth; background scans scaled with the background clock), so that a miss holds the LRU
+//!   mutex as long as the paper's did and the queue behind it (RR-serialization) forms again.
+//!   The per-page price is fitted on vanilla's LRU-mutex wait alone;
 //! - the InnoDB miss loop is MySQL 5.6.26's (`free_block_loop = "5.6"`), the host the LRU-C
 //!   prototype patched (its README): a host-engine semantic, not a fitted value
 //!   (docs/algorithms.md, "The host's miss loop: 5.6 or 5.7").
@@ -65,8 +70,25 @@ pub fn time_constant_scale(loaded_pages: u64) -> f64 {
 /// The miss loop of the papers' host, MySQL 5.6.26.
 pub const PAPER_FREE_BLOCK_LOOP: &str = "5.6";
 
-/// `pool_config` (TOML text, or none) with the paper-scaled `lru_scan_depth` and
-/// `time_constant_scale` and the papers' host's miss loop added where it does not set them.
+/// The paper's host CPU per LRU page a scan inspects under the LRU mutex, in ns: fitted on
+/// vanilla alone, on the one figure the paper gives for the mutex (§2.3: a thread waits about
+/// 1.3% of the run for the LRU mutex), and frozen (`experiments/calibration/lruc-vanilla.toml`,
+/// `[scan_fit]`; docs/regime.md, "The LRU mutex's hold time").
+pub const PAPER_LIST_SCAN_NS: f64 = 145.0;
+
+/// `list_scan_ns` for a database of `loaded_pages` pages: [`PAPER_LIST_SCAN_NS`] times the
+/// paper's pages each of our scanned pages stands for (1,024 over our default depth, about
+/// 1 / k), at most [`crate::engine::config::MAX_LIST_SCAN_NS`]. The default depth, not a
+/// swept one: at depth 585 our scan still stands for the paper's 16,384.
+#[must_use]
+pub fn list_scan_ns(loaded_pages: u64) -> f64 {
+    let pages_per_page = PAPER_SCAN_DEPTH / scan_depth(loaded_pages) as f64;
+    (PAPER_LIST_SCAN_NS * pages_per_page).min(crate::engine::config::MAX_LIST_SCAN_NS)
+}
+
+/// `pool_config` (TOML text, or none) with the paper-scaled `lru_scan_depth`,
+/// `time_constant_scale` and `list_scan_ns` and the papers' host's miss loop added where it
+/// does not set them.
 ///
 /// # Errors
 /// [`Error::Config`] when `pool_config` is not valid TOML.
@@ -84,6 +106,9 @@ pub fn with_tpcc_defaults(pool_config: Option<&str>, loaded_pages: u64) -> Resul
     table
         .entry("free_block_loop")
         .or_insert_with(|| toml::Value::String(PAPER_FREE_BLOCK_LOOP.to_string()));
+    table
+        .entry("list_scan_ns")
+        .or_insert_with(|| toml::Value::Float(list_scan_ns(loaded_pages)));
     toml::to_string(&table).map_err(|err| Error::Config(format!("--pool-config: {err}")))
 }
 
@@ -109,6 +134,7 @@ mod tests {
     #[test]
     fn a_tiny_database_keeps_the_floors() {
         assert_eq!(scan_depth(100), 16);
+        assert!((list_scan_ns(100) - PAPER_LIST_SCAN_NS * 64.0).abs() < 1e-9);
         assert!((time_constant_scale(100) - 0.005).abs() < 1e-12);
         assert!((time_constant_scale(u64::MAX / 2) - 1.0).abs() < 1e-12);
     }
@@ -129,6 +155,14 @@ mod tests {
         let text = with_tpcc_defaults(Some("free_block_loop = \"5.7\"\n"), W50_PAGES).unwrap();
         let table: toml::Table = text.parse().unwrap();
         assert_eq!(table["free_block_loop"].as_str(), Some("5.7"));
+        let ns = table["list_scan_ns"].as_float().unwrap();
+        assert!(
+            (ns - PAPER_LIST_SCAN_NS * 1024.0 / 37.0).abs() < 1e-9,
+            "{ns}"
+        );
+        let text = with_tpcc_defaults(Some("list_scan_ns = 0\n"), W50_PAGES).unwrap();
+        let table: toml::Table = text.parse().unwrap();
+        assert_eq!(table["list_scan_ns"].as_integer(), Some(0));
 
         assert!(with_tpcc_defaults(Some("lru_scan_depth = ["), W50_PAGES).is_err());
         // The result is a valid pool config for every preset.

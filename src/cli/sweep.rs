@@ -264,9 +264,12 @@ fn flag_of(param: Param) -> Option<(&'static str, &'static str)> {
         Param::RwRatio => Some(("rw_ratio", "--rw-ratio")),
         Param::Device => Some(("device", "--device")),
         Param::LogSize => Some(("log_size", "--log-size")),
-        Param::Channels | Param::FlushUs | Param::Alpha | Param::LruScanDepth | Param::AceNW => {
-            None
-        }
+        Param::Channels
+        | Param::FlushUs
+        | Param::Alpha
+        | Param::LruScanDepth
+        | Param::AceNW
+        | Param::ListScanNs => None,
     }
 }
 
@@ -555,6 +558,7 @@ fn pool_key(param: Param) -> Option<&'static str> {
     match param {
         Param::LruScanDepth => Some("lru_scan_depth"),
         Param::AceNW => Some("ace_n_w"),
+        Param::ListScanNs => Some("list_scan_ns"),
         _ => None,
     }
 }
@@ -600,7 +604,7 @@ pub fn point_args(info: &ParamInfo, base: &BenchArgs, value: &str) -> Result<Ben
             }
             args.log_size = value.to_string();
         }
-        Param::LruScanDepth | Param::AceNW => {}
+        Param::LruScanDepth | Param::AceNW | Param::ListScanNs => {}
     }
     Ok(args)
 }
@@ -637,10 +641,19 @@ pub fn with_pool_key(text: Option<&str>, key: &str, value: &str) -> Result<Strin
             "--pool-config sets `{key}`, which this sweep varies: remove it from the file"
         )));
     }
-    let number: i64 = value
-        .parse()
-        .map_err(|_| Error::Config(format!("bad {key} `{value}`: a whole number >= 0")))?;
-    table.insert(key.to_string(), toml::Value::Integer(number));
+    let number = match value.parse::<i64>() {
+        Ok(whole) => toml::Value::Integer(whole),
+        Err(_) if key == "list_scan_ns" => value
+            .parse::<f64>()
+            .map(toml::Value::Float)
+            .map_err(|_| Error::Config(format!("bad {key} `{value}`: a number >= 0")))?,
+        Err(_) => {
+            return Err(Error::Config(format!(
+                "bad {key} `{value}`: a whole number >= 0"
+            )));
+        }
+    };
+    table.insert(key.to_string(), number);
     toml::to_string(&table).map_err(|err| Error::Config(format!("--pool-config: {err}")))
 }
 

@@ -14,6 +14,7 @@
 pub mod flush_list;
 pub mod frame;
 mod guard;
+mod host_cpu;
 pub mod instance;
 pub(crate) mod invariants;
 mod io;
@@ -30,6 +31,6 @@ pub mod write_path;
 
 pub use guard::{PageReadGuard, PageWriteGuard};
 pub use optimistic::{OptimisticRead, PageView};
-pub use pool::{BufferPool, Core, CoreConfig, LatchMode, Parts};
+pub use pool::{BufferPool, Core, CoreConfig, LatchMode, Parts, Scanner};
 pub use redo::{NullLog, RedoLog};
 pub use stats::{MutexStats, PoolStats, WaitHistogram};

@@ -40,7 +40,7 @@ use std::time::{Duration, Instant};
 use crate::core::frame::{Frame, FrameId, IO_EVICT, IO_IDLE, IO_READ, IO_WRITE, NO_PAGE, Region};
 use crate::core::guard::{PageReadGuard, PageWriteGuard};
 use crate::core::instance::{Instance, instance_of};
-use crate::core::order::{HitContext, Placement, ReplacementOrder, Verdict};
+use crate::core::order::{HitContext, OrderState, Placement, ReplacementOrder, Verdict};
 use crate::core::page_table::PageTable;
 use crate::core::parts::{Acquired, MissPath, Prefetcher, Writeback};
 use crate::core::redo::{NullLog, RedoLog};
@@ -75,6 +75,23 @@ pub struct CoreConfig {
     pub background: bool,
     /// The composition's name, for stats and errors.
     pub scheme: String,
+    /// Device-time ns a list scan holds its list's mutex per page inspected
+    /// ([`Core::hold_list_scan`]; 0 = none).
+    pub list_scan_ns: f64,
+    /// The background time-constant scale: a background scan's price per page is
+    /// `list_scan_ns` times this ([`Scanner::Background`]).
+    pub background_time_scale: f64,
+}
+
+/// Who scans a list, for the emulated host's CPU ([`Core::hold_list_scan`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Scanner {
+    /// A query thread's miss (its scan's price is set against the device's latencies).
+    Foreground,
+    /// The page cleaner or LRU-C's flusher, whose period and per-round budgets run on the
+    /// scaled background clock (`time_constant_scale`): its CPU per page is scaled with them,
+    /// so that a round's scan keeps the paper's share of the round's period.
+    Background,
 }
 
 /// The policies a composition chose (see `engine::compose`).
@@ -137,6 +154,9 @@ pub struct Counters {
     pub lru_batch_waits: AtomicU64,
     /// Device microseconds those waits took.
     pub lru_batch_wait_us: AtomicU64,
+    /// Device nanoseconds list scans held their mutex for the emulated host's CPU
+    /// ([`Core::hold_list_scan`]).
+    pub list_scan_hold_ns: AtomicU64,
     /// Misses that slept in their miss loop (5.6: 100 ms, 5.7: 10 ms, from the third
     /// iteration on).
     pub miss_loop_sleeps: AtomicU64,
@@ -310,6 +330,48 @@ impl Core {
     /// Device-time microseconds since the pool opened.
     pub fn now_us(&self) -> u64 {
         (self.epoch.elapsed().as_secs_f64() * 1e6 / self.time_scale) as u64
+    }
+
+    /// The emulated host's CPU for a list scan that inspected `pages` pages: holds the caller
+    /// (who holds the list's mutex) for `pages x list_scan_ns` of device time, so that the
+    /// threads queueing on that mutex wait as the paper's did behind its scans
+    /// (RR-serialization; `core::host_cpu`). Nothing when `list_scan_ns` is 0.
+    pub fn hold_list_scan(&self, pages: u64, scanner: Scanner) {
+        let per_page = match scanner {
+            Scanner::Foreground => self.config.list_scan_ns,
+            Scanner::Background => self.config.list_scan_ns * self.config.background_time_scale,
+        };
+        if per_page <= 0.0 || pages == 0 {
+            return;
+        }
+        let device_ns = per_page * pages as f64;
+        self.counters
+            .list_scan_hold_ns
+            .fetch_add(device_ns as u64, Ordering::Relaxed);
+        crate::core::host_cpu::hold(Duration::from_secs_f64(device_ns * 1e-9 * self.time_scale));
+    }
+
+    /// Walks a replacement order whose mutex the caller holds (`order` borrowed from its guard)
+    /// and then charges the emulated host's CPU for every page the visitor inspected (all it
+    /// was offered but a final `Stop`; [`Core::hold_list_scan`]), still under the mutex. The InnoDB family's scans use it;
+    /// PostgreSQL's clock sweep and ACE's evictor do not (PostgreSQL advances its hand with an
+    /// atomic, under no list mutex).
+    pub fn walk_charged(
+        &self,
+        order: &mut dyn OrderState,
+        scanner: Scanner,
+        visit: &mut dyn FnMut(FrameId) -> Verdict,
+    ) {
+        let mut inspected = 0u64;
+        order.walk(&self.frames, &mut |id| {
+            let verdict = visit(id);
+            // A visitor that stops at a frame has not looked at it (its bound was reached).
+            if verdict != Verdict::Stop {
+                inspected += 1;
+            }
+            verdict
+        });
+        self.hold_list_scan(inspected, scanner);
     }
 
     /// Real duration of `ms` device-time milliseconds.
@@ -1157,6 +1219,12 @@ impl Core {
         extra.insert("cleaner_rounds".to_string(), load(&c.cleaner_rounds) as f64);
         extra.insert("free_waits".to_string(), load(&c.free_waits) as f64);
         extra.insert("busy_backoffs".to_string(), load(&c.busy_backoffs) as f64);
+        if self.config.list_scan_ns > 0.0 {
+            extra.insert(
+                "list_scan_hold_ms".to_string(),
+                load(&c.list_scan_hold_ns) as f64 / 1e6,
+            );
+        }
         self.parts.miss.extra_stats(self, &mut extra);
         self.parts.writeback.extra_stats(self, &mut extra);
         if let Some(prefetch) = &self.parts.prefetch {

@@ -619,10 +619,11 @@ impl Composition {
             .collect())
     }
 
-    /// Whether this scheme reads the pool-config key `key` (`lru_scan_depth` or `ace_n_w`;
-    /// every other key: true). `lru_scan_depth` sizes InnoDB's miss-path scan (RAW, WAR, RW)
-    /// and the page cleaner's `P_scan`, except in the InnoDB-emulated CF-LRU, whose scan is
-    /// its window; `ace_n_w` is ACE's.
+    /// Whether this scheme reads the pool-config key `key` (`lru_scan_depth`, `ace_n_w` or
+    /// `list_scan_ns`; every other key: true). `lru_scan_depth` sizes InnoDB's miss-path scan
+    /// (RAW, WAR, RW) and the page cleaner's `P_scan`, except in the InnoDB-emulated CF-LRU,
+    /// whose scan is its window; `ace_n_w` is ACE's; `list_scan_ns` prices the InnoDB
+    /// family's list scans (not PostgreSQL's clock hand or ACE's evictor).
     #[must_use]
     pub fn reads_pool_key(&self, key: &str) -> bool {
         match key {
@@ -632,6 +633,12 @@ impl Composition {
                         || self.writeback != WritebackKind::Postgres)
             }
             "ace_n_w" => self.miss == MissKind::Ace,
+            // The InnoDB family's list scans (`Core::walk_charged`); PostgreSQL's clock hand
+            // and ACE's evictor take no list mutex per page.
+            "list_scan_ns" => {
+                !matches!(self.miss, MissKind::Pg | MissKind::Ace)
+                    || self.writeback != WritebackKind::Postgres
+            }
             _ => true,
         }
     }

@@ -155,6 +155,12 @@ pub struct PoolConfig {
     /// earlier loop: no batch wait, 10 ms sleeps, the flushed frame to the flushing thread).
     /// RAW, WAR and RW miss paths.
     pub free_block_loop: FreeBlockLoop,
+    /// The emulated host's CPU under the list mutexes: device-time nanoseconds a scan of a
+    /// replacement list holds that list's mutex for each page it inspects (the misses' and the
+    /// cleaners' LRU-tail scans, LRU-C's pointer and dirty region, WAR's copy, RW's and
+    /// PostgreSQL's victim searches). 0 = only this host's own cost, which on a shrunk pool and
+    /// a scaled clock is far below the paper's (docs/regime.md, "The LRU mutex's hold time").
+    pub list_scan_ns: f64,
     /// Verify page checksums on read.
     pub verify_checksums: bool,
     /// Run the background cleaner (off only in model tests).
@@ -199,6 +205,9 @@ pub fn default_scan_depth(frames: usize) -> usize {
 pub fn auto_time_constant_scale(instance_frames: usize) -> f64 {
     (instance_frames as f64 / PAPER_INSTANCE_FRAMES as f64).min(1.0)
 }
+
+/// The largest `list_scan_ns`: a millisecond per page inspected.
+pub const MAX_LIST_SCAN_NS: f64 = 1_000_000.0;
 
 /// The fewest frames a pool takes (and each of its instances).
 pub const MIN_FRAMES: usize = 16;
@@ -395,6 +404,11 @@ impl PoolConfig {
             "\"5.6\" | \"5.7\"",
         ),
         key(
+            "list_scan_ns",
+            "emulated host CPU: device-time ns a replacement-list scan holds the list's mutex per page it inspects (miss and cleaner tail scans, LRU-C's pointer and dirty region); 0 = none beyond this host's own",
+            "0.0..=1000000.0",
+        ),
+        key(
             "verify_checksums",
             "verify page checksums on read",
             "true | false",
@@ -490,6 +504,7 @@ impl PoolConfig {
             prefetch_pages: 0,
             empty_free_list: EmptyFreeList::Legacy,
             free_block_loop: FreeBlockLoop::Mysql57,
+            list_scan_ns: 0.0,
             verify_checksums: true,
             background: true,
         }
@@ -731,6 +746,13 @@ impl PoolConfig {
                 "empty_free_list = \"backoff\" is a setting of the RAW miss path; scheme `{}` \
                  has another",
                 self.scheme
+            ));
+        }
+        if !(0.0..=MAX_LIST_SCAN_NS).contains(&self.list_scan_ns) {
+            return bad(format!(
+                "list_scan_ns = {} is outside 0..={MAX_LIST_SCAN_NS} (device-time ns per page a \
+                 list scan inspects)",
+                self.list_scan_ns
             ));
         }
         if self.prefetch_pages > 64 || self.prefetch_trigger == 0 {

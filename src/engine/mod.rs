@@ -275,6 +275,8 @@ pub fn open_pool(
         verify_checksums: config.verify_checksums,
         background: config.background,
         scheme: config.scheme.name.clone(),
+        list_scan_ns: config.list_scan_ns,
+        background_time_scale: config.effective_time_constant_scale(instance_frames),
     };
     BufferPool::with_parts(Arc::clone(&target.data), log, core_config, parts)
 }

@@ -34,6 +34,9 @@ pub enum Param {
     LruScanDepth,
     /// The pool-config key `ace_n_w`.
     AceNW,
+    /// The pool-config key `list_scan_ns` (the emulated host's CPU per page a list scan
+    /// inspects under its mutex).
+    ListScanNs,
     /// `--log-size`.
     LogSize,
 }
@@ -180,6 +183,13 @@ pub const PARAMS: &[ParamInfo] = &[
         applies: Applies::All,
     },
     ParamInfo {
+        param: Param::ListScanNs,
+        name: "list_scan_ns",
+        sets: "pool-config key list_scan_ns (device-time ns a list scan holds its mutex per page)",
+        forms: "a number of nanoseconds in 0..=1000000",
+        applies: Applies::All,
+    },
+    ParamInfo {
         param: Param::LogSize,
         name: "log-size",
         sets: "--log-size (the redo log's size)",
@@ -317,6 +327,14 @@ fn check_form(info: &ParamInfo, value: &str) -> Result<()> {
             }
         }
         Param::LruScanDepth | Param::AceNW => whole(0, 1 << 30),
+        Param::ListScanNs => match value.parse::<f64>() {
+            Ok(ns) if (0.0..=crate::engine::config::MAX_LIST_SCAN_NS).contains(&ns) => Ok(()),
+            _ => Err(value_error(
+                info,
+                value,
+                "not a number of nanoseconds in 0..=1000000",
+            )),
+        },
         Param::Alpha => match value.parse::<f64>() {
             Ok(alpha) if (1.0..=64.0).contains(&alpha) => Ok(()),
             _ => Err(value_error(info, value, "not a number in 1..=64")),

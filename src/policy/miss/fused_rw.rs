@@ -30,7 +30,7 @@ use crate::core::frame::{FrameId, IO_EVICT, NO_PAGE};
 use crate::core::instance::Instance;
 use crate::core::order::{Placement, Verdict};
 use crate::core::parts::{Acquired, Acquisition, MissPath};
-use crate::core::pool::Core;
+use crate::core::pool::{Core, Scanner};
 use crate::device::IoRequest;
 use crate::error::{Error, PageId, Result};
 use crate::sync::Ordering;
@@ -102,7 +102,7 @@ impl StallStep for Fused {
 fn pick_victim(core: &Core, instance: &Instance) -> Option<(FrameId, PageId)> {
     let mut order = instance.lock_order();
     let mut found = None;
-    order.walk(&core.frames, &mut |id| {
+    core.walk_charged(&mut **order, Scanner::Foreground, &mut |id| {
         let frame = core.frame(id);
         if !frame.is_dirty() || frame.is_pinned() {
             return Verdict::Skip;

@@ -21,7 +21,7 @@ use crate::core::instance::Instance;
 use crate::core::lru_list::LruList;
 use crate::core::order::{Placement, Verdict};
 use crate::core::parts::{Acquired, Acquisition, MissPath};
-use crate::core::pool::Core;
+use crate::core::pool::{Core, Scanner};
 use crate::error::{PageId, Result};
 use crate::sync::{AtomicU64, Ordering};
 
@@ -54,7 +54,7 @@ impl LruCPointer {
         let mut passed = Vec::new();
         let mut victim = None;
         let mut scanned = 0u64;
-        mixed.walk(&core.frames, &mut |id| {
+        core.walk_charged(&mut **mixed, Scanner::Foreground, &mut |id| {
             let frame = core.frame(id);
             scanned += 1;
             if frame.is_dirty() || frame.io_state() == IO_WRITE {
@@ -85,15 +85,20 @@ impl LruCPointer {
     fn flush_from_dirty_region(core: &Core, instance: &Instance) -> Result<Option<FrameId>> {
         let claimed = core.with_side(instance, |dirty| {
             let mut cursor = dirty.tail();
+            let mut scanned = 0u64;
+            let mut claimed = None;
             // Bound: the region's length.
             while cursor != NIL {
+                scanned += 1;
                 let frame = core.frame(cursor);
                 if frame.is_dirty() && !frame.is_pinned() && frame.try_claim_io(IO_WRITE) {
-                    return Some(cursor);
+                    claimed = Some(cursor);
+                    break;
                 }
                 cursor = LruList::prev(&core.frames, cursor);
             }
-            None
+            core.hold_list_scan(scanned, Scanner::Foreground);
+            claimed
         });
         let Some(victim) = claimed else {
             return Ok(None);

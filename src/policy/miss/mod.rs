@@ -31,7 +31,7 @@ use crate::core::frame::{FrameId, IO_WRITE};
 use crate::core::instance::Instance;
 use crate::core::order::Verdict;
 use crate::core::parts::{Acquired, Acquisition};
-use crate::core::pool::Core;
+use crate::core::pool::{Core, Scanner};
 use crate::error::{Error, Result};
 use crate::sync::Ordering;
 use serde::{Deserialize, Serialize};
@@ -174,7 +174,7 @@ pub(crate) fn scan_for_clean(core: &Core, instance: &Instance, depth: usize) -> 
     let mut order = instance.lock_order();
     let mut scanned = 0;
     let mut victim = None;
-    order.walk(&core.frames, &mut |id| {
+    core.walk_charged(&mut **order, Scanner::Foreground, &mut |id| {
         if scanned >= depth {
             return Verdict::Stop;
         }
@@ -198,7 +198,7 @@ pub(crate) fn claim_dirty_victim(core: &Core, instance: &Instance) -> Option<Fra
     let mut order = instance.lock_order();
     let mut found = None;
     let mut scanned = 0u64;
-    order.walk(&core.frames, &mut |id| {
+    core.walk_charged(&mut **order, Scanner::Foreground, &mut |id| {
         scanned += 1;
         let frame = core.frame(id);
         if frame.is_dirty() && !frame.is_pinned() && frame.try_claim_io(IO_WRITE) {

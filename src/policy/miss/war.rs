@@ -25,7 +25,7 @@ use crate::core::frame::{FrameId, IO_EVICT, NO_PAGE};
 use crate::core::instance::Instance;
 use crate::core::order::Verdict;
 use crate::core::parts::{Acquired, Acquisition, HeldCopy, MissPath};
-use crate::core::pool::Core;
+use crate::core::pool::{Core, Scanner};
 use crate::core::stats::MutexCounters;
 use crate::core::write_path::{PageWrite, WriteKind};
 use crate::device::AlignedBuf;
@@ -370,7 +370,7 @@ impl War {
 fn claim_tail_for_twb(core: &Core, instance: &Instance, want: usize) -> Vec<FrameId> {
     let mut order = instance.lock_order();
     let mut victims = Vec::with_capacity(want);
-    order.walk(&core.frames, &mut |id| {
+    core.walk_charged(&mut **order, Scanner::Foreground, &mut |id| {
         if victims.len() >= want {
             return Verdict::Stop;
         }

@@ -38,7 +38,7 @@ use crate::core::instance::Instance;
 use crate::core::lru_list::LruList;
 use crate::core::order::Verdict;
 use crate::core::parts::Writeback;
-use crate::core::pool::Core;
+use crate::core::pool::{Core, Scanner};
 use crate::core::write_path::WriteKind;
 use crate::error::{Error, Result};
 use crate::policy::flushrate::{CleanerInputs, FlushPlan, FlushRate, RoundObservation};
@@ -507,7 +507,7 @@ fn scan_lru_tail(
     let mut scanned = 0;
     // InnoDB stops at BUF_LRU_MIN_LEN (256) pages left in the LRU.
     let min_len = LRU_MIN_LEN.min(instance.frame_count / 2);
-    order.walk(&core.frames, &mut |id| {
+    core.walk_charged(&mut **order, Scanner::Background, &mut |id| {
         let live_len = start_len.saturating_sub(freed.len());
         if scanned >= depth
             || freed.len() + batch.len() >= chunk
@@ -541,8 +541,10 @@ fn flush_dirty_region(core: &Core, instance: &Instance, limit: Option<usize>) ->
     let batch = core.with_side(instance, |dirty| {
         let mut batch = Vec::new();
         let mut cursor = dirty.tail();
+        let mut scanned = 0u64;
         // Bound: the region's length.
         while cursor != NIL && batch.len() < limit {
+            scanned += 1;
             let prev = LruList::prev(&core.frames, cursor);
             let frame = core.frame(cursor);
             if frame.is_dirty() {
@@ -556,6 +558,8 @@ fn flush_dirty_region(core: &Core, instance: &Instance, limit: Option<usize>) ->
             }
             cursor = prev;
         }
+        // The emulated host's CPU for the walk, under LRU-D (and LRU-M without the split).
+        core.hold_list_scan(scanned, Scanner::Background);
         batch
     });
     for id in freed {

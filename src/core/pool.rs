@@ -353,9 +353,9 @@ impl Core {
 
     /// Walks a replacement order whose mutex the caller holds (`order` borrowed from its guard)
     /// and then charges the emulated host's CPU for every page the visitor inspected (all it
-    /// was offered but a final `Stop`; [`Core::hold_list_scan`]), still under the mutex. The InnoDB family's scans use it;
-    /// PostgreSQL's clock sweep and ACE's evictor do not (PostgreSQL advances its hand with an
-    /// atomic, under no list mutex).
+    /// was offered but a final `Stop`; [`Core::hold_list_scan`]), still under the mutex. The
+    /// InnoDB family's scans use it; PostgreSQL's clock sweep and ACE's evictor do not
+    /// (PostgreSQL advances its hand with an atomic, under no list mutex).
     pub fn walk_charged(
         &self,
         order: &mut dyn OrderState,

@@ -95,11 +95,18 @@ fn config(frames: usize) -> KvConfig {
     config
 }
 
-/// Runs `txns` transactions with `one`; prints allocations and bytes per transaction.
+/// The redo log's appended bytes so far.
+fn log_bytes(kv: &KvStore) -> u64 {
+    kv.trees().database().wal().stats().appended_bytes
+}
+
+/// Runs `txns` transactions with `one`; prints allocations, bytes allocated and redo log bytes
+/// per transaction.
 #[inline(never)]
-fn measured_phase(txns: u64, one: &mut dyn FnMut()) {
+fn measured_phase(kv: &KvStore, txns: u64, one: &mut dyn FnMut()) {
     let allocations = ALLOCATIONS.load(Ordering::Relaxed);
     let bytes = BYTES.load(Ordering::Relaxed);
+    let logged = log_bytes(kv);
     let started = Instant::now();
     for _ in 0..txns {
         one();
@@ -107,11 +114,13 @@ fn measured_phase(txns: u64, one: &mut dyn FnMut()) {
     let seconds = started.elapsed().as_secs_f64();
     let allocations = ALLOCATIONS.load(Ordering::Relaxed) - allocations;
     let bytes = BYTES.load(Ordering::Relaxed) - bytes;
+    let logged = log_bytes(kv) - logged;
     println!(
-        "{txns} transactions in {seconds:.2} s: {:.1} allocations and {:.0} bytes allocated \
-         per transaction",
+        "{txns} transactions in {seconds:.2} s: {:.1} allocations, {:.0} bytes allocated and \
+         {:.0} bytes of redo log per transaction",
         allocations as f64 / txns as f64,
-        bytes as f64 / txns as f64
+        bytes as f64 / txns as f64,
+        logged as f64 / txns as f64
     );
 }
 
@@ -151,7 +160,7 @@ fn tpcc(warmup: u64, txns: u64) {
     for _ in 0..warmup {
         worker.run_one(&kv).unwrap();
     }
-    measured_phase(txns, &mut || {
+    measured_phase(&kv, txns, &mut || {
         worker.run_one(&kv).unwrap();
     });
 }
@@ -197,7 +206,7 @@ fn lookup(warmup: u64, txns: u64, read: Read) {
     for _ in 0..warmup {
         one();
     }
-    measured_phase(txns, &mut one);
+    measured_phase(&kv, txns, &mut one);
 }
 
 fn main() {

@@ -1,6 +1,6 @@
 //! Rollback of large transactions on the B+-tree: inserts that split leaves (and inner
-//! nodes), updates that change value lengths, deletes that merge and remove leaves, then an
-//! abort. Mini-transactions keep only the byte ranges they change for their own rollback
+//! nodes), updates that change value lengths, updates in place (logged as patches, undone by
+//! patches), deletes that merge and remove leaves, then an abort. Mini-transactions keep only the byte ranges they change for their own rollback
 //! (`src/btree/rollback.rs`); transactions roll back from logical undo entries
 //! (`src/txn/undo.rs`). These tests check the whole chain:
 //!
@@ -113,6 +113,17 @@ fn big_changes(
         }
         if n % 7 == 0 {
             txn.put(trees[1], &key(2 * n + 1), &value(rng, 300))?;
+        }
+    }
+    // Updates in place: the same length, one byte changed (a `Patch` and a patched undo
+    // entry), some rows twice.
+    for n in (0..ROWS).step_by(11).chain((0..ROWS).step_by(33)) {
+        if let Some(mut row) = txn.get(trees[0], &key(2 * n))?
+            && !row.is_empty()
+        {
+            let at = rng.gen_range(0..row.len());
+            row[at] ^= 0x5a;
+            txn.put(trees[0], &key(2 * n), &row)?;
         }
     }
     for n in 300..900 {

@@ -50,6 +50,7 @@ pub mod mtr;
 pub mod node;
 pub mod op;
 mod optimistic;
+pub mod patch;
 pub mod rollback;
 pub mod smo;
 
@@ -75,11 +76,39 @@ const ROW_RETRIES: usize = 64;
 /// Optimistic descents a lookup tries before it descends with latches (`btree/optimistic.rs`).
 const OPTIMISTIC_DESCENTS: usize = 4;
 
-/// Receives a row's previous value (under the leaf latch) and appends to the buffer it is
+/// Receives what a row change replaced (under the leaf latch) and appends to the buffer it is
 /// given the body of the `Undo` record to log with the change (a forward undo entry, or a
 /// compensation during a rollback), returning `true`; `false`: no `Undo` record. The buffer
 /// is the mini-transaction's encoded batch, so the body is written once, in place.
-pub type UndoMaker<'a> = dyn FnMut(Option<&[u8]>, &mut Vec<u8>) -> bool + 'a;
+pub type UndoMaker<'a> = dyn FnMut(Prior<'_>, &mut Vec<u8>) -> bool + 'a;
+
+/// What a row change replaced, as its undo entry needs it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Prior<'a> {
+    /// The key had no value (an insert).
+    Absent,
+    /// The whole previous value (a delete, or an update that changed the value's length or
+    /// most of its bytes).
+    Value(&'a [u8]),
+    /// An update in place of a value of `len` bytes, logged as a patch: `restore` is the patch
+    /// (`btree/patch.rs`) that turns the new value back into the previous one.
+    Patched {
+        /// The value's length (before and after).
+        len: usize,
+        /// The previous bytes where the value changed.
+        restore: &'a [u8],
+    },
+}
+
+std::thread_local! {
+    /// A thread's buffers for the redo and undo patches of an update (kept between calls, so
+    /// that an update allocates nothing in the steady state).
+    static PATCH_BUFFERS: std::cell::Cell<Option<(Vec<u8>, Vec<u8>)>> =
+        const { std::cell::Cell::new(None) };
+}
+
+/// Patch buffers larger than this are not kept for the thread's next update.
+const SPARE_PATCH_LIMIT: usize = 64 * 1024;
 
 /// What [`TreeStore::delete_row`] removed.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -570,20 +599,64 @@ impl TreeStore {
         self.limits.check(key, Some(value))?;
         let tree = self.tree(tree)?;
         self.db.log_free_check()?;
+        let (mut redo, mut restore) = PATCH_BUFFERS
+            .with(std::cell::Cell::take)
+            .unwrap_or_default();
+        let result = self.put_row_in(
+            &tree,
+            key,
+            value,
+            txn,
+            undo,
+            before,
+            &mut redo,
+            &mut restore,
+        );
+        if redo.capacity().max(restore.capacity()) <= SPARE_PATCH_LIMIT {
+            PATCH_BUFFERS.with(|spare| spare.set(Some((redo, restore))));
+        }
+        result
+    }
+
+    /// [`TreeStore::put_row`] with the thread's patch buffers. An update that keeps the
+    /// value's length is logged as a patch of the bytes it changes (redo: the new bytes, undo:
+    /// the old ones) when that is smaller than the value, as InnoDB logs an update in place by
+    /// its changed fields; otherwise as the whole value.
+    #[allow(clippy::too_many_arguments)]
+    fn put_row_in(
+        &self,
+        tree: &Tree,
+        key: &[u8],
+        value: &[u8],
+        txn: TxnId,
+        undo: &mut UndoMaker<'_>,
+        before: &mut Vec<u8>,
+        redo: &mut Vec<u8>,
+        restore: &mut Vec<u8>,
+    ) -> Result<bool> {
         for _ in 0..ROW_RETRIES {
-            let mut mtr = self.descend_for_write(&tree, key, txn)?;
-            let node = Self::node(&tree, mtr.page_id(0), mtr.data(0), Some(0))?;
+            let mut mtr = self.descend_for_write(tree, key, txn)?;
+            let node = Self::node(tree, mtr.page_id(0), mtr.data(0), Some(0))?;
             before.clear();
-            let (op, replaced, fits) = match node.search(key)? {
+            let (op, patched, replaced, fits) = match node.search(key)? {
                 Ok(slot) => {
                     let old = node.cell(slot)?.1;
                     let fits = node.free_space() + old.len() >= value.len();
-                    let op = PageOp::Replace {
-                        slot: slot as u16,
-                        payload: value,
-                    };
                     before.extend_from_slice(old);
-                    (op, true, fits)
+                    let patched =
+                        old.len() == value.len() && patch::diff_into(old, value, redo, restore);
+                    let op = if patched {
+                        PageOp::Patch {
+                            slot: slot as u16,
+                            pieces: redo.as_slice(),
+                        }
+                    } else {
+                        PageOp::Replace {
+                            slot: slot as u16,
+                            payload: value,
+                        }
+                    };
+                    (op, patched, true, fits)
                 }
                 Err(slot) => {
                     let fits = node.fits(key.len(), value.len());
@@ -592,16 +665,26 @@ impl TreeStore {
                         key,
                         payload: value,
                     };
-                    (op, false, fits)
+                    (op, false, false, fits)
                 }
             };
             if !fits {
                 drop(mtr);
-                smo::split_for(self, &tree, key)?;
+                smo::split_for(self, tree, key)?;
                 continue;
             }
             mtr.apply_op(0, &op)?;
-            mtr.undo_with(|out| undo(replaced.then_some(before.as_slice()), out))?;
+            let prior = if patched {
+                Prior::Patched {
+                    len: value.len(),
+                    restore: restore.as_slice(),
+                }
+            } else if replaced {
+                Prior::Value(before.as_slice())
+            } else {
+                Prior::Absent
+            };
+            mtr.undo_with(|out| undo(prior, out))?;
             mtr.commit()?;
             return Ok(replaced);
         }
@@ -663,7 +746,7 @@ impl TreeStore {
         };
         let before = node.cell(slot)?.1.to_vec();
         mtr.apply(0, &PageOp::Delete { slot: slot as u16 })?;
-        mtr.undo_with(|out| undo(Some(&before), out))?;
+        mtr.undo_with(|out| undo(Prior::Value(&before), out))?;
         let underfull = {
             let node = Self::node(&tree, mtr.page_id(0), mtr.data(0), Some(0))?;
             smo::is_underfull(&node) && mtr.page_id(0) != tree.root

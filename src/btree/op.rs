@@ -20,6 +20,7 @@
 //! 11 InitMeta  page_size u32                                                  (defines page)
 //! 12 MetaAlloc high_water u64, free_head u64, free_count u64
 //! 13 MetaAddTree name bytes, root u64
+//! 14 Patch     slot u16, pieces bytes  (each piece: at u16, len u16, len bytes; btree/patch.rs)
 //! ```
 //!
 //! Invariants: [`apply`] checks every precondition (slot in range, room for a cell, keys
@@ -54,6 +55,7 @@ const INIT_FREE: u8 = 10;
 const INIT_META: u8 = 11;
 const META_ALLOC: u8 = 12;
 const META_ADD_TREE: u8 = 13;
+const PATCH: u8 = 14;
 
 /// One operation on one page. The byte operands are `B`: owned (`Vec<u8>`, the default, what
 /// [`PageOp::decode`] gives) or borrowed (`&[u8]`, what a row change on the hot path builds
@@ -104,6 +106,14 @@ pub enum PageOp<B = Vec<u8>> {
         slot: u16,
         /// New payload.
         payload: B,
+    },
+    /// Overwrites bytes of the payload of `slot` in place (its length does not change): the
+    /// pieces of a patch (`btree/patch.rs`), what an update logs instead of the whole row.
+    Patch {
+        /// Slot.
+        slot: u16,
+        /// The encoded pieces.
+        pieces: B,
     },
     /// Drops the cells from `from` to the end.
     Truncate {
@@ -218,6 +228,11 @@ impl<B: AsRef<[u8]>> PageOp<B> {
                 out.push(REPLACE);
                 out.extend_from_slice(&slot.to_le_bytes());
                 put_bytes(out, payload.as_ref());
+            }
+            PageOp::Patch { slot, pieces } => {
+                out.push(PATCH);
+                out.extend_from_slice(&slot.to_le_bytes());
+                put_bytes(out, pieces.as_ref());
             }
             PageOp::Truncate { from } => {
                 out.push(TRUNCATE);
@@ -362,6 +377,10 @@ impl<'a> Reader<'a> {
                 payload: self.bytes()?,
             },
             TRUNCATE => PageOp::Truncate { from: self.u16()? },
+            PATCH => PageOp::Patch {
+                slot: self.u16()?,
+                pieces: self.bytes()?,
+            },
             SET_LINKS => PageOp::SetLinks {
                 left: self.u64()?,
                 right: self.u64()?,
@@ -452,6 +471,9 @@ pub fn apply_op<B: AsRef<[u8]>>(id: PageId, page: &mut [u8], op: &PageOp<B>) -> 
         PageOp::Delete { slot } => delete_cell(id, page, usize::from(*slot)),
         PageOp::Replace { slot, payload } => {
             replace_payload(id, page, usize::from(*slot), payload.as_ref())
+        }
+        PageOp::Patch { slot, pieces } => {
+            patch_payload(id, page, usize::from(*slot), pieces.as_ref())
         }
         PageOp::Truncate { from } => truncate(id, page, usize::from(*from)),
         PageOp::SetLinks { left, right } => {
@@ -711,6 +733,16 @@ fn replace_payload(id: PageId, page: &mut [u8], slot: usize, payload: &[u8]) -> 
     insert_cell(id, page, slot, &key, payload)
 }
 
+fn patch_payload(id: PageId, page: &mut [u8], slot: usize, pieces: &[u8]) -> Result<()> {
+    let node = NodeRef::new(id, page)?;
+    let (key, payload) = node.cell(slot)?;
+    let offset = usize::from(get_u16(page, SLOTS_AT + SLOT_SIZE * slot));
+    let at = offset + CELL_OVERHEAD + key.len();
+    let end = at + payload.len();
+    super::patch::apply(&mut page[at..end], pieces)
+        .map_err(|why| corrupt(id, format!("patch of slot {slot}: {why}")))
+}
+
 fn truncate(id: PageId, page: &mut [u8], from: usize) -> Result<()> {
     let node = NodeRef::new(id, page)?;
     let count = node.count();
@@ -825,6 +857,10 @@ mod tests {
                 payload: vec![],
             },
             PageOp::Truncate { from: 10 },
+            PageOp::Patch {
+                slot: 21,
+                pieces: vec![2, 0, 1, 0, 9],
+            },
             PageOp::SetLinks {
                 left: 11,
                 right: 12,
@@ -888,6 +924,40 @@ mod tests {
         assert_eq!(node.cell(0).unwrap().1, &[b'w'; 300][..]);
         // The deleted cell (4 + 1 + 100 bytes) and its slot (2) come back; the payload grew 200.
         assert_eq!(node.free_space(), free_before + 107 - 200);
+        // A patch overwrites bytes of one payload in place; one reaching past it changes nothing.
+        let (mut pieces, mut undo) = (Vec::new(), Vec::new());
+        let mut patched = vec![b'w'; 300];
+        patched[3] = b'x';
+        patched[299] = b'y';
+        assert!(super::super::patch::diff_into(
+            &[b'w'; 300],
+            &patched,
+            &mut pieces,
+            &mut undo
+        ));
+        let free = node.free_space();
+        apply(5, &mut page, &PageOp::Patch { slot: 0, pieces }).unwrap();
+        let node = NodeRef::new(5, &page).unwrap();
+        assert_eq!(node.cell(0).unwrap().1, &patched[..]);
+        assert_eq!(node.free_space(), free);
+        let past_the_end = PageOp::Patch {
+            slot: 1,
+            pieces: vec![99, 0, 3, 0, 1, 2, 3],
+        };
+        let copy = page.clone();
+        assert!(apply(5, &mut page, &past_the_end).is_err());
+        assert_eq!(page, copy);
+        apply(
+            5,
+            &mut page,
+            &PageOp::Patch {
+                slot: 0,
+                pieces: undo,
+            },
+        )
+        .unwrap();
+        let node = NodeRef::new(5, &page).unwrap();
+        assert_eq!(node.cell(0).unwrap().1, &[b'w'; 300][..]);
         // Fill until it no longer fits; compaction reclaims garbage along the way.
         let mut n = 0u32;
         loop {

@@ -186,6 +186,15 @@ pub fn touched<B: AsRef<[u8]>>(page: &[u8], op: &PageOp<B>) -> Touched {
             let cell_len = CELL_OVERHEAD + key_len + payload.len();
             return insert_ranges(size, count - 1, cell_start, slot, cell_len);
         }
+        PageOp::Patch { slot, pieces } => {
+            let Some((offset, key_len, _)) = cell_at(page, count, usize::from(*slot)) else {
+                return Touched::whole(size);
+            };
+            // Only the patched span of the payload (a patch that does not fit writes nothing).
+            let span = super::patch::span(pieces.as_ref());
+            let at = offset + CELL_OVERHEAD + key_len;
+            touched.push((at + span.start).min(size)..(at + span.end).min(size));
+        }
         PageOp::SetChild { slot, .. } => {
             let Some((offset, key_len, _)) = cell_at(page, count, usize::from(*slot)) else {
                 return Touched::whole(size);
@@ -317,7 +326,7 @@ mod tests {
         let existing = if count == 0 { 0 } else { a % count };
         let leaf = page[KIND_AT] == KIND_LEAF;
         let payload_len = if leaf { usize::from(c % 300) } else { 8 };
-        match kind % 12 {
+        match kind % 13 {
             0..=3 => PageOp::Insert {
                 slot,
                 key: vec![b as u8; usize::from(b % 40)],
@@ -337,6 +346,22 @@ mod tests {
                 slot: existing,
                 child: u64::from(c),
             },
+            11 => {
+                // One or two pieces, sometimes reaching past the payload (then refused).
+                let mut pieces = Vec::new();
+                for (at, len) in [(b % 40, c % 8), (b % 40 + 50, a % 5)]
+                    .iter()
+                    .take(1 + usize::from(a % 2))
+                {
+                    pieces.extend_from_slice(&at.to_le_bytes());
+                    pieces.extend_from_slice(&len.to_le_bytes());
+                    pieces.extend(std::iter::repeat_n(c as u8, usize::from(*len)));
+                }
+                PageOp::Patch {
+                    slot: existing,
+                    pieces,
+                }
+            }
             _ => init(b % 2 == 0),
         }
     }

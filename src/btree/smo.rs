@@ -10,7 +10,9 @@
 //! the meta page, then pages being allocated; re-check the leaf (row operations may have changed
 //! it in between) and give up when the SMO is no longer needed. Rebuilt and new nodes are logged
 //! as compact images (they define their page); small changes (a separator insert, a link) as
-//! slot operations.
+//! slot operations. A split leaf that keeps its page keeps its first cells in place: a
+//! truncation and new links, not an image (InnoDB's sequential-insert split leaves a full page
+//! behind, which would otherwise cost a page of redo per split).
 //!
 //! Bounds: a split touches at most `levels + 2` existing pages and allocates at most
 //! `levels + 1`; a removal cascades at most `levels` nodes up.
@@ -285,6 +287,15 @@ pub fn split_for(store: &TreeStore, tree: &Tree, key: &[u8]) -> Result<()> {
             },
         )?;
     }
+    if let Some(kept) = &plan.kept_left {
+        let slot = mtr.slot_of(leaf).unwrap_or(usize::MAX);
+        mtr.apply(slot, &PageOp::Truncate { from: kept.from })?;
+        let links = PageOp::SetLinks {
+            left: kept.left,
+            right: kept.right.resolve(&new_pages),
+        };
+        mtr.apply(slot, &links)?;
+    }
     if let (Some(slot), Some(new_left)) = (right_slot, plan.right_sibling_left) {
         let right_node = TreeStore::node(tree, right, mtr.data(slot), Some(0))?;
         let links = PageOp::SetLinks {
@@ -309,6 +320,21 @@ struct SplitPlan {
     parent_insert: Option<(Slot, usize, Vec<u8>, PageRef)>,
     /// The new left link of the leaf's old right sibling.
     right_sibling_left: Option<PageRef>,
+    /// A non-root leaf keeps its first cells in place: logged as a truncation and new links
+    /// (a few bytes) instead of an image of the cells it keeps (most of a page when sequential
+    /// inserts split off a single cell).
+    kept_left: Option<KeptLeft>,
+}
+
+/// The left half of a split leaf that stays in its page.
+#[derive(Debug, Clone, Copy)]
+struct KeptLeft {
+    /// The first cell that moves right (at least 1: the page keeps a cell).
+    from: u16,
+    /// The page's left sibling (unchanged).
+    left: PageId,
+    /// Its new right sibling: the new page.
+    right: PageRef,
 }
 
 fn plan_split(
@@ -344,17 +370,26 @@ fn plan_split(
         (PageRef::Old(leaf), PageRef::New(0))
     };
     let old_right = node.right();
-    plan.images.push((
-        left_ref,
-        Content {
-            level: 0,
-            left: PageRef::Old(if is_root { 0 } else { node.left() }),
+    if is_root {
+        plan.images.push((
+            left_ref,
+            Content {
+                level: 0,
+                left: PageRef::Old(0),
+                right: right_ref,
+                leftmost: PageRef::Old(0),
+                cells: cells.slice(0..at),
+                new_children: Vec::new(),
+            },
+        ));
+    } else {
+        assert!(at >= 1, "a split leaf keeps a cell");
+        plan.kept_left = Some(KeptLeft {
+            from: u16::try_from(at).map_err(|_| node::corrupt(leaf, "slot beyond u16"))?,
+            left: node.left(),
             right: right_ref,
-            leftmost: PageRef::Old(0),
-            cells: cells.slice(0..at),
-            new_children: Vec::new(),
-        },
-    ));
+        });
+    }
     plan.images.push((
         right_ref,
         Content {

@@ -42,7 +42,7 @@ use std::time::Duration;
 use parking_lot::Mutex;
 
 use crate::btree::check::{CheckReport, check};
-use crate::btree::{TreeStore, Visit, bulk};
+use crate::btree::{Prior, TreeStore, Visit, bulk};
 use crate::db::{DatabaseConfig, RecoveryReport};
 use crate::device::{DeviceSpec, OpenOptions, SharedDevice};
 use crate::error::{Error, Result};
@@ -51,7 +51,7 @@ use crate::page::Lsn;
 use crate::pool::{PoolConfig, Scheme};
 use crate::wal::{LogRecord, TxnId, WalConfig};
 use lock::{HeldLocks, LockManager, Mode, TryLock};
-use undo::{UndoEntry, UndoList};
+use undo::{Before, UndoEntry, UndoList};
 
 /// Range of the random pause (microseconds) of a conflict victim before it returns.
 const CONFLICT_BACKOFF_US: std::ops::Range<u64> = 200..3000;
@@ -272,16 +272,23 @@ impl KvStore {
     /// Applies `entries` (index, entry), newest first, each with its compensation.
     fn roll_back(&self, txn: TxnId, entries: &[(u32, UndoEntry)]) -> Result<()> {
         for (index, entry) in entries {
-            let mut compensate = |_: Option<&[u8]>, out: &mut Vec<u8>| {
+            let mut compensate = |_: Prior<'_>, out: &mut Vec<u8>| {
                 undo::encode_compensation(*index, out);
                 true
             };
             match &entry.before {
-                Some(value) => {
+                Before::Value(value) => {
                     self.store
                         .put(entry.tree, &entry.key, value, txn, &mut compensate)?;
                 }
-                None => {
+                Before::Patched { len, restore } => {
+                    // The row is this transaction's (its exclusive lock, or recovery before
+                    // anyone else runs): its value is the one the patch was made against.
+                    let value = self.patched_back(entry, *len as usize, restore)?;
+                    self.store
+                        .put(entry.tree, &entry.key, &value, txn, &mut compensate)?;
+                }
+                Before::Absent => {
                     // An insert being undone: the key must go (a compensation is logged even
                     // when it is already gone, so the entry counts as undone).
                     if self
@@ -295,6 +302,30 @@ impl KvStore {
             }
         }
         Ok(())
+    }
+
+    /// The value `entry`'s key had before its change: the current value with `restore`
+    /// applied.
+    fn patched_back(&self, entry: &UndoEntry, len: usize, restore: &[u8]) -> Result<Vec<u8>> {
+        let corrupt = |why: String| Error::CorruptLog {
+            offset: 0,
+            reason: format!(
+                "undo of a patched row of tree {} ({} key bytes): {why}",
+                entry.tree,
+                entry.key.len()
+            ),
+        };
+        let Some(mut value) = self.store.get(entry.tree, &entry.key)? else {
+            return Err(corrupt("the row is gone".into()));
+        };
+        if value.len() != len {
+            return Err(corrupt(format!(
+                "the row has {} bytes, the patch was made on {len}",
+                value.len()
+            )));
+        }
+        crate::btree::patch::apply(&mut value, restore).map_err(|why| corrupt(why.to_string()))?;
+        Ok(value)
     }
 
     fn log_lone_compensation(&self, txn: TxnId, index: u32) -> Result<()> {
@@ -492,7 +523,7 @@ impl Transaction<'_> {
         let mut before = self.undo.take_before_buffer();
         let undo_list = &mut self.undo;
         let mut underfull = false;
-        let mut make_undo = |before: Option<&[u8]>, out: &mut Vec<u8>| {
+        let mut make_undo = |before: Prior<'_>, out: &mut Vec<u8>| {
             out.extend_from_slice(undo_list.stage(tree, key, before));
             true
         };

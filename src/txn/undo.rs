@@ -6,8 +6,14 @@
 //!  0 1 kind = 1                                 0 1 kind = 2
 //!  1 4 tree id                                  1 4 index of the forward entry undone
 //!  5 2 key length k, then k key bytes
-//!  . 1 1 = the key had a value before (then 4-byte length n and n bytes), 0 = it was absent
+//!  . 1 what the key had before:
+//!      0 = nothing (the change inserted it)
+//!      1 = a value: then 4-byte length n and n bytes
+//!      2 = a value of 4-byte length n that the change patched in place: then 4-byte length m
+//!          and m bytes, the patch (btree/patch.rs) that turns the new value back into it
 //! ```
+//!
+//! The patched form is InnoDB's update undo record: only the changed fields' old bytes.
 //!
 //! A forward entry is logged in the same mini-transaction as the row change it undoes (so
 //! both or neither survive a crash); a compensation is logged in the mini-transaction that
@@ -15,6 +21,8 @@
 //! undone again). Recovery undoes, newest first, the forward entries of a loser that have no
 //! compensation.
 
+use crate::btree::Prior;
+use crate::btree::patch;
 use crate::error::{Error, Result};
 use crate::kv::TreeId;
 
@@ -28,8 +36,38 @@ pub struct UndoEntry {
     pub tree: TreeId,
     /// The key changed.
     pub key: Vec<u8>,
-    /// Its value before the change (`None`: it did not exist).
-    pub before: Option<Vec<u8>>,
+    /// What it had before the change.
+    pub before: Before,
+}
+
+/// What a key had before a change, as an undo entry keeps it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Before {
+    /// Nothing: undoing removes the key.
+    Absent,
+    /// This value.
+    Value(Vec<u8>),
+    /// A value of `len` bytes, which the current value becomes by applying `restore`
+    /// (`btree/patch.rs`): undoing reads the current value and patches it.
+    Patched {
+        /// The value's length.
+        len: u32,
+        /// The patch back to it.
+        restore: Vec<u8>,
+    },
+}
+
+impl Before {
+    fn as_prior(&self) -> Prior<'_> {
+        match self {
+            Before::Absent => Prior::Absent,
+            Before::Value(value) => Prior::Value(value),
+            Before::Patched { len, restore } => Prior::Patched {
+                len: *len as usize,
+                restore,
+            },
+        }
+    }
 }
 
 /// A decoded `Undo` body.
@@ -45,26 +83,35 @@ impl UndoEntry {
     /// Encodes the entry as a forward `Undo` body.
     #[must_use]
     pub fn encode(&self) -> Vec<u8> {
-        let before_len = self.before.as_ref().map_or(0, Vec::len);
-        let mut out = Vec::with_capacity(12 + self.key.len() + before_len);
-        encode_forward(self.tree, &self.key, self.before.as_deref(), &mut out);
+        let mut out = Vec::with_capacity(16 + self.key.len());
+        encode_forward(self.tree, &self.key, self.before.as_prior(), &mut out);
         out
     }
 }
 
-/// Appends the forward `Undo` body of a change of `key` in `tree` whose value was `before`.
-pub fn encode_forward(tree: TreeId, key: &[u8], before: Option<&[u8]>, out: &mut Vec<u8>) {
+const BEFORE_ABSENT: u8 = 0;
+const BEFORE_VALUE: u8 = 1;
+const BEFORE_PATCHED: u8 = 2;
+
+/// Appends the forward `Undo` body of a change of `key` in `tree` that replaced `before`.
+pub fn encode_forward(tree: TreeId, key: &[u8], before: Prior<'_>, out: &mut Vec<u8>) {
     out.push(FORWARD);
     out.extend_from_slice(&tree.to_le_bytes());
     out.extend_from_slice(&(key.len() as u16).to_le_bytes());
     out.extend_from_slice(key);
     match before {
-        Some(value) => {
-            out.push(1);
+        Prior::Value(value) => {
+            out.push(BEFORE_VALUE);
             out.extend_from_slice(&(value.len() as u32).to_le_bytes());
             out.extend_from_slice(value);
         }
-        None => out.push(0),
+        Prior::Patched { len, restore } => {
+            out.push(BEFORE_PATCHED);
+            out.extend_from_slice(&(len as u32).to_le_bytes());
+            out.extend_from_slice(&(restore.len() as u32).to_le_bytes());
+            out.extend_from_slice(restore);
+        }
+        Prior::Absent => out.push(BEFORE_ABSENT),
     }
 }
 
@@ -156,7 +203,7 @@ impl UndoList {
 
     /// Encodes the forward entry of a change of `key` in `tree` whose value was `before` as
     /// the staged entry (replacing one staged before) and returns its body.
-    pub fn stage(&mut self, tree: TreeId, key: &[u8], before: Option<&[u8]>) -> &[u8] {
+    pub fn stage(&mut self, tree: TreeId, key: &[u8], before: Prior<'_>) -> &[u8] {
         self.drop_staged();
         let start = self.bytes.len();
         encode_forward(tree, key, before, &mut self.bytes);
@@ -231,10 +278,17 @@ pub fn decode(bytes: &[u8]) -> Result<UndoRecord> {
             let key_len = usize::from(u16::from_le_bytes([key_len[0], key_len[1]]));
             let key = take(bytes, &mut at, key_len)?.to_vec();
             let before = match take(bytes, &mut at, 1)?[0] {
-                0 => None,
-                1 => {
+                BEFORE_ABSENT => Before::Absent,
+                BEFORE_VALUE => {
                     let len = u32_at(take(bytes, &mut at, 4)?) as usize;
-                    Some(take(bytes, &mut at, len)?.to_vec())
+                    Before::Value(take(bytes, &mut at, len)?.to_vec())
+                }
+                BEFORE_PATCHED => {
+                    let len = u32_at(take(bytes, &mut at, 4)?);
+                    let patch_len = u32_at(take(bytes, &mut at, 4)?) as usize;
+                    let restore = take(bytes, &mut at, patch_len)?.to_vec();
+                    patch::check(&restore, len as usize).map_err(|why| bad(&why.to_string()))?;
+                    Before::Patched { len, restore }
                 }
                 _ => return Err(bad("before-value flag")),
             };
@@ -280,12 +334,20 @@ mod tests {
             UndoEntry {
                 tree: 3,
                 key: b"key".to_vec(),
-                before: Some(b"old".to_vec()),
+                before: Before::Value(b"old".to_vec()),
             },
             UndoEntry {
                 tree: 0,
                 key: Vec::new(),
-                before: None,
+                before: Before::Absent,
+            },
+            UndoEntry {
+                tree: 5,
+                key: b"row".to_vec(),
+                before: Before::Patched {
+                    len: 10,
+                    restore: vec![2, 0, 3, 0, 7, 8, 9],
+                },
             },
         ];
         for entry in &entries {
@@ -298,6 +360,13 @@ mod tests {
             UndoRecord::Compensation(7)
         );
         assert!(decode(&[9]).is_err());
+        // A patch that does not fit the value's length is corrupt, not applied later.
+        let mut past_the_end = entries[2].clone();
+        past_the_end.before = Before::Patched {
+            len: 4,
+            restore: vec![2, 0, 3, 0, 7, 8, 9],
+        };
+        assert!(decode(&past_the_end.encode()).is_err());
         assert!(decode(&[]).is_err());
         let bodies = vec![entries[0].encode(), entries[1].encode(), compensation(1)];
         let left = remaining(&bodies).unwrap();
@@ -307,21 +376,21 @@ mod tests {
     #[test]
     fn an_undo_list_keeps_only_the_entries_kept_and_gives_them_newest_first() {
         let mut list = UndoList::default();
-        let body = list.stage(3, b"a", Some(b"old")).to_vec();
+        let body = list.stage(3, b"a", Prior::Value(b"old")).to_vec();
         assert_eq!(
             body,
             UndoEntry {
                 tree: 3,
                 key: b"a".to_vec(),
-                before: Some(b"old".to_vec())
+                before: Before::Value(b"old".to_vec())
             }
             .encode()
         );
         list.keep_staged();
-        list.stage(3, b"dropped", None);
+        list.stage(3, b"dropped", Prior::Absent);
         list.drop_staged();
-        list.stage(4, b"replaced", None);
-        list.stage(4, b"b", None);
+        list.stage(4, b"replaced", Prior::Absent);
+        list.stage(4, b"b", Prior::Absent);
         list.keep_staged();
         list.keep_staged();
         assert_eq!(list.len(), 2);
@@ -334,7 +403,7 @@ mod tests {
                     UndoEntry {
                         tree: 4,
                         key: b"b".to_vec(),
-                        before: None
+                        before: Before::Absent
                     }
                 ),
                 (
@@ -342,7 +411,7 @@ mod tests {
                     UndoEntry {
                         tree: 3,
                         key: b"a".to_vec(),
-                        before: Some(b"old".to_vec())
+                        before: Before::Value(b"old".to_vec())
                     }
                 ),
             ]

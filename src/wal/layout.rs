@@ -30,8 +30,17 @@ pub const LOG_PAGE_MAGIC: [u8; 4] = *b"FBLG";
 /// Magic of a checkpoint slot.
 pub const CHECKPOINT_MAGIC: [u8; 4] = *b"FBCK";
 /// Format version written in checkpoint slots. Version 2 added the flush stamp to the log page
-/// header (40 bytes instead of 32); version 1 logs do not open.
-pub const FORMAT_VERSION: u32 = 2;
+/// header (40 bytes instead of 32); version 1 logs do not open. Version 3 added records an
+/// older reader does not know (the `Patch` page operation and the patched undo entry of an
+/// update in place); its pages and records are framed as version 2's, so a version 2 log
+/// opens and is continued (its next checkpoint is written as version 3).
+pub const FORMAT_VERSION: u32 = 3;
+/// The oldest format version that opens.
+pub const OLDEST_READABLE_VERSION: u32 = 2;
+
+fn readable(version: u32) -> bool {
+    (OLDEST_READABLE_VERSION..=FORMAT_VERSION).contains(&version)
+}
 /// Number of device pages before the ring (the two checkpoint slots).
 pub const HEADER_PAGES: u64 = 2;
 /// LSNs at or above this are rejected as corrupt (2^62: centuries of log at 1 GB/s).
@@ -307,8 +316,8 @@ impl CheckpointSlot {
         let version = read_u32(slot, 8);
         (slot[0..4] == CHECKPOINT_MAGIC
             && read_u32(slot, 4) == crc32c::crc32c(&slot[8..])
-            && version != FORMAT_VERSION)
-            .then_some(version)
+            && !readable(version))
+        .then_some(version)
     }
 
     /// Decodes a slot page; `None` when it is not a valid, checksummed slot of this format.
@@ -317,7 +326,7 @@ impl CheckpointSlot {
         let slot = page.get(..CHECKPOINT_SLOT_BYTES)?;
         if slot[0..4] != CHECKPOINT_MAGIC
             || read_u32(slot, 4) != crc32c::crc32c(&slot[8..])
-            || read_u32(slot, 8) != FORMAT_VERSION
+            || !readable(read_u32(slot, 8))
             || slot[56..64] != [0u8; 8]
         {
             return None;

@@ -574,7 +574,10 @@ def main():
         "sitting_s": round(time.time() - started, 1),
         "load_average_start_end": [load_start, load_average()],
         "machine": machine(),
-        "flashbuf_commit": checkout_commit(REPO),
+        # A binary given with --flashbuf need not come from this checkout: say so.
+        "flashbuf_commit": (checkout_commit(REPO) if args.flashbuf is None
+                            else f"unknown: --flashbuf {flashbuf} (this checkout is at "
+                                 f"{checkout_commit(REPO)})"),
         "flashbuf_binary": str(flashbuf),
         "vmcache_commit": checkout_commit(args.vmcache.resolve()),
         "runs_per_engine": args.runs,

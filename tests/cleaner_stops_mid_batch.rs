@@ -64,8 +64,8 @@ fn pool_writing_a_whole_region() -> BufferPool {
 
 // Ignored until fixed: about 1 run in 8 on a loaded host (and once in a whole-suite run on an
 // idle one, 2026-11-25), the pool stopped after 130 writes and the cleaner still wrote the
-// whole region (2,049 writes) before its join returned, so some write path of the LRU-C round
-// does not look at the stop between chunks (`write_frames_until` does). Run it with
+// whole region (2,049 writes) before its join returned. The cause is not found yet:
+// `write_frames_until` looks at the stop between chunks of `write_batch_pages`. Run it with
 // `cargo test --release --test cleaner_stops_mid_batch -- --ignored`.
 #[test]
 #[ignore = "flaky: the cleaner sometimes writes the whole dirty region after the stop"]

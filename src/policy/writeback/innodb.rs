@@ -508,11 +508,13 @@ fn scan_lru_tail(
     // InnoDB stops at BUF_LRU_MIN_LEN (256) pages left in the LRU.
     let min_len = LRU_MIN_LEN.min(instance.frame_count / 2);
     core.walk_charged(&mut **order, Scanner::Background, &mut |id| {
+        // The LRU's length now, as 5.6's `lru_len`: freed pages have left it; claimed dirty
+        // ones stay until their writes complete.
         let live_len = start_len.saturating_sub(freed.len());
         if scanned >= depth
             || freed.len() + batch.len() >= chunk
             || instance.free_len() + freed.len() + batch.len() >= depth
-            || live_len.saturating_sub(freed.len() + batch.len()) <= min_len
+            || live_len <= min_len
         {
             return Verdict::Stop;
         }

@@ -316,11 +316,14 @@ impl Core {
     /// # Errors
     /// A write failure (the pool is poisoned).
     pub fn flush_oldest(&self, instance: &Instance, pages: usize, lsn_limit: Lsn) -> Result<u64> {
-        self.flush_oldest_ext(instance, pages, lsn_limit, false)
+        self.flush_oldest_ext(instance, pages, lsn_limit, false, &|| false)
     }
 
     /// [`Core::flush_oldest`], also writing each page's dirty extent neighbours when
-    /// `neighbors` (InnoDB's `innodb_flush_neighbors`).
+    /// `neighbors` (InnoDB's `innodb_flush_neighbors`), and asking `stop` before each chunk
+    /// after the first (as [`Core::write_frames_until`]): a background flusher passes the
+    /// pool's shutdown, so a large flush-list batch ends after the chunk in flight and the rest
+    /// stays dirty.
     ///
     /// # Errors
     /// A write failure (the pool is poisoned).
@@ -330,6 +333,7 @@ impl Core {
         pages: usize,
         lsn_limit: Lsn,
         neighbors: bool,
+        stop: &dyn Fn() -> bool,
     ) -> Result<u64> {
         let mut claimed = {
             let flush = instance.lock_flush();
@@ -338,11 +342,12 @@ impl Core {
         if neighbors {
             self.claim_neighbors(&mut claimed);
         }
-        let written = self.write_frames(claimed, WriteKind::Batch, false)?;
-        for &id in &written {
+        let mut written = 0u64;
+        self.write_frames_until(&claimed, WriteKind::Batch, false, stop, &mut |id| {
+            written += 1;
             self.frame(id).release_io(IO_WRITE);
-        }
-        Ok(written.len() as u64)
+        })?;
+        Ok(written)
     }
 
     /// A synchronous recoverability write: every dirty page (and held copy) older than

@@ -240,8 +240,14 @@ impl PageCleaner {
         }
         let dirty = instance.lock_flush().len() as u64;
         let share = (plan.flush_list_pages * dirty).div_ceil(dirty_total);
-        let flushed =
-            core.flush_oldest_ext(instance, share as usize, plan.lsn_limit, self.neighbors)?;
+        let stop = || core.shutting_down();
+        let flushed = core.flush_oldest_ext(
+            instance,
+            share as usize,
+            plan.lsn_limit,
+            self.neighbors,
+            &stop,
+        )?;
         // 5.6's `buf_flush_end`: any batch of the instance makes tail scans worth trying again.
         instance.lru_batch.batch_ended();
         core.counters

@@ -162,6 +162,13 @@ pub trait WritePath: Send + Sync + Debug {
     /// chunks of this size: the bounded burst).
     fn max_batch(&self) -> usize;
 
+    /// Whether pages are copied to a doublewrite area before their in-place writes (InnoDB's
+    /// `srv_use_doublewrite_buf`, on which MySQL 5.6's miss loop waits for a running LRU
+    /// batch).
+    fn is_doublewrite(&self) -> bool {
+        false
+    }
+
     /// Counters.
     fn stats(&self) -> WritePathStats;
 }

@@ -357,6 +357,10 @@ impl WritePath for Doublewrite {
         self.max_batch
     }
 
+    fn is_doublewrite(&self) -> bool {
+        true
+    }
+
     fn stats(&self) -> WritePathStats {
         let mut stats = WritePathStats {
             doublewrite_pages: self.pages.load(Ordering::Relaxed),

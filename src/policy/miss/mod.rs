@@ -112,7 +112,7 @@ pub(crate) fn raw_loop(
     let done = |acquired: Acquired, stall_began: Option<u64>| Ok(acquired.after_stall(stall_began));
     let mysql56 = host == FreeBlockLoop::Mysql56;
     // 5.6 waits for a running LRU batch only with the doublewrite on (`srv_use_doublewrite_buf`).
-    let waits_for_batches = mysql56 && core.parts.write_path.name().starts_with("doublewrite");
+    let waits_for_batches = mysql56 && core.parts.write_path.is_doublewrite();
     // The loop's iteration: a batch wait starts it again without counting (5.6's `goto loop`).
     let mut n = 0usize;
     for _ in 0..MISS_ITERATIONS {

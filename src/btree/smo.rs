@@ -76,19 +76,6 @@ impl Cells {
         (0..self.len()).map(|index| self.get(index))
     }
 
-    /// A copy of the cells `range`.
-    fn slice(&self, range: std::ops::Range<usize>) -> Cells {
-        let from = self.start(range.start);
-        let to = self.start(range.end);
-        Cells {
-            bytes: self.bytes[from..to].to_vec(),
-            ends: self.ends[range]
-                .iter()
-                .map(|&(key_end, end)| (key_end - from, end - from))
-                .collect(),
-        }
-    }
-
     fn extend(&mut self, other: &Cells) {
         for (key, payload) in other.iter() {
             self.push(key, payload);
@@ -140,25 +127,45 @@ fn cells_of(node: &NodeRef<'_>) -> Result<Cells> {
     Ok(cells)
 }
 
-fn bytes_of(cells: &Cells) -> usize {
-    cells
-        .iter()
-        .map(|(key, payload)| cell_footprint(key.len(), payload.len()))
-        .sum()
+/// A copy of the node's cells in `range` (a split copies only the cells that move).
+fn cells_in(node: &NodeRef<'_>, range: std::ops::Range<usize>) -> Result<Cells> {
+    let mut cells = Cells::with_capacity(range.len(), 0);
+    for slot in range {
+        let (key, payload) = node.cell(slot)?;
+        cells.push(key, payload);
+    }
+    Ok(cells)
 }
 
-/// The first index where the cells before it hold at least half the bytes, within
-/// `low..=high`.
-fn middle(cells: &Cells, low: usize, high: usize) -> usize {
-    let half = bytes_of(cells) / 2;
-    let mut sum = 0;
-    for (index, (key, payload)) in cells.iter().enumerate() {
-        if sum >= half {
-            return index.clamp(low, high);
-        }
-        sum += cell_footprint(key.len(), payload.len());
+/// The first of `count` cells where the cells before it hold at least half the bytes, within
+/// `low..=high`; `footprint(i)` is cell `i`'s size on a page.
+fn middle(
+    count: usize,
+    low: usize,
+    high: usize,
+    footprint: impl Fn(usize) -> Result<usize>,
+) -> Result<usize> {
+    let mut total = 0;
+    for index in 0..count {
+        total += footprint(index)?;
     }
-    high
+    let half = total / 2;
+    let mut sum = 0;
+    for index in 0..count {
+        if sum >= half {
+            return Ok(index.clamp(low, high));
+        }
+        sum += footprint(index)?;
+    }
+    Ok(high)
+}
+
+/// [`middle`] over a node's cells.
+fn middle_of_node(node: &NodeRef<'_>, low: usize, high: usize) -> Result<usize> {
+    middle(node.count(), low, high, |slot| {
+        node.cell(slot)
+            .map(|(key, payload)| cell_footprint(key.len(), payload.len()))
+    })
 }
 
 /// Builds the compact image of a node with this content.
@@ -349,18 +356,17 @@ fn plan_split(
     let mut plan = SplitPlan::default();
     let leaf = mtr.page_id(leaf_slot);
     let node = TreeStore::node(tree, leaf, mtr.data(leaf_slot), Some(0))?;
-    let cells = cells_of(&node)?;
-    let count = cells.len();
+    let count = node.count();
     // Appending past the last key (or before the first) splits off one cell: sequential
     // inserts then leave full pages behind (InnoDB's insert-position heuristic).
-    let at = if count > 0 && key > cells.get(count - 1).0 {
+    let at = if count > 0 && key > node.key(count - 1)? {
         count - 1
-    } else if count > 0 && key < cells.get(0).0 {
+    } else if count > 0 && key < node.key(0)? {
         1
     } else {
-        middle(&cells, 1, count - 1)
+        middle_of_node(&node, 1, count - 1)?
     };
-    let separator = cells.get(at).0.to_vec();
+    let separator = node.key(at)?.to_vec();
     let is_root = leaf == tree.root;
     let (left_ref, right_ref) = if is_root {
         plan.new_pages = 2;
@@ -378,7 +384,7 @@ fn plan_split(
                 left: PageRef::Old(0),
                 right: right_ref,
                 leftmost: PageRef::Old(0),
-                cells: cells.slice(0..at),
+                cells: cells_in(&node, 0..at)?,
                 new_children: Vec::new(),
             },
         ));
@@ -397,7 +403,7 @@ fn plan_split(
             left: left_ref,
             right: PageRef::Old(old_right),
             leftmost: PageRef::Old(0),
-            cells: cells.slice(at..count),
+            cells: cells_in(&node, at..count)?,
             new_children: Vec::new(),
         },
     ));
@@ -467,11 +473,9 @@ fn split_inner(
         })
         .collect::<Result<_>>()?;
     entries.insert(step.index, carry);
-    let mut cells = Cells::default();
-    for (key, _) in &entries {
-        cells.push(key, &[0; CHILD_SIZE]);
-    }
-    let mid = middle(&cells, 1, entries.len() - 2);
+    let mid = middle(entries.len(), 1, entries.len() - 2, |index| {
+        Ok(cell_footprint(entries[index].0.len(), CHILD_SIZE))
+    })?;
     let is_root = step.page == tree.root;
     let first_new = plan.new_pages;
     let (left_ref, right_ref) = if is_root {

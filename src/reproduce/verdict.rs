@@ -838,12 +838,31 @@ fn judge_peak(claim: &Claim, series: &[Compared]) -> (Outcome, String) {
             Outcome::NotReproduced,
             format!("{reason}: the rise or the fall is within the noise"),
         ),
-        Some(true) if peak_point == at => (Outcome::Reproduced, reason),
+        Some(true) if peak_point == at => match tied_with_peak(peak, series) {
+            None => (Outcome::Reproduced, reason),
+            Some(tie) => (
+                Outcome::RightDirection,
+                format!(
+                    "{reason}: rises then falls beyond the noise, but {at} cannot be told from {} \
+                     (within the noise), so the peak is not placed",
+                    tie.point
+                ),
+            ),
+        },
         Some(true) => (
             Outcome::RightDirection,
             format!("{reason}: rises then falls beyond the noise, but peaks elsewhere than {at}"),
         ),
     }
+}
+
+/// Another point whose value is within the noise of the peak's: the peak is then a plateau
+/// over both, and its place is not shown.
+fn tied_with_peak<'a>(peak: &Compared, series: &'a [Compared]) -> Option<&'a Compared> {
+    series.iter().find(|other| {
+        other.point != peak.point
+            && difference_noise(peak, other).is_some_and(|noise| peak.value - other.value <= noise)
+    })
 }
 
 fn judge_range(claim: &Claim, series: &[Compared]) -> (Outcome, String) {

@@ -558,13 +558,36 @@ impl HeldLocks {
         self.position(hash, tree, key).map(|at| self.slots[at].mode)
     }
 
+    /// Where the key is held (`hash` is its [`LockManager::hash`]) and in which mode, if it
+    /// is: `at` for [`HeldLocks::raise`].
+    #[must_use]
+    pub fn held_at(&self, hash: u64, tree: TreeId, key: &[u8]) -> Option<(usize, Mode)> {
+        self.position(hash, tree, key)
+            .map(|at| (at, self.slots[at].mode))
+    }
+
+    /// Raises the mode of the lock [`HeldLocks::held_at`] found at `at` (the set unchanged
+    /// since).
+    pub fn raise(&mut self, at: usize, mode: Mode) {
+        let slot = &mut self.slots[at];
+        slot.mode = slot.mode.max(mode);
+    }
+
     /// Records that the key is held in `mode` (raising the mode of a key already held).
     pub fn insert(&mut self, hash: u64, tree: TreeId, key: &[u8], mode: Mode) {
-        if let Some(at) = self.position(hash, tree, key) {
-            let slot = &mut self.slots[at];
-            slot.mode = slot.mode.max(mode);
-            return;
+        match self.position(hash, tree, key) {
+            Some(at) => self.raise(at, mode),
+            None => self.insert_absent(hash, tree, key, mode),
         }
+    }
+
+    /// Records a key not held yet (as [`HeldLocks::held_at`] found it) in `mode`: one lookup
+    /// fewer than [`HeldLocks::insert`].
+    pub fn insert_absent(&mut self, hash: u64, tree: TreeId, key: &[u8], mode: Mode) {
+        debug_assert!(
+            self.position(hash, tree, key).is_none(),
+            "insert_absent of a key already held"
+        );
         let key_start = self.keys.len();
         self.keys.extend_from_slice(key);
         self.slots.push(HeldSlot {

@@ -440,11 +440,8 @@ impl Transaction<'_> {
     /// Takes a key lock (waiting); a conflict rolls the transaction back.
     fn lock(&mut self, tree: TreeId, key: &[u8], mode: Mode) -> Result<()> {
         let hash = self.kv.locks.hash(tree, key);
-        if self
-            .locks
-            .mode(hash, tree, key)
-            .is_some_and(|held| held >= mode)
-        {
+        let held = self.locks.held_at(hash, tree, key);
+        if held.is_some_and(|(_, held_mode)| held_mode >= mode) {
             return Ok(());
         }
         if let Err(err) = self.kv.locks.lock_hashed(self.id, hash, tree, key, mode) {
@@ -456,7 +453,11 @@ impl Transaction<'_> {
             std::thread::sleep(Duration::from_micros(pause));
             return Err(err);
         }
-        self.locks.insert(hash, tree, key, mode);
+        // The held set did not change since `held_at`: the lock manager does not touch it.
+        match held {
+            Some((at, _)) => self.locks.raise(at, mode),
+            None => self.locks.insert_absent(hash, tree, key, mode),
+        }
         Ok(())
     }
 
@@ -587,7 +588,7 @@ impl Transaction<'_> {
                 if manager.try_lock_hashed(id, hash, tree, key, Mode::Shared) == TryLock::Busy {
                     return Visit::Pause;
                 }
-                locks.insert(hash, tree, key, Mode::Shared);
+                locks.insert_absent(hash, tree, key, Mode::Shared);
             }
             batch.push(key, value);
             Visit::Continue

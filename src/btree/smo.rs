@@ -118,15 +118,6 @@ pub fn is_underfull(node: &NodeRef<'_>) -> bool {
     node.used_space() < (node.bytes().len() - SLOTS_AT) / 4
 }
 
-fn cells_of(node: &NodeRef<'_>) -> Result<Cells> {
-    let mut cells = Cells::with_capacity(node.count(), node.bytes().len());
-    for slot in 0..node.count() {
-        let (key, payload) = node.cell(slot)?;
-        cells.push(key, payload);
-    }
-    Ok(cells)
-}
-
 /// A copy of the node's cells in `range` (a split copies only the cells that move).
 fn cells_in(node: &NodeRef<'_>, range: std::ops::Range<usize>) -> Result<Cells> {
     let mut cells = Cells::with_capacity(range.len(), 0);
@@ -649,7 +640,7 @@ fn shrink_leaf(store: &TreeStore, tree: &Tree, key: &[u8]) -> Result<()> {
     };
     // Re-check under the exclusive latches.
     let victim = TreeStore::node(tree, removal.victim, mtr.data(victim_slot), Some(0))?;
-    let victim_cells = cells_of(&victim)?;
+    let victim_cells = cells_in(&victim, 0..victim.count())?;
     match removal.into {
         None if !victim_cells.is_empty() => return Ok(()),
         Some(into) => {
@@ -666,7 +657,7 @@ fn shrink_leaf(store: &TreeStore, tree: &Tree, key: &[u8]) -> Result<()> {
     if let Some(slot) = left_slot {
         let left = TreeStore::node(tree, victim_links.0, mtr.data(slot), Some(0))?;
         if removal.into.is_some() {
-            let mut cells = cells_of(&left)?;
+            let mut cells = cells_in(&left, 0..left.count())?;
             cells.extend(&victim_cells);
             let content = Content {
                 level: 0,

@@ -555,7 +555,7 @@ impl HeldLocks {
     /// The mode held on a key (`hash` is its [`LockManager::hash`]), if any.
     #[must_use]
     pub fn mode(&self, hash: u64, tree: TreeId, key: &[u8]) -> Option<Mode> {
-        self.position(hash, tree, key).map(|at| self.slots[at].mode)
+        self.held_at(hash, tree, key).map(|(_, mode)| mode)
     }
 
     /// Where the key is held (`hash` is its [`LockManager::hash`]) and in which mode, if it

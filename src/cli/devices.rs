@@ -3,7 +3,7 @@
 //! each profile's default.
 //!
 //! Everything printed comes from the tables the parsers use ([`PROFILE_NAMES`], [`OPTIONS`],
-//! [`option_value`] over [`profile::profile`]); `tests/listings_match_parsers.rs` checks that
+//! [`option_value`] over [`profile::profile`]); `tests/suite/listings_match_parsers.rs` checks that
 //! the option table and [`profile::apply_override`] accept the same keys.
 
 use std::fmt::Write as _;

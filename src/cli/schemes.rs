@@ -68,7 +68,7 @@ pub fn render() -> String {
 
 /// The README's listings block (between `<!-- listings:begin -->` and `<!-- listings:end -->`):
 /// the presets with their meaning, the parts, and the device strings, from the same tables as
-/// the listings (`tests/listings_match_parsers.rs` checks the README against it).
+/// the listings (`tests/suite/listings_match_parsers.rs` checks the README against it).
 #[must_use]
 pub fn readme_block() -> String {
     use crate::device::emulated::profile::PROFILE_NAMES;

@@ -59,7 +59,7 @@
 //!
 //! Recovery does not change the log before its end (it rewrites the page holding the end with
 //! the same bytes, then appends: the losers' rollback, the checkpoint), so the records and
-//! images the next run relies on stay. `tests/recovery_crash_sweep.rs` crashes recovery at
+//! images the next run relies on stay. `tests/suite/recovery_crash_sweep.rs` crashes recovery at
 //! every operation of the data and the log device and recovers again.
 
 use std::collections::{BTreeMap, HashMap, HashSet};

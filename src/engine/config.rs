@@ -234,7 +234,7 @@ const fn key(name: &'static str, meaning: &'static str, range: &'static str) -> 
 
 impl PoolConfig {
     /// Every key a pool config file may set (all fields but `frames` and `scheme`, which the
-    /// command line sets), in the struct's order. `tests/listings_match_parsers.rs` checks that
+    /// command line sets), in the struct's order. `tests/suite/listings_match_parsers.rs` checks that
     /// this table and the parser ([`PoolConfig::from_toml`]) accept the same keys.
     pub const KEYS: &'static [ConfigKey] = &[
         key(

@@ -418,7 +418,7 @@ pub const OPTION_NAMES: &[&str] = &[
 ];
 
 /// One `emu:` option as `flashbuf devices` lists it. The default is the profile's
-/// ([`option_value`]); `tests/listings_match_parsers.rs` checks that this table, [`OPTION_NAMES`]
+/// ([`option_value`]); `tests/suite/listings_match_parsers.rs` checks that this table, [`OPTION_NAMES`]
 /// and [`apply_override`] accept the same keys.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct OptionInfo {

@@ -2,7 +2,7 @@
 //! `KvStore`, 64 clients run the standard mix (conflicts, deadlocks and retries included),
 //! then TPC-C's consistency conditions 1-4 hold and every tree checks clean. The ignored
 //! `load_per_warehouse` measures load time and database bytes per warehouse into a file:
-//! `TPCC_WAREHOUSES=5 cargo test --release --test txn_tpcc load_per_warehouse -- --ignored --nocapture`.
+//! `TPCC_WAREHOUSES=5 cargo test --release --test suite txn_tpcc::load_per_warehouse -- --ignored --nocapture`.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};

@@ -108,7 +108,7 @@ fn default_config_file_parses_back_to_the_preset() {
 fn emu_options_are_the_parsers_options() {
     let listed: Vec<&str> = OPTIONS.iter().map(|o| o.key).collect();
     assert_eq!(listed, OPTION_NAMES, "OPTIONS vs OPTION_NAMES");
-    let source = include_str!("../src/device/emulated/profile.rs");
+    let source = include_str!("../../src/device/emulated/profile.rs");
     let accepted = match_arms(source, "pub fn apply_override");
     let listed_set: BTreeSet<String> = listed.iter().map(ToString::to_string).collect();
     assert_eq!(listed_set, accepted, "OPTIONS vs apply_override's keys");
@@ -137,7 +137,7 @@ fn emu_options_are_the_parsers_options() {
 
 #[test]
 fn scheme_parts_are_the_parsers_parts() {
-    let source = include_str!("../src/engine/compose.rs");
+    let source = include_str!("../../src/engine/compose.rs");
     let accepted = match_arms(source, "fn apply_part");
     let listed: BTreeSet<String> = PARTS.iter().map(|(name, _)| name.to_string()).collect();
     assert_eq!(listed, accepted, "PARTS vs apply_part's parts");
@@ -181,10 +181,10 @@ fn listings_show_every_name() {
 
 /// The README's block between `<!-- listings:begin -->` and `<!-- listings:end -->` is exactly
 /// what [`schemes::readme_block`] generates (preset table, parts, device strings). To update
-/// it: `cargo test --release --test listings_match_parsers` prints the expected block.
+/// it: `cargo test --release --test suite listings_match_parsers::` prints the expected block.
 #[test]
 fn readme_lists_agree() {
-    let readme = include_str!("../README.md");
+    let readme = include_str!("../../README.md");
     let begin = "<!-- listings:begin -->\n";
     let start = readme.find(begin).expect("README has the listings block") + begin.len();
     let end = readme.find("<!-- listings:end -->").expect("block end");
@@ -200,10 +200,10 @@ fn readme_lists_agree() {
 /// `cargo test` runs), whitespace aside.
 #[test]
 fn readme_library_example_is_the_tested_one() {
-    let readme = include_str!("../README.md");
+    let readme = include_str!("../../README.md");
     let start = readme.find("```rust\n").expect("README has a rust block") + 8;
     let end = start + readme[start..].find("```").expect("block end");
-    let example = include_str!("../examples/quickstart.rs");
+    let example = include_str!("../../examples/quickstart.rs");
     let code: String = example
         .lines()
         .skip_while(|line| line.starts_with("//!") || line.is_empty())
@@ -217,7 +217,7 @@ fn readme_library_example_is_the_tested_one() {
     let squeeze = |text: &str| text.split_whitespace().collect::<String>();
     let body_start = code.find("const PAGE").expect("the example's body");
     let body_end = code.find("Ok(())").expect("the example's end");
-    let docs: String = include_str!("../src/lib.rs")
+    let docs: String = include_str!("../../src/lib.rs")
         .lines()
         .filter_map(|line| line.strip_prefix("//!"))
         .map(|line| line.trim_start().trim_start_matches("# "))

@@ -1,7 +1,7 @@
 //! The YCSB load: `record_count` rows of 10 x 100-byte fields under sorted `user` keys, with
 //! the keys YCSB's `buildKeyName` gives (hashed by default, ordered on request).
 //!
-//! `cargo test --release --test ycsb_load_size -- --ignored --nocapture` loads 10^6 records
+//! `cargo test --release --test suite ycsb_load_size:: -- --ignored --nocapture` loads 10^6 records
 //! and prints rows and bytes (the figures in docs/workloads.md).
 
 use flashbuf::kv::{Direction, FULL_RANGE, KvEngine, MemoryKv};

@@ -1,7 +1,7 @@
 //! A failed sync or write poisons the log: every later call reports the original cause and
 //! nothing past the last good sync is ever reported durable.
 
-mod wal_common;
+use crate::wal_common;
 
 use std::sync::atomic::Ordering;
 use std::time::Duration;

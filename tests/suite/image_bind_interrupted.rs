@@ -1,7 +1,7 @@
 //! Binding an unbound image to a new log is two steps (format the log, then write the data
 //! file's header with the log's id); a crash between them leaves an unbound image and a
 //! formatted, never-used log. Opening that pair finishes the binding (it used to fail with
-//! "bound to log 0x0, but the log has id ..."; `tests/tpcc_crash.rs` found it, seed 219 of a
+//! "bound to log 0x0, but the log has id ..."; `tests/suite/tpcc_crash.rs` found it, seed 219 of a
 //! longer campaign), and the database is then usable and binds to that log.
 
 use std::sync::Arc;

@@ -108,7 +108,7 @@ fn a_bulk_load_builds_a_valid_full_tree_that_takes_later_changes() {
 
 /// TPC-C at 20 warehouses is about 2 GB: bulk-load 2 GiB of pairs (16-byte keys, 300-byte
 /// values) into a database file with 16 KiB pages and report the time. Ignored (minutes, and
-/// 2 GiB of disk): `cargo test --release --test btree_bulk_load two_gigabytes -- --ignored --nocapture`.
+/// 2 GiB of disk): `cargo test --release --test suite btree_bulk_load::two_gigabytes -- --ignored --nocapture`.
 #[test]
 #[ignore = "loads 2 GiB into a file; run by hand"]
 fn two_gigabytes_into_a_file() {

@@ -20,7 +20,7 @@
 //! - `exhaustive_recovery_crash_sweep` (ignored; minutes): the issue images and crash images of
 //!   both workloads for every preset, both torn-page protections and both
 //!   `flush_log_at_trx_commit` modes 0 and 1, every crash point, every fate:
-//!   `cargo test --release --test recovery_crash_sweep exhaustive -- --ignored --nocapture`
+//!   `cargo test --release --test suite recovery_crash_sweep::exhaustive -- --ignored --nocapture`
 //!   (`FLASHBUF_SWEEP_RUNS=n` runs per preset, default 4; `SWEEP_LOG=1` prints each image;
 //!   `SWEEP_ONLY=bank|kv` keeps one workload).
 //!

@@ -2,7 +2,7 @@
 //! of a multi-page flush) are still clean ends of the log: every record that was durable
 //! before that flush is recovered, and nothing is called corruption.
 
-mod wal_common;
+use crate::wal_common;
 
 use flashbuf::wal::Wal;
 use wal_common::{PAGE, config, device_from, record, shared, snapshot};

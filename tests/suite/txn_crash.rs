@@ -13,9 +13,9 @@
 //!
 //! Even seeds protect torn pages with page images in the log, odd seeds with the doublewrite.
 //! The normal run covers 1000 crash points; `crash_campaign` (ignored) runs 10000 more:
-//! `cargo test --release --test txn_crash crash_campaign -- --ignored`.
+//! `cargo test --release --test suite txn_crash::crash_campaign -- --ignored`.
 
-mod crash_common;
+use crate::crash_common;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
@@ -460,7 +460,7 @@ fn a_thousand_crash_points_keep_transactions_atomic_and_durable() {
     );
 }
 
-/// Replays one seed: `DEBUG_SEED=12 cargo test --release --test txn_crash replay_seed -- --ignored --nocapture`.
+/// Replays one seed: `DEBUG_SEED=12 cargo test --release --test suite txn_crash::replay_seed -- --ignored --nocapture`.
 #[test]
 #[ignore = "replays the seed in DEBUG_SEED"]
 fn replay_seed() {

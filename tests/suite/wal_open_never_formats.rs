@@ -3,7 +3,7 @@
 //! blank in its slots *and* its first ring page, and `wal::inspect` tells the cases apart
 //! without writing (issue 8, bug 3: "both checkpoint slots zeroed").
 
-mod wal_common;
+use crate::wal_common;
 
 use flashbuf::Error;
 use flashbuf::device::{AlignedBuf, Device};

@@ -4,7 +4,7 @@
 //! written (at least every record before the damage), is idempotent, and the log resumes
 //! cleanly over the garbage tail.
 
-mod wal_common;
+use crate::wal_common;
 
 use flashbuf::Error;
 use flashbuf::device::memory::MemoryDevice;

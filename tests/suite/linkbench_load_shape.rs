@@ -2,7 +2,7 @@
 //! the nodes without links, a heavy tail), link payloads of median about 8 bytes, node
 //! payloads of median about 128 bytes.
 //!
-//! `cargo test --release --test linkbench_load_shape -- --ignored --nocapture` loads 10^6
+//! `cargo test --release --test suite linkbench_load_shape:: -- --ignored --nocapture` loads 10^6
 //! nodes and prints rows and bytes per tree (the figures in docs/workloads.md).
 
 use flashbuf::kv::MemoryKv;

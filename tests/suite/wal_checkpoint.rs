@@ -1,7 +1,7 @@
 //! Checkpoints: slot alternation, fallback from a torn slot, wrap-around of the ring over
 //! several laps, the full-log wait, and the margins the pool reads.
 
-mod wal_common;
+use crate::wal_common;
 
 use std::time::Duration;
 

@@ -16,7 +16,7 @@ const PAGE: usize = 16 * 1024;
 
 /// ssd-a with its write buffer as the only transient absorber: no SLC cache and no garbage
 /// collection deferred to idle time (both also absorb a fresh device's first writes, for longer
-/// than a probe point; `tests/emulated_sync_price.rs` covers them). The steady detector is
+/// than a probe point; `tests/suite/emulated_sync_price.rs` covers them). The steady detector is
 /// about the buffer filling.
 fn ssd_a() -> flashbuf::device::emulated::profile::Profile {
     let legacy = [("slc", "0"), ("gc_defer_blocks", "0")]

@@ -3,7 +3,7 @@
 //! acknowledged commits (issue 8, bug 3). Damage confined to the last flush before the crash
 //! is the documented window: it cannot be told from a torn write of that flush.
 
-mod wal_common;
+use crate::wal_common;
 
 use flashbuf::Error;
 use flashbuf::wal::{Wal, WalConfig};

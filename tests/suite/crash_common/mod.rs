@@ -1,5 +1,5 @@
-//! What the crash tests over the transactional store share (`tests/txn_crash.rs`,
-//! `tests/tpcc_crash.rs`): the seeded fault configuration and the crash itself, optionally
+//! What the crash tests over the transactional store share (`tests/suite/txn_crash.rs`,
+//! `tests/suite/tpcc_crash.rs`): the seeded fault configuration and the crash itself, optionally
 //! followed by a second crash during recovery (redo and loser rollback must be idempotent).
 
 use std::sync::Arc;

@@ -2,7 +2,7 @@
 //! a typed `Format::UnsupportedVersion` error, and `open_or_create` does not format over it.
 //! A version 2 log (no patch records) opens, and its next checkpoint is written as version 3.
 
-mod wal_common;
+use crate::wal_common;
 
 use flashbuf::Error;
 use flashbuf::error::FormatProblem;

@@ -1,7 +1,7 @@
 //! A log device shorter than the log formatted on it (a truncated log file) is a clear
 //! `Format::Truncated` error naming both sizes, whatever log size the caller configures.
 
-mod wal_common;
+use crate::wal_common;
 
 use flashbuf::Error;
 use flashbuf::error::FormatProblem;

@@ -3,7 +3,7 @@
 //! yet programmed) is programmed, then the flush commit, so it grows from an idle sync to one
 //! after a burst to one under sustained writes; with `plp=on` it costs only firmware time; the
 //! HDD (no write cache) and the cloud volume (writes durable when acknowledged) pay command
-//! time or a network round trip. The price itself is the model's (`tests/emulated_sync_price.rs`
+//! time or a network round trip. The price itself is the model's (`tests/suite/emulated_sync_price.rs`
 //! checks its properties); here only its order and the probe's reporting of it.
 
 use std::time::Duration;

@@ -10,7 +10,7 @@
 //!   the runs a second crash during recovery) recovers to the committed contents, and so
 //!   does a crash of the data device there.
 
-mod crash_common;
+use crate::crash_common;
 
 use std::collections::BTreeMap;
 use std::sync::Arc;

@@ -1,7 +1,7 @@
 //! Many threads append and commit concurrently (group commit); every acknowledged record is
 //! read back after reopening, in LSN order.
 
-mod wal_common;
+use crate::wal_common;
 
 use std::collections::HashSet;
 use std::time::Duration;

@@ -10,9 +10,9 @@
 //! Schemes rotate through LRU-C, vanilla InnoDB, WAR and basic LRU-C; even seeds protect torn
 //! pages with page images in the log, odd seeds with the doublewrite. 120 crash points run in
 //! the normal suite; `TPCC_CRASH_SEEDS=N` runs N instead (e.g. a longer campaign:
-//! `TPCC_CRASH_SEEDS=2000 cargo test --release --test tpcc_crash -- --nocapture`).
+//! `TPCC_CRASH_SEEDS=2000 cargo test --release --test suite tpcc_crash:: -- --nocapture`).
 
-mod crash_common;
+use crate::crash_common;
 
 use std::sync::Arc;
 use std::time::Duration;

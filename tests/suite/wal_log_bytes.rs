@@ -9,7 +9,7 @@
 //! dozens of times and hold old records. Their devices must be equal byte for byte after every
 //! flush, and the page holding the end must be zero after it.
 
-mod wal_common;
+use crate::wal_common;
 
 use flashbuf::wal::Wal;
 use wal_common::{PAGE, config, device_from, mem_for, record, shared, snapshot};

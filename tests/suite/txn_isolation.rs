@@ -161,7 +161,7 @@ fn size_limits_and_unknown_trees_are_clear_errors() {
     let (kv, _) = KvStore::open(data, log, &config()).unwrap();
     let t = kv.open_tree("t").unwrap();
     let limits = kv.trees().limits();
-    // Each failed statement ends its transaction (abort on error: tests/txn_failed_statement_aborts.rs).
+    // Each failed statement ends its transaction (abort on error: tests/suite/txn_failed_statement_aborts.rs).
     let err = kv
         .begin()
         .unwrap()

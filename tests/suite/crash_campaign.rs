@@ -1,7 +1,7 @@
 //! The crash campaign (issue 8): seeded crash points through the fault-injecting devices, every
 //! preset in rotation (`rw` included), checked by a per-commit oracle. Any failure names its
 //! seed; `replay_one_seed` (ignored) replays one: `CAMPAIGN_SEED=1234 cargo test --release
-//! --test crash_campaign replay_one_seed -- --ignored --nocapture`.
+//! --test suite crash_campaign::replay_one_seed -- --ignored --nocapture`.
 //!
 //! Each point:
 //! - 1 to 3 client threads; thread `t` owns 48 accounts on 6 pages, one per 512-byte sector

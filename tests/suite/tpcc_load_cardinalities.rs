@@ -3,7 +3,7 @@
 //! C_LAST in order, orders 2,101..3,000 undelivered and in NEW-ORDER, one order per
 //! customer...), and the secondary indexes match their tables.
 //!
-//! `cargo test --release --test tpcc_load_cardinalities -- --nocapture` prints the load's
+//! `cargo test --release --test suite tpcc_load_cardinalities:: -- --nocapture` prints the load's
 //! rows and bytes per table (the figures in docs/workloads.md).
 
 use std::collections::HashMap;

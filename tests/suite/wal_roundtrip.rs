@@ -1,7 +1,7 @@
 //! Round trip of every record type through the log device, reopen idempotence, resuming
 //! after reopen, and configuration errors.
 
-mod wal_common;
+use crate::wal_common;
 
 use flashbuf::error::Error;
 use flashbuf::wal::{LogRecord, StopReason, Wal, WalConfig};

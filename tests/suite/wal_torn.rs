@@ -2,7 +2,7 @@
 //! were already durable, and records of a tail that recovery discarded never come back after
 //! a torn write in the next incarnation of the log (CRC chaining + clean tail on open).
 
-mod wal_common;
+use crate::wal_common;
 
 use flashbuf::device::{AlignedBuf, Device};
 use flashbuf::wal::{LogRecord, Wal};

@@ -1,7 +1,7 @@
 //! Measurements for docs/workloads.md, not assertions about speed: TPC-C load size and time
 //! per warehouse, the CPU time of each transaction type and of `check` on the reference
 //! engine (one thread, so no lock waits). Ignored in the normal suite; run with
-//! `cargo test --release --test tpcc_measurements -- --ignored --nocapture --test-threads 1`.
+//! `cargo test --release --test suite tpcc_measurements:: -- --ignored --nocapture --test-threads 1`.
 
 use std::time::{Duration, Instant};
 

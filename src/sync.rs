@@ -1,10 +1,10 @@
 //! The synchronisation primitives of the buffer pool (core and policies), behind one facade.
 //!
 //! Normal builds use `parking_lot` and `std` atomics. With the `shuttle` feature (tests only:
-//! `cargo test --release --features shuttle --test shuttle_pool`) every primitive here is
+//! `cargo test --release --features shuttle --test shuttle pool::`) every primitive here is
 //! shuttle's, so the randomized-schedule model tests run the pool's real code: its latches,
 //! pins, page table, list mutexes and condition variables, and the record lock manager's
-//! bucket mutexes and condition variables (`txn::lock`, `tests/shuttle_lock.rs`). Other code
+//! bucket mutexes and condition variables (`txn::lock`, `tests/shuttle/lock.rs`). Other code
 //! (devices, the log) keeps `parking_lot`: it never yields to the scheduler while holding a
 //! lock, so it is safe under shuttle as a black box.
 //!

@@ -36,7 +36,7 @@
 //! key locked or waited for in it at once (its vector never shrinks below its peak).
 //!
 //! With the `shuttle` feature the mutexes and condition variables are shuttle's
-//! (`crate::sync`), so `tests/shuttle_lock.rs` runs this code under randomized schedules.
+//! (`crate::sync`), so `tests/shuttle/lock.rs` runs this code under randomized schedules.
 
 use std::collections::{HashMap, HashSet};
 use std::time::{Duration, Instant};

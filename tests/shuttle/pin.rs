@@ -5,7 +5,7 @@
 //! moment. With the `shuttle` feature every atomic, latch and mutex of the pool is shuttle's
 //! (`src/sync.rs`), so these tests run the pool's real code under random and PCT schedules.
 //!
-//! Run: `cargo test --release --features shuttle --test shuttle_pin` (more schedules:
+//! Run: `cargo test --release --features shuttle --test shuttle pin::` (more schedules:
 //! `SHUTTLE_PIN_ITERATIONS=20000`).
 //!
 //! Each model has readers that **hold** their guard across scheduling points (where an evictor
@@ -26,8 +26,6 @@
 //! ("The pin/claim protocol's model", "Optimistic reads"): the reader skipping its page checks, the evictor
 //! dropping its pin check or reading the pins before it claims. Shuttle runs every atomic as
 //! sequentially consistent, so a weakened memory ordering cannot fail these models.
-
-#![cfg(feature = "shuttle")]
 
 use std::sync::Arc;
 

@@ -4,7 +4,7 @@
 //! thousands of random schedules. A latch that is never released shows up as a livelock: the
 //! schedule exceeds shuttle's step bound and the test fails with its seed.
 //!
-//! Run: `cargo test --release --features shuttle --test shuttle_pool`.
+//! Run: `cargo test --release --features shuttle --test shuttle pool::`.
 //!
 //! 1. **Multi-page transactions on `rw`**: transactions latch two or three pages exclusively in
 //!    ascending order and hold them while they take the next, on a pool whose frames are all
@@ -28,8 +28,6 @@
 //!    batches mark the instance; misses and cleaner rounds lose no update and keep every
 //!    invariant. The batch's own protocol (`core::lru_batch`): a miss that waits for a batch is
 //!    always woken, and only once a batch's writes are done.
-
-#![cfg(feature = "shuttle")]
 
 use std::sync::Arc;
 

@@ -2,7 +2,7 @@
 //! with the `shuttle` feature its bucket mutexes and condition variables are shuttle's
 //! (`src/sync.rs`), so these tests run its real code under random and PCT schedules.
 //!
-//! Run: `cargo test --release --features shuttle --test shuttle_lock` (more schedules:
+//! Run: `cargo test --release --features shuttle --test shuttle lock::` (more schedules:
 //! `SHUTTLE_LOCK_ITERATIONS=20000`).
 //!
 //! Three threads run scripted transactions whose requests cross: two that read one key and then
@@ -20,8 +20,6 @@
 //! One model puts every key in one bucket (all keys collide), the other uses the default table.
 //! The deliberate bugs the models were checked against are listed in docs/performance.md
 //! ("The lock manager").
-
-#![cfg(feature = "shuttle")]
 
 use std::sync::Arc;
 

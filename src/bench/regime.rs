@@ -103,6 +103,7 @@ pub const QUANTITY_NAMES: &[&str] = &[
     "client_ms_per_transaction",
     "stall_share_of_client_time",
     "list_mutex_share_of_client_time",
+    "cleaner_freed_over_misses",
 ];
 
 /// What the regime needs beyond the run's own record: the pool's effective shape and the
@@ -238,6 +239,16 @@ pub fn measure_quantities(run: &RunResult, inputs: &RegimeInputs) -> Quantities 
             .map(|(redo, turnover)| redo / turnover),
     );
     insert_client_time(&mut q, run);
+    // What the page cleaner freed (clean pages it evicted, pages it wrote from the LRU tail or
+    // the dirty region) over the misses: realised, where `cleaner_capacity_over_miss_rate` is
+    // nominal. Only page cleaners that count their clean frees report it.
+    q.insert(
+        "cleaner_freed_over_misses",
+        pool.extra
+            .get("cleaner_freed_clean_pages")
+            .filter(|_| pool.misses > 0)
+            .map(|clean| (clean + pool.lru_flushes as f64) / pool.misses as f64),
+    );
     q
 }
 
@@ -515,6 +526,28 @@ mod tests {
             log_bytes: None,
             lock_wait_ns: Some(64 * 40_000_000_000 / 100),
         }
+    }
+
+    #[test]
+    fn the_cleaners_realised_freeing_counts_its_clean_frees_and_its_lru_writes() {
+        let mut run = run_with(70_000, 2_500, 10.0);
+        let q = measure_quantities(&run, &inputs());
+        assert_eq!(
+            q["cleaner_freed_over_misses"], None,
+            "a cleaner that does not count its clean frees reports nothing"
+        );
+        run.pool_stats
+            .extra
+            .insert("cleaner_freed_clean_pages".into(), 14_000.0);
+        let q = measure_quantities(&run, &inputs());
+        // 14,000 clean frees and 35,000 LRU writes for 70,000 misses.
+        assert!((q["cleaner_freed_over_misses"].unwrap() - 0.7).abs() < 1e-9);
+        run.pool_stats.misses = 0;
+        assert_eq!(
+            measure_quantities(&run, &inputs())["cleaner_freed_over_misses"],
+            None,
+            "no misses: nothing to compare with"
+        );
     }
 
     #[test]

@@ -146,6 +146,14 @@ pub struct Counters {
     pub user_scan_dirty_pages: AtomicU64,
     /// Pages user threads scanned to find a clean victim (`NP_clean`).
     pub user_scan_clean_pages: AtomicU64,
+    /// Clean pages the page cleaner's LRU part freed without writing them (its written pages
+    /// are `lru_flushes`, freed as their writes complete).
+    pub cleaner_freed_clean: AtomicU64,
+    /// Misses (of the RAW miss loop) served by the free list without a read stall.
+    pub misses_from_free_list: AtomicU64,
+    /// Misses (of the RAW miss loop) served by their own scan for a clean page at the LRU
+    /// tail, without a read stall.
+    pub misses_from_own_scan: AtomicU64,
     /// Waits of query threads that found the free list empty under the `backoff` policy
     /// (Percona's `innodb_empty_free_list_algorithm = backoff`).
     pub backoff_waits: AtomicU64,

@@ -133,3 +133,57 @@ fn mysql_56_writes_the_lru_tail_in_batches_of_100() {
     assert_eq!(largest_lru_batch(FreeBlockLoop::Mysql56), 100);
     assert!(largest_lru_batch(FreeBlockLoop::Mysql57) > 200);
 }
+
+/// The RAW loop's misses split by where their frame came from: the free list, the miss's own
+/// scan for a clean page at the LRU tail, or a read stall; the page cleaner's LRU part counts
+/// the clean pages it frees (`regime`'s `cleaner_freed_over_misses`).
+#[test]
+fn misses_split_by_where_their_frame_came_from() {
+    let db = database(FreeBlockLoop::Mysql57, 64, 16);
+    let core = Arc::clone(db.pool().core());
+    let count = |counter: &std::sync::atomic::AtomicU64| counter.load(Ordering::Relaxed);
+    let read = |pages: std::ops::Range<u64>| {
+        for page in pages {
+            assert_eq!(db.pool().read(page).unwrap().data().len(), PAGE);
+        }
+    };
+    // Clean pages fill the pool from its free list.
+    let from_free = count(&core.counters.misses_from_free_list);
+    read(0..64);
+    assert!(count(&core.counters.misses_from_free_list) > from_free);
+    assert_eq!(core.instances[0].free_len(), 0, "the pool is full");
+    // A cleaner round frees clean pages from the tail up to the scan depth; misses take them.
+    core.parts.writeback.round(&core).unwrap();
+    let freed = count(&core.counters.cleaner_freed_clean);
+    assert_eq!(
+        freed, 16,
+        "the LRU part tops the free list up to the scan depth"
+    );
+    let from_free = count(&core.counters.misses_from_free_list);
+    read(100..116);
+    assert_eq!(count(&core.counters.misses_from_free_list), from_free + 16);
+    // With the free list empty a miss evicts a clean page its own scan finds.
+    let from_scan = count(&core.counters.misses_from_own_scan);
+    read(200..208);
+    assert_eq!(count(&core.counters.misses_from_own_scan), from_scan + 8);
+    // With every page dirty a miss stalls.
+    fill_dirty(&db, 64);
+    read(300..304);
+    let stats = db.pool().stats();
+    assert!(stats.read_stalls >= 4, "{stats:?}");
+    assert_eq!(
+        count(&core.counters.misses_from_free_list)
+            + count(&core.counters.misses_from_own_scan)
+            + stats.read_stalls,
+        stats.misses,
+        "every miss is counted once, by where its frame came from"
+    );
+    let extra = &stats.extra;
+    assert_eq!(extra["cleaner_freed_clean_pages"], freed as f64);
+    assert_eq!(
+        extra["misses_from_own_scan"],
+        count(&core.counters.misses_from_own_scan) as f64
+    );
+    drop(core);
+    db.close().unwrap();
+}

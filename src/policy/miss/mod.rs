@@ -33,7 +33,7 @@ use crate::core::order::Verdict;
 use crate::core::parts::{Acquired, Acquisition};
 use crate::core::pool::{Core, Scanner};
 use crate::error::{Error, Result};
-use crate::sync::Ordering;
+use crate::sync::{AtomicU64, Ordering};
 use serde::{Deserialize, Serialize};
 
 /// Iterations of a miss loop before it reports that no frame can be had (each iteration either
@@ -117,6 +117,7 @@ pub(crate) fn raw_loop(
     let mut n = 0usize;
     for _ in 0..MISS_ITERATIONS {
         if let Some(id) = core.pop_free(instance) {
+            count_unstalled(&core.counters.misses_from_free_list, stall_began);
             return done(Acquired::Free(id), stall_began);
         }
         if waits_for_batches {
@@ -134,6 +135,7 @@ pub(crate) fn raw_loop(
         if !mysql56 || n > 0 || instance.lru_batch.try_lru_scan() {
             let depth = if n == 0 { scan_depth } else { usize::MAX };
             if let Some(id) = scan_for_clean(core, instance, depth) {
+                count_unstalled(&core.counters.misses_from_own_scan, stall_began);
                 return done(Acquired::Free(id), stall_began);
             }
             if mysql56 && n == 0 {
@@ -166,6 +168,15 @@ pub(crate) fn raw_loop(
         n += 1;
     }
     Err(no_frame_error(core))
+}
+
+/// Counts a miss served without a read stall (`stall_began` unset) in `counter`: with the
+/// read stalls, the two such counters split the RAW loop's misses by where their frame came
+/// from (docs/regime.md, "Where vanilla's frames come from").
+fn count_unstalled(counter: &AtomicU64, stall_began: Option<u64>) {
+    if stall_began.is_none() {
+        counter.fetch_add(1, Ordering::Relaxed);
+    }
 }
 
 /// Step 2: evicts the first clean, unpinned, idle page among the first `depth` the order

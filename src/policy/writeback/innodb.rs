@@ -392,6 +392,19 @@ impl Writeback for PageCleaner {
             "user_scan_clean_pages".to_string(),
             load(&core.counters.user_scan_clean_pages),
         );
+        for (name, counter) in [
+            (
+                "cleaner_freed_clean_pages",
+                &core.counters.cleaner_freed_clean,
+            ),
+            (
+                "misses_from_free_list",
+                &core.counters.misses_from_free_list,
+            ),
+            ("misses_from_own_scan", &core.counters.misses_from_own_scan),
+        ] {
+            out.insert(name.to_string(), load(counter));
+        }
         out.insert(
             "backoff_waits".to_string(),
             load(&core.counters.backoff_waits),
@@ -479,6 +492,9 @@ fn flush_lru_tail(
         let running = instance.lru_batch.begin();
         let (freed, mut batch) = scan_lru_tail(core, instance, depth, chunk);
         let handled = freed.len() + batch.len();
+        core.counters
+            .cleaner_freed_clean
+            .fetch_add(freed.len() as u64, Ordering::Relaxed);
         for id in freed {
             core.push_free(instance, id);
         }

@@ -11,6 +11,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use flashbuf::device::{AlignedBuf, SharedDevice};
+use flashbuf::engine::compose::Composition;
 use flashbuf::page::{PAGE_HEADER_SIZE, payload, payload_mut, stamp};
 use flashbuf::pool::{BufferPool, PoolConfig, Scheme};
 use rand::{Rng, SeedableRng};
@@ -193,6 +194,7 @@ fn run(spec: &str, scheme: Scheme, instances: usize, threads: usize, ops: usize)
     pool.check_invariants()
         .unwrap_or_else(|e| panic!("{scheme}: {e}"));
     let stats = pool.stats();
+    assert_extras_classified(scheme.name(), &stats);
     eprintln!(
         "{scheme}: hits {} misses {} stalls {} fused {} evictions {} lru_flushes {} list_flushes {} extra {:?}",
         stats.hits,
@@ -226,6 +228,51 @@ fn run(spec: &str, scheme: Scheme, instances: usize, threads: usize, ops: usize)
             updates[page as usize].load(Ordering::Relaxed),
             "{scheme}: page {page}"
         );
+    }
+}
+
+/// Every `extra` figure a pool reports is a counter or a gauge, so that a measured window
+/// (`PoolStats::since`) windows the counters and keeps the gauges.
+fn assert_extras_classified(scheme: &str, stats: &flashbuf::core::stats::PoolStats) {
+    for name in stats.extra.keys() {
+        assert!(
+            flashbuf::core::stats::extra_kind(name).is_some(),
+            "{scheme}: extra `{name}` is neither a counter nor a gauge (core/stats.rs)"
+        );
+    }
+}
+
+/// The parts no preset holds (the flush-rate controllers, the prefetchers) report only
+/// classified extras too.
+#[test]
+fn every_part_reports_counters_or_gauges() {
+    for text in [
+        "vanilla+percona",
+        "vanilla+self-tuning",
+        "pg-clock+seq",
+        "pg-clock+history",
+        "ace-clock+seq",
+        "lru-c+self-tuning",
+    ] {
+        let composition = Composition::parse(text).unwrap();
+        let device = formatted_device("mem");
+        let mut config = PoolConfig::for_scheme(composition, 64);
+        config.cleaner_period_ms = 5;
+        config.bgwriter_delay_ms = 5;
+        let pool = BufferPool::open(device, config).unwrap();
+        let updates: Vec<AtomicU64> = (0..PAGES).map(|_| AtomicU64::new(0)).collect();
+        for page in (0..PAGES).chain(0..PAGES) {
+            update(&pool, page, &updates);
+        }
+        let before = pool.stats();
+        assert!(before.misses > 0, "{text}: the pool must churn");
+        assert_extras_classified(text, &before);
+        for page in 0..PAGES {
+            update(&pool, page, &updates);
+        }
+        let window = pool.stats().since(&before);
+        assert_extras_classified(text, &window);
+        pool.shutdown().unwrap();
     }
 }
 

@@ -232,7 +232,7 @@ pub struct Steadiness {
     /// Coefficient of variation of the measured phase's window means (`window_s` windows).
     pub cv: f64,
     /// The measured phase was steady: window means vary at most `STEADY_CV` and drift at most
-    /// `STEADY_DRIFT`, over at least two windows.
+    /// `STEADY_DRIFT`, over at least three windows (`timeline::MIN_WINDOWS`).
     pub steady: bool,
     /// The throughput trend over the measured phase as a share of its mean (signed).
     pub drift: f64,

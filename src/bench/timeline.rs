@@ -12,8 +12,10 @@
 //! and a half cycles would make a flat run look noisy), found by the autocorrelation of the
 //! detrended 100 ms series ([`detect_period`]). A run is steady when the window means vary
 //! little ([`STEADY_CV`]) and do not drift ([`STEADY_DRIFT`]: the least-squares trend of the
-//! window means over the whole phase, relative to their mean), and at least two windows fit
-//! (a phase shorter than 2 x [`MIN_WINDOW_S`] is "too short", never steady). The warm-up ends
+//! window means over the whole phase, relative to their mean), and at least [`MIN_WINDOWS`]
+//! (three) windows fit: a phase shorter than 3 x [`MIN_WINDOW_S`], or whose period leaves room
+//! for fewer than three whole cycles, is judged over windows of [`MIN_WINDOW_S`] or is "too
+//! short", never steady on two windows, whose trend is their difference. The warm-up ends
 //! early by the same windows ([`tail_is_steady`]) so a warm-up capped below 3 s can end steady,
 //! and only once the background flush rate has stopped ramping ([`flush_rate_is_steady`]: the
 //! adaptive flushing follows the checkpoint age, which settles far later than the pool fills)
@@ -21,7 +23,8 @@
 //! and the pool's dirty pages ([`dirty_pages_are_steady`]) have settled.
 //!
 //! Invariants: every verdict names its windows (count and length) and its cv and drift; a
-//! period is only taken when at least two whole cycles fit in the series.
+//! period is only detected when at least two whole cycles fit in the series, and only sets the
+//! windows when [`MIN_WINDOWS`] whole cycles fit.
 
 use std::time::{Duration, Instant};
 
@@ -39,8 +42,10 @@ pub const STEADY_CV: f64 = 0.15;
 pub const STEADY_DRIFT: f64 = 0.10;
 /// Shortest window the verdict judges, device seconds.
 pub const MIN_WINDOW_S: f64 = 0.5;
-/// Windows a verdict needs at least (halves of a short phase).
-pub const MIN_WINDOWS: usize = 2;
+/// Windows a verdict needs at least. Two would not do: the trend of two window means is their
+/// difference, so a drift could not be told from noise (a 10 s phase whose detected period
+/// was 5 s was judged steady on two windows with a cv of 0.00 before this was three).
+pub const MIN_WINDOWS: usize = 3;
 /// Autocorrelation of the detrended series above which a lag is taken as the run's period
 /// (noise over 30 points reaches about 0.2 at some lag; flush cycles reach 0.6 and more).
 pub const PERIOD_MIN_CORRELATION: f64 = 0.4;
@@ -693,8 +698,11 @@ mod tests {
         let verdict = judge_steadiness(&series([1000.0; 8]));
         assert!(!verdict.steady);
         assert!(verdict.reason.contains("too short"), "{}", verdict.reason);
-        // Two 0.5 s halves are enough.
-        assert!(judge_steadiness(&series([1000.0; 10])).steady);
+        // Two 0.5 s halves are not: their trend is their difference. Three windows are enough.
+        let halves = judge_steadiness(&series([1000.0; 10]));
+        assert!(!halves.steady);
+        assert!(halves.reason.contains("too short"), "{}", halves.reason);
+        assert!(judge_steadiness(&series([1000.0; 15])).steady);
         assert!(!judge_steadiness(&[]).steady);
     }
 
@@ -805,6 +813,9 @@ mod tests {
         assert_eq!(detect_period(&stalls), Some(15));
         let verdict = judge_steadiness(&series(stalls));
         assert!(!verdict.steady, "{}", verdict.reason);
+        // Two whole cycles fit, not three: the windows are 0.5 s, not the period's.
+        assert_eq!(verdict.period_s, None, "{}", verdict.reason);
+        assert!(verdict.windows >= MIN_WINDOWS, "{}", verdict.reason);
         // Vanilla in the same setting (a measured run): noisy, flat, steady.
         let vanilla = [
             6478.0, 7165.0, 8547.0, 6337.0, 9816.0, 6434.0, 8794.0, 9658.0, 6970.0, 7592.0, 9169.0,

@@ -104,6 +104,7 @@ pub const QUANTITY_NAMES: &[&str] = &[
     "stall_share_of_client_time",
     "list_mutex_share_of_client_time",
     "cleaner_freed_over_misses",
+    "cleaner_round_over_period",
 ];
 
 /// What the regime needs beyond the run's own record: the pool's effective shape and the
@@ -248,6 +249,18 @@ pub fn measure_quantities(run: &RunResult, inputs: &RegimeInputs) -> Quantities 
             .get("cleaner_freed_clean_pages")
             .filter(|_| pool.misses > 0)
             .map(|clean| (clean + pool.lru_flushes as f64) / pool.misses as f64),
+    );
+    // How long a background-writer round took (the window over its rounds) over the period
+    // it is meant to run at: above 1, its own writes throttle it and its nominal capacity
+    // (`cleaner_capacity_over_miss_rate`) is not what it can free.
+    q.insert(
+        "cleaner_round_over_period",
+        pool.extra
+            .get("cleaner_rounds")
+            .copied()
+            .and_then(positive)
+            .filter(|_| period_s > 0.0)
+            .map(|rounds| seconds / rounds / period_s),
     );
     q
 }
@@ -548,6 +561,22 @@ mod tests {
             None,
             "no misses: nothing to compare with"
         );
+    }
+
+    #[test]
+    fn a_cleaner_slower_than_its_period_shows_in_its_round_time() {
+        let mut run = run_with(70_000, 2_500, 10.0);
+        assert_eq!(
+            measure_quantities(&run, &inputs())["cleaner_round_over_period"],
+            None,
+            "no rounds counted, nothing reported"
+        );
+        // 130 rounds in 10 s of a 37 ms period: each round took 77 ms, 2.1 periods.
+        run.pool_stats.extra.insert("cleaner_rounds".into(), 130.0);
+        let period_s = inputs().cleaner_period_ms as f64 / 1000.0;
+        let expected = 10.0 / 130.0 / period_s;
+        let q = measure_quantities(&run, &inputs());
+        assert!((q["cleaner_round_over_period"].unwrap() - expected).abs() < 1e-9);
     }
 
     #[test]

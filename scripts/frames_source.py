@@ -11,7 +11,8 @@ the misses of the measured window split into those served by the free list, by t
 scan of the LRU tail for a clean page, and by a read stall (a single-page flush), each as a
 share of the misses; what the page cleaner's LRU part freed (clean pages evicted, dirty pages
 written) per miss, beside its nominal capacity (scan depth x instances per period over the
-miss rate); and how dirty the LRU tail was where the misses scanned it.
+miss rate); how dirty the LRU tail was where the misses scanned it; and how long the page
+cleaner's rounds took against the period it is set to, with the pages each round wrote.
 
 Needs results whose `pool_stats.extra` counters are windowed (flashbuf after 2026-11-28;
 earlier runs counted them from the pool's opening): the script refuses runs whose split does
@@ -73,6 +74,9 @@ def row(value, run):
     scanned_clean = extra.get("user_scan_clean_pages", 0.0)
     scanned = scanned_dirty + scanned_clean
     nominal = quantity(run, "cleaner_capacity_over_miss_rate")
+    rounds = extra.get("cleaner_rounds", 0.0)
+    period_ms = run.get("regime", {}).get("cleaner_period_ms")
+    round_ms = 1000.0 * run["duration_s"] / rounds if rounds else None
     return [
         value,
         f"{run['throughput']:,.0f}",
@@ -87,6 +91,8 @@ def row(value, run):
         "" if scanned == 0 else f"{scanned / max(scan + stalls, 1):.1f}",
         "" if scanned == 0 else f"{100 * scanned_dirty / scanned:.1f}",
         f"{100 * pool['dirty_pages'] / pool['frames']:.0f}",
+        "" if round_ms is None or not period_ms else f"{round_ms:.0f} / {period_ms}",
+        "" if not rounds else f"{written / rounds:.0f} + {pool['flush_list_flushes'] / rounds:.0f}",
     ]
 
 
@@ -104,6 +110,8 @@ HEADER = [
     "pages scanned per scanning miss",
     "dirty % of scanned",
     "dirty % of pool (end)",
+    "cleaner round / period, ms",
+    "pages written per round, LRU + flush list",
 ]
 
 

@@ -1,0 +1,98 @@
+//! Judges the steadiness of saved runs again with today's rule (`bench::timeline::
+//! judge_steadiness`), from the timelines their results files keep: for results saved before a
+//! change of the rule (docs/regime.md, "Steadiness and the warm-up").
+//!
+//! ```text
+//! cargo run --release --example rejudge_steadiness -- results/reproduction/lruc-fig7a/results.json ...
+//! ```
+//!
+//! Any JSON file flashbuf writes (a bench's results.json, a sweep's or reproduction's
+//! results.json, a point file) is searched for runs: objects holding a `timeline` and a
+//! `steadiness` (the mean of a run's repeats is left out: its repeats are judged). Prints, per file, one line per run whose verdict changed and the counts of
+//! steady runs under the saved verdicts and under today's rule.
+
+use flashbuf::bench::timeline::{TimelinePoint, judge_steadiness};
+use serde_json::Value;
+
+/// A run found in a results file: its scheme, its saved verdict and today's.
+struct Judged {
+    scheme: String,
+    saved: bool,
+    saved_reason: String,
+    today: bool,
+    today_reason: String,
+}
+
+fn collect(value: &Value, out: &mut Vec<Judged>) {
+    match value {
+        Value::Object(map) => {
+            if let (Some(timeline), Some(steadiness)) = (map.get("timeline"), map.get("steadiness"))
+            {
+                // The mean of a run's repeats keeps a timeline too; its repeats are judged.
+                let is_mean = map
+                    .get("runs")
+                    .and_then(Value::as_array)
+                    .is_some_and(|runs| !runs.is_empty());
+                if let Ok(points) = serde_json::from_value::<Vec<TimelinePoint>>(timeline.clone()) {
+                    if !points.is_empty() && !is_mean {
+                        let verdict = judge_steadiness(&points);
+                        out.push(Judged {
+                            scheme: map
+                                .get("scheme")
+                                .and_then(Value::as_str)
+                                .unwrap_or("?")
+                                .to_string(),
+                            saved: steadiness["steady"].as_bool().unwrap_or(false),
+                            saved_reason: steadiness["verdict"].as_str().unwrap_or("").to_string(),
+                            today: verdict.steady,
+                            today_reason: verdict.reason,
+                        });
+                    }
+                }
+            }
+            for child in map.values() {
+                collect(child, out);
+            }
+        }
+        Value::Array(items) => items.iter().for_each(|item| collect(item, out)),
+        _ => {}
+    }
+}
+
+fn main() {
+    let files: Vec<String> = std::env::args().skip(1).collect();
+    if files.is_empty() {
+        eprintln!("usage: rejudge_steadiness RESULTS.json ...");
+        std::process::exit(2);
+    }
+    for file in files {
+        let text = match std::fs::read_to_string(&file) {
+            Ok(text) => text,
+            Err(err) => {
+                eprintln!("{file}: {err}");
+                std::process::exit(1);
+            }
+        };
+        let value: Value = match serde_json::from_str(&text) {
+            Ok(value) => value,
+            Err(err) => {
+                eprintln!("{file}: not JSON: {err}");
+                std::process::exit(1);
+            }
+        };
+        let mut runs = Vec::new();
+        collect(&value, &mut runs);
+        for run in runs.iter().filter(|run| run.saved != run.today) {
+            println!(
+                "{file}: {}: saved {} -> today {}",
+                run.scheme, run.saved_reason, run.today_reason
+            );
+        }
+        let saved = runs.iter().filter(|run| run.saved).count();
+        let today = runs.iter().filter(|run| run.today).count();
+        println!(
+            "{file}: {} runs, steady {saved} as saved, {today} by today's rule",
+            runs.len()
+        );
+    }
+}

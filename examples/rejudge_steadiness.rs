@@ -23,33 +23,36 @@ struct Judged {
     today_reason: String,
 }
 
+/// The run `map` judged again, if it is a run (a `timeline` and a `steadiness`) and not the
+/// mean of repeats (which keeps a timeline too; its repeats are judged).
+fn judge(map: &serde_json::Map<String, Value>) -> Option<Judged> {
+    let steadiness = map.get("steadiness")?;
+    let points: Vec<TimelinePoint> = serde_json::from_value(map.get("timeline")?.clone()).ok()?;
+    let is_mean = map
+        .get("runs")
+        .and_then(Value::as_array)
+        .is_some_and(|runs| !runs.is_empty());
+    if points.is_empty() || is_mean {
+        return None;
+    }
+    let verdict = judge_steadiness(&points);
+    Some(Judged {
+        scheme: map
+            .get("scheme")
+            .and_then(Value::as_str)
+            .unwrap_or("?")
+            .to_string(),
+        saved: steadiness["steady"].as_bool().unwrap_or(false),
+        saved_reason: steadiness["verdict"].as_str().unwrap_or("").to_string(),
+        today: verdict.steady,
+        today_reason: verdict.reason,
+    })
+}
+
 fn collect(value: &Value, out: &mut Vec<Judged>) {
     match value {
         Value::Object(map) => {
-            if let (Some(timeline), Some(steadiness)) = (map.get("timeline"), map.get("steadiness"))
-            {
-                // The mean of a run's repeats keeps a timeline too; its repeats are judged.
-                let is_mean = map
-                    .get("runs")
-                    .and_then(Value::as_array)
-                    .is_some_and(|runs| !runs.is_empty());
-                if let Ok(points) = serde_json::from_value::<Vec<TimelinePoint>>(timeline.clone()) {
-                    if !points.is_empty() && !is_mean {
-                        let verdict = judge_steadiness(&points);
-                        out.push(Judged {
-                            scheme: map
-                                .get("scheme")
-                                .and_then(Value::as_str)
-                                .unwrap_or("?")
-                                .to_string(),
-                            saved: steadiness["steady"].as_bool().unwrap_or(false),
-                            saved_reason: steadiness["verdict"].as_str().unwrap_or("").to_string(),
-                            today: verdict.steady,
-                            today_reason: verdict.reason,
-                        });
-                    }
-                }
-            }
+            out.extend(judge(map));
             for child in map.values() {
                 collect(child, out);
             }

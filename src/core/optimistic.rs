@@ -377,4 +377,38 @@ mod tests {
             "skipped bytes are taken as equal"
         );
     }
+
+    /// `compare_from` agrees with slice order and the common prefix for every start offset,
+    /// lengths up to the view's end, probes that differ at every position or end early, and
+    /// every skip up to the shared prefix.
+    #[test]
+    fn compare_from_agrees_with_slices_everywhere() {
+        let page: Vec<u8> = (0..64u8).map(|index| (index / 3) % 5).collect();
+        let view = PageView::of_stable(&page);
+        for at in 0..page.len() {
+            for len in 0..=(page.len() - at).min(20) {
+                let ours = &page[at..at + len];
+                let mut probes = vec![ours.to_vec(), [ours, &[0]].concat(), [ours, &[9]].concat()];
+                for flip in 0..len {
+                    let mut probe = ours.to_vec();
+                    probe[flip] = probe[flip].wrapping_add(1);
+                    probes.push(probe.clone());
+                    probe[flip] = probe[flip].wrapping_sub(2);
+                    probes.push(probe.clone());
+                    probes.push(probe[..flip].to_vec());
+                }
+                for probe in &probes {
+                    let shared = ours.iter().zip(probe).take_while(|(a, b)| a == b).count();
+                    for skip in [0, shared / 2, shared] {
+                        assert_eq!(
+                            view.compare_from(at, len, probe, skip),
+                            Some((ours.cmp(probe.as_slice()), shared)),
+                            "at {at} len {len} probe {probe:?} skip {skip}"
+                        );
+                    }
+                }
+            }
+        }
+        assert_eq!(view.compare_from(60, 5, &[0; 5], 0), None, "past the end");
+    }
 }

@@ -20,6 +20,7 @@
 
 use std::time::Duration;
 
+use super::crc::crc32c;
 use crate::error::{Error, Result};
 use crate::page::Lsn;
 
@@ -217,7 +218,7 @@ pub fn stamp_log_page(page: &mut [u8], stream_page: u64, page_size: u64, log_id:
     page[8..16].copy_from_slice(&(stream_page * page_size).to_le_bytes());
     page[16..24].copy_from_slice(&log_id.to_le_bytes());
     page[36..LOG_PAGE_HEADER].fill(0);
-    let crc = crc32c::crc32c(&page[8..24]);
+    let crc = crc32c(&page[8..24]);
     page[4..8].copy_from_slice(&crc.to_le_bytes());
     stamp_flush_start(page, 0);
 }
@@ -228,7 +229,7 @@ pub fn stamp_flush_start(page: &mut [u8], flush_start: Lsn) {
     assert!(page.len() >= LOG_PAGE_HEADER, "page holds a header");
     assert!(flush_start < MAX_LSN, "flush stamps are LSNs");
     page[24..32].copy_from_slice(&flush_start.to_le_bytes());
-    let crc = crc32c::crc32c(&page[8..32]);
+    let crc = crc32c(&page[8..32]);
     page[32..36].copy_from_slice(&crc.to_le_bytes());
 }
 
@@ -240,7 +241,7 @@ pub fn log_page_is_current(page: &[u8], stream_page: u64, page_size: u64, log_id
         return false;
     };
     header[0..4] == LOG_PAGE_MAGIC
-        && read_u32(header, 4) == crc32c::crc32c(&header[8..24])
+        && read_u32(header, 4) == crc32c(&header[8..24])
         && read_u64(header, 8) == stream_page.wrapping_mul(page_size)
         && read_u64(header, 16) == log_id
         && header[36..LOG_PAGE_HEADER] == [0u8; 4]
@@ -252,7 +253,7 @@ pub fn log_page_is_current(page: &[u8], stream_page: u64, page_size: u64, log_id
 pub fn flush_stamp(page: &[u8]) -> Option<Lsn> {
     let header = page.get(..LOG_PAGE_HEADER)?;
     let stamp = read_u64(header, 24);
-    (read_u32(header, 32) == crc32c::crc32c(&header[8..32]) && stamp < MAX_LSN).then_some(stamp)
+    (read_u32(header, 32) == crc32c(&header[8..32]) && stamp < MAX_LSN).then_some(stamp)
 }
 
 fn read_u32(bytes: &[u8], at: usize) -> u32 {
@@ -304,7 +305,7 @@ impl CheckpointSlot {
         page[32..40].copy_from_slice(&self.seq.to_le_bytes());
         page[40..48].copy_from_slice(&self.redo_lsn.to_le_bytes());
         page[48..56].copy_from_slice(&self.durable_lsn.to_le_bytes());
-        let crc = crc32c::crc32c(&page[8..CHECKPOINT_SLOT_BYTES]);
+        let crc = crc32c(&page[8..CHECKPOINT_SLOT_BYTES]);
         page[4..8].copy_from_slice(&crc.to_le_bytes());
     }
 
@@ -315,7 +316,7 @@ impl CheckpointSlot {
         let slot = page.get(..CHECKPOINT_SLOT_BYTES)?;
         let version = read_u32(slot, 8);
         (slot[0..4] == CHECKPOINT_MAGIC
-            && read_u32(slot, 4) == crc32c::crc32c(&slot[8..])
+            && read_u32(slot, 4) == crc32c(&slot[8..])
             && !readable(version))
         .then_some(version)
     }
@@ -325,7 +326,7 @@ impl CheckpointSlot {
     pub fn decode(page: &[u8]) -> Option<Self> {
         let slot = page.get(..CHECKPOINT_SLOT_BYTES)?;
         if slot[0..4] != CHECKPOINT_MAGIC
-            || read_u32(slot, 4) != crc32c::crc32c(&slot[8..])
+            || read_u32(slot, 4) != crc32c(&slot[8..])
             || !readable(read_u32(slot, 8))
             || slot[56..64] != [0u8; 8]
         {

@@ -13,6 +13,7 @@
 //! `docs/wal-format.md`. Not here (the lead's, on top of this API): the transaction layer and
 //! applying `PageRedo`/`FullPageImage` records to data pages during recovery.
 
+pub(crate) mod crc;
 pub mod layout;
 pub mod log;
 pub mod margins;

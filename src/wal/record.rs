@@ -19,6 +19,7 @@
 //! [`DecodeError`]; nothing here panics on any input. The log pages that carry records (their
 //! headers, spanning) are handled by `log.rs` and `reader.rs`.
 
+use super::crc::crc32c;
 use crate::error::PageId;
 use crate::page::Lsn;
 
@@ -451,7 +452,7 @@ pub fn seal(record: &mut [u8], lsn: Lsn, prev_crc: u32) -> u32 {
     assert!(record.len() >= FRAME_SIZE, "a sealed record has a frame");
     record[8..16].copy_from_slice(&lsn.to_le_bytes());
     record[16..20].copy_from_slice(&prev_crc.to_le_bytes());
-    let crc = crc32c::crc32c(&record[4..]);
+    let crc = crc32c(&record[4..]);
     record[0..4].copy_from_slice(&crc.to_le_bytes());
     crc
 }
@@ -526,7 +527,7 @@ pub fn decode(
             present: record.len(),
         });
     }
-    let computed = crc32c::crc32c(&record[4..]);
+    let computed = crc32c(&record[4..]);
     if computed != header.crc {
         return Err(DecodeError::BadChecksum {
             stored: header.crc,

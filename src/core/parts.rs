@@ -13,7 +13,7 @@
 //! A scheme is one value of each, chosen once when the pool opens (`engine::compose`). The core
 //! depends on these traits only, never on an implementation.
 
-use std::collections::BTreeMap;
+use crate::core::stats::ExtraStats;
 use std::fmt::Debug;
 
 use crate::core::frame::FrameId;
@@ -173,7 +173,7 @@ pub trait MissPath: Send + Sync + Debug {
     }
 
     /// Adds the path's own counters to `out`.
-    fn extra_stats(&self, core: &Core, out: &mut BTreeMap<String, f64>) {
+    fn extra_stats(&self, core: &Core, out: &mut ExtraStats) {
         let _ = (core, out);
     }
 }
@@ -192,7 +192,7 @@ pub trait Writeback: Send + Sync + Debug {
     fn round(&self, core: &Core) -> Result<u64>;
 
     /// Adds the part's own counters to `out`.
-    fn extra_stats(&self, core: &Core, out: &mut BTreeMap<String, f64>) {
+    fn extra_stats(&self, core: &Core, out: &mut ExtraStats) {
         let _ = (core, out);
     }
 }
@@ -210,7 +210,7 @@ pub trait Prefetcher: Send + Sync + Debug {
     fn memory_bytes(&self) -> usize;
 
     /// Adds the part's own counters to `out`.
-    fn extra_stats(&self, out: &mut BTreeMap<String, f64>) {
+    fn extra_stats(&self, out: &mut ExtraStats) {
         let _ = out;
     }
 }

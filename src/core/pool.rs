@@ -33,6 +33,7 @@
 //! Frames in flight (being read in, evicted, or moved) are on no list; the invariant checker
 //! accounts for them through their I/O state and pins.
 
+use crate::core::stats::ExtraStats;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -1219,29 +1220,21 @@ impl Core {
         }
         mutexes.insert("flush".to_string(), flush);
         mutexes.insert("free".to_string(), free);
-        let mut extra = BTreeMap::new();
-        extra.insert(
-            "max_flush_batch".to_string(),
-            load(&c.max_flush_batch) as f64,
-        );
-        extra.insert("cleaner_rounds".to_string(), load(&c.cleaner_rounds) as f64);
-        extra.insert("free_waits".to_string(), load(&c.free_waits) as f64);
-        extra.insert("busy_backoffs".to_string(), load(&c.busy_backoffs) as f64);
+        let mut extra = ExtraStats::default();
+        extra.gauge("max_flush_batch", load(&c.max_flush_batch) as f64);
+        extra.counter("cleaner_rounds", load(&c.cleaner_rounds) as f64);
+        extra.counter("free_waits", load(&c.free_waits) as f64);
+        extra.counter("busy_backoffs", load(&c.busy_backoffs) as f64);
         if self.config.list_scan_ns > 0.0 {
-            extra.insert(
-                "list_scan_hold_ms".to_string(),
-                load(&c.list_scan_hold_ns) as f64 / 1e6,
-            );
+            extra.counter("list_scan_hold_ms", load(&c.list_scan_hold_ns) as f64 / 1e6);
         }
         self.parts.miss.extra_stats(self, &mut extra);
         self.parts.writeback.extra_stats(self, &mut extra);
         if let Some(prefetch) = &self.parts.prefetch {
             prefetch.extra_stats(&mut extra);
-            extra.insert(
-                "prefetch_memory_bytes".to_string(),
-                prefetch.memory_bytes() as f64,
-            );
+            extra.gauge("prefetch_memory_bytes", prefetch.memory_bytes() as f64);
         }
+        let (extra, extra_gauges) = extra.into_parts();
         PoolStats {
             hits,
             misses: load(&c.misses),
@@ -1262,6 +1255,7 @@ impl Core {
             write_path: self.parts.write_path.stats(),
             instances: self.instances.len() as u64,
             extra,
+            extra_gauges,
         }
     }
 

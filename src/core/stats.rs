@@ -2,11 +2,12 @@
 //!
 //! `PoolCounters` is the live, lock-free set the pool increments; [`PoolStats`] is a plain,
 //! serializable snapshot of it. `PoolStats::since` gives the counters of a measured phase.
-//! Scheme-specific figures (pointer moves, TWB waits, ...) go in `extra` by name; every name
-//! is either a counter (accumulated since the pool opened, windowed by `since`) or a gauge (a
-//! current value, kept by `since`): [`extra_kind`] says which.
+//! Scheme-specific figures (pointer moves, TWB waits, ...) go in `extra` by name through
+//! [`ExtraStats`], which makes the part that reports a figure declare it a counter
+//! (accumulated since the pool opened, windowed by `since`) or a gauge (a current value, kept
+//! by `since`); `extra_gauges` records the gauges' names.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::time::Instant;
 
 use crate::sync::{AtomicU64, Mutex, MutexGuard, Ordering};
@@ -314,117 +315,72 @@ pub struct PoolStats {
     /// Buffer pool instances.
     pub instances: u64,
     /// Scheme-specific counters (pointer moves, scan lengths, TWB waits, ...) and gauges
-    /// (current `P_scan`, dirty-region length, ...): [`extra_kind`] says which each name is.
-    /// In a snapshot the counters count since the pool opened; after [`PoolStats::since`],
-    /// over the window.
+    /// (current `P_scan`, dirty-region length, ...), as their parts declared them
+    /// ([`ExtraStats`]). In a snapshot the counters count since the pool opened; after
+    /// [`PoolStats::since`], over the window.
     pub extra: BTreeMap<String, f64>,
+    /// The names in `extra` that are gauges; every other name is a counter.
+    #[serde(default, skip_serializing_if = "BTreeSet::is_empty")]
+    pub extra_gauges: BTreeSet<String>,
 }
 
-/// What an `extra` figure is, and so what [`PoolStats::since`] does with it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ExtraKind {
-    /// Accumulates from the pool's opening: a window's value is the difference.
-    Counter,
-    /// A current value (a controller's setting, a list's length, a running maximum): a
-    /// window keeps its value at the window's end.
-    Gauge,
+/// The scheme-specific figures the pool's parts report (`extra_stats` of the miss path, the
+/// write-back, the flush-rate controller and the prefetcher): each part declares, where it
+/// reports a figure, whether it is a counter or a gauge, which decides what
+/// [`PoolStats::since`] does with it.
+#[derive(Debug, Default)]
+pub struct ExtraStats {
+    values: BTreeMap<String, f64>,
+    gauges: BTreeSet<String>,
 }
 
-/// The `extra` names that are gauges (every policy's `extra_stats`; docs/policies.md).
-const EXTRA_GAUGES: &[&str] = &[
-    "p_scan",
-    "p_io",
-    "np_lru_stable",
-    "np_flush_stable",
-    "percona_lru_sleep_ms",
-    "percona_flush_sleep_ms",
-    "max_flush_batch",
-    "dirty_region_pages",
-    "twb_occupancy",
-    "ace_n_w",
-    "history_entries_max",
-    "seq_prefetch_pages",
-    "prefetch_memory_bytes",
-    "bgwriter_smoothed_alloc",
-];
+impl ExtraStats {
+    /// Reports a counter: a figure that accumulates from the pool's opening (a window's value
+    /// is the difference).
+    pub fn counter(&mut self, name: &str, value: f64) {
+        self.values.insert(name.to_owned(), value);
+        self.gauges.remove(name);
+    }
 
-/// The `extra` names that are counters.
-const EXTRA_COUNTERS: &[&str] = &[
-    // The pool core.
-    "cleaner_rounds",
-    "free_waits",
-    "busy_backoffs",
-    "list_scan_hold_ms",
-    // InnoDB's page cleaner and the RAW miss loop.
-    "flush_requested_pages",
-    "user_scan_dirty_pages",
-    "user_scan_clean_pages",
-    "cleaner_freed_clean_pages",
-    "misses_from_free_list",
-    "misses_from_own_scan",
-    "backoff_waits",
-    "lru_batch_waits",
-    "lru_batch_wait_ms",
-    "miss_loop_sleeps",
-    // Flush-rate controllers.
-    "percona_furious_rounds",
-    "percona_lru_rounds",
-    "percona_lru_no_sleep_rounds",
-    "percona_flush_rounds",
-    "st_overloaded_rounds",
-    "st_scan_raises",
-    "st_scan_lowers",
-    "st_io_raises",
-    "st_io_lowers",
-    // Miss paths.
-    "pointer_moves",
-    "pointer_scans",
-    "pointer_scan_len",
-    "dirty_region_hits",
-    "twb_copies",
-    "twb_waits",
-    "twb_reads",
-    "twb_writes",
-    "twb_mutex_wait_ms",
-    "ace_batches",
-    "ace_batch_pages",
-    // PostgreSQL's write-back.
-    "bgwriter_pages",
-    "checkpointer_pages",
-    "checkpoints_spread",
-    // Prefetchers.
-    "history_predictions",
-    "history_pages_asked",
-    "seq_triggers",
-    "seq_pages_asked",
-];
+    /// Reports a gauge: a current value (a controller's setting, a list's length, a running
+    /// maximum), which a window keeps as it is at the window's end.
+    pub fn gauge(&mut self, name: &str, value: f64) {
+        self.values.insert(name.to_owned(), value);
+        self.gauges.insert(name.to_owned());
+    }
 
-/// Whether the `extra` figure `name` is a counter or a gauge; `None` for a name no policy
-/// reports (a test keeps every reported name classified).
-#[must_use]
-pub fn extra_kind(name: &str) -> Option<ExtraKind> {
-    if EXTRA_GAUGES.contains(&name) {
-        Some(ExtraKind::Gauge)
-    } else if EXTRA_COUNTERS.contains(&name) {
-        Some(ExtraKind::Counter)
-    } else {
-        None
+    /// The value reported as `name`, if any.
+    #[must_use]
+    pub fn get(&self, name: &str) -> Option<f64> {
+        self.values.get(name).copied()
+    }
+
+    /// Whether `name` was reported as a gauge.
+    #[must_use]
+    pub fn is_gauge(&self, name: &str) -> bool {
+        self.gauges.contains(name)
+    }
+
+    /// The values and the gauges' names, for [`PoolStats`].
+    #[must_use]
+    pub fn into_parts(self) -> (BTreeMap<String, f64>, BTreeSet<String>) {
+        (self.values, self.gauges)
     }
 }
 
 /// `now`'s extras over the window since `earlier`: counters as differences (never below
-/// zero), gauges and unclassified names as they are now.
+/// zero), the gauges (`gauges`) as they are now.
 fn extra_since(
     now: &BTreeMap<String, f64>,
+    gauges: &BTreeSet<String>,
     earlier: &BTreeMap<String, f64>,
 ) -> BTreeMap<String, f64> {
     now.iter()
         .map(|(name, &value)| {
-            let windowed = match extra_kind(name) {
-                Some(ExtraKind::Counter) => {
-                    (value - earlier.get(name).copied().unwrap_or(0.0)).max(0.0)
-                }
-                Some(ExtraKind::Gauge) | None => value,
+            let windowed = if gauges.contains(name) {
+                value
+            } else {
+                (value - earlier.get(name).copied().unwrap_or(0.0)).max(0.0)
             };
             (name.clone(), windowed)
         })
@@ -507,7 +463,8 @@ impl PoolStats {
             read_stall_wait: self.read_stall_wait.since(&earlier.read_stall_wait),
             write_path: self.write_path.since(&earlier.write_path),
             instances: self.instances,
-            extra: extra_since(&self.extra, &earlier.extra),
+            extra: extra_since(&self.extra, &self.extra_gauges, &earlier.extra),
+            extra_gauges: self.extra_gauges.clone(),
         }
     }
 }
@@ -519,15 +476,18 @@ mod tests {
     #[test]
     #[allow(clippy::float_cmp)] // whole numbers, exact in an f64
     fn since_windows_the_extra_counters_and_keeps_the_gauges() {
-        let snapshot = |freed: f64, p_scan: f64, unknown: f64| PoolStats {
-            extra: BTreeMap::from([
-                ("cleaner_freed_clean_pages".to_string(), freed),
-                ("p_scan".to_string(), p_scan),
-                ("not_a_policy_figure".to_string(), unknown),
-            ]),
-            ..PoolStats::default()
+        let snapshot = |freed: f64, p_scan: f64| {
+            let mut extra = ExtraStats::default();
+            extra.counter("cleaner_freed_clean_pages", freed);
+            extra.gauge("p_scan", p_scan);
+            let (extra, extra_gauges) = extra.into_parts();
+            PoolStats {
+                extra,
+                extra_gauges,
+                ..PoolStats::default()
+            }
         };
-        let window = snapshot(12_947.0, 37.0, 5.0).since(&snapshot(10_000.0, 100.0, 3.0));
+        let window = snapshot(12_947.0, 37.0).since(&snapshot(10_000.0, 100.0));
         assert_eq!(
             window.extra["cleaner_freed_clean_pages"], 2_947.0,
             "a counter"
@@ -536,27 +496,25 @@ mod tests {
             window.extra["p_scan"], 37.0,
             "a gauge keeps its value at the end"
         );
-        assert_eq!(
-            window.extra["not_a_policy_figure"], 5.0,
-            "unclassified: as it is"
-        );
+        assert!(window.extra_gauges.contains("p_scan"), "still a gauge");
         // A counter that was reset (or absent) before the window never goes negative.
-        let reset = snapshot(10.0, 37.0, 0.0).since(&snapshot(20.0, 37.0, 0.0));
+        let reset = snapshot(10.0, 37.0).since(&snapshot(20.0, 37.0));
         assert_eq!(reset.extra["cleaner_freed_clean_pages"], 0.0);
-        let fresh = snapshot(10.0, 37.0, 0.0).since(&PoolStats::default());
+        let fresh = snapshot(10.0, 37.0).since(&PoolStats::default());
         assert_eq!(fresh.extra["cleaner_freed_clean_pages"], 10.0);
     }
 
     #[test]
-    fn no_extra_name_is_both_a_counter_and_a_gauge() {
-        for name in EXTRA_GAUGES {
-            assert!(!EXTRA_COUNTERS.contains(name), "{name}");
-        }
-        let mut all: Vec<&str> = EXTRA_GAUGES.iter().chain(EXTRA_COUNTERS).copied().collect();
-        let count = all.len();
-        all.sort_unstable();
-        all.dedup();
-        assert_eq!(all.len(), count, "a name listed twice");
+    #[allow(clippy::float_cmp)] // whole numbers, exact in an f64
+    fn a_name_takes_the_kind_it_was_last_reported_with() {
+        let mut extra = ExtraStats::default();
+        extra.gauge("x", 1.0);
+        extra.counter("x", 2.0);
+        assert!(!extra.is_gauge("x"));
+        assert_eq!(extra.get("x"), Some(2.0));
+        extra.gauge("x", 3.0);
+        assert!(extra.is_gauge("x"));
+        assert_eq!(extra.get("y"), None);
     }
 
     #[test]

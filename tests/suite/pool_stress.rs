@@ -163,6 +163,7 @@ fn run(spec: &str, scheme: Scheme, instances: usize, threads: usize, ops: usize)
     config.old_blocks_time_ms = 0;
     config.instances = instances;
     let pool = Arc::new(BufferPool::open(Arc::clone(&device), config).unwrap());
+    let opened = pool.stats();
     let updates: Arc<Vec<AtomicU64>> = Arc::new((0..PAGES).map(|_| AtomicU64::new(0)).collect());
     let progress = Arc::new(AtomicU64::new(0));
     let handles: Vec<_> = (0..threads)
@@ -194,7 +195,7 @@ fn run(spec: &str, scheme: Scheme, instances: usize, threads: usize, ops: usize)
     pool.check_invariants()
         .unwrap_or_else(|e| panic!("{scheme}: {e}"));
     let stats = pool.stats();
-    assert_extras_classified(scheme.name(), &stats);
+    assert_extras_windowed(scheme.name(), &opened, &stats, &stats.since(&opened));
     eprintln!(
         "{scheme}: hits {} misses {} stalls {} fused {} evictions {} lru_flushes {} list_flushes {} extra {:?}",
         stats.hits,
@@ -231,21 +232,36 @@ fn run(spec: &str, scheme: Scheme, instances: usize, threads: usize, ops: usize)
     }
 }
 
-/// Every `extra` figure a pool reports is a counter or a gauge, so that a measured window
-/// (`PoolStats::since`) windows the counters and keeps the gauges.
-fn assert_extras_classified(scheme: &str, stats: &flashbuf::core::stats::PoolStats) {
-    for name in stats.extra.keys() {
+/// A measured window (`PoolStats::since`) of the `extra` figures: each gauge as it is now,
+/// each counter as the difference (never below zero); the gauges' names are kept.
+#[allow(clippy::float_cmp)] // the same f64 operations on the same values
+fn assert_extras_windowed(
+    scheme: &str,
+    before: &flashbuf::core::stats::PoolStats,
+    now: &flashbuf::core::stats::PoolStats,
+    window: &flashbuf::core::stats::PoolStats,
+) {
+    assert_eq!(window.extra_gauges, now.extra_gauges, "{scheme}");
+    for (name, &value) in &now.extra {
+        let expected = if now.extra_gauges.contains(name) {
+            value
+        } else {
+            (value - before.extra.get(name).copied().unwrap_or(0.0)).max(0.0)
+        };
+        assert_eq!(window.extra[name], expected, "{scheme}: extra `{name}`");
+    }
+    for name in &now.extra_gauges {
         assert!(
-            flashbuf::core::stats::extra_kind(name).is_some(),
-            "{scheme}: extra `{name}` is neither a counter nor a gauge (core/stats.rs)"
+            now.extra.contains_key(name),
+            "{scheme}: gauge `{name}` has a value"
         );
     }
 }
 
-/// The parts no preset holds (the flush-rate controllers, the prefetchers) report only
-/// classified extras too.
+/// The parts no preset holds (the flush-rate controllers, the prefetchers) window their extras
+/// too, and their settings (`p_scan`, the prefetch depth) stay gauges.
 #[test]
-fn every_part_reports_counters_or_gauges() {
+fn every_part_windows_its_extras() {
     for text in [
         "vanilla+percona",
         "vanilla+self-tuning",
@@ -266,12 +282,19 @@ fn every_part_reports_counters_or_gauges() {
         }
         let before = pool.stats();
         assert!(before.misses > 0, "{text}: the pool must churn");
-        assert_extras_classified(text, &before);
         for page in 0..PAGES {
             update(&pool, page, &updates);
         }
-        let window = pool.stats().since(&before);
-        assert_extras_classified(text, &window);
+        let now = pool.stats();
+        assert_extras_windowed(text, &before, &now, &now.since(&before));
+        for gauge in ["p_scan", "seq_prefetch_pages", "history_entries_max"] {
+            if now.extra.contains_key(gauge) {
+                assert!(
+                    now.extra_gauges.contains(gauge),
+                    "{text}: `{gauge}` is a gauge"
+                );
+            }
+        }
         pool.shutdown().unwrap();
     }
 }

@@ -3,7 +3,7 @@
 //! `P_scan` = `lru_scan_depth` and the flush lists with `P_io` from InnoDB's adaptive flushing
 //! (`page_cleaner_flush_pages_recommendation`), then sleep the rest of the second.
 
-use std::collections::BTreeMap;
+use crate::core::stats::ExtraStats;
 
 use super::adaptive::{AdaptiveConfig, AdaptiveState};
 use super::{CleanerInputs, FlushPlan, FlushRate, RoundObservation};
@@ -59,8 +59,8 @@ impl FlushRate for MysqlFixed {
 
     fn observe(&mut self, _observation: &RoundObservation) {}
 
-    fn extra_stats(&self, out: &mut BTreeMap<String, f64>) {
-        out.insert("p_scan".into(), self.lru_scan as f64);
-        out.insert("p_io".into(), self.last_requested as f64);
+    fn extra_stats(&self, out: &mut ExtraStats) {
+        out.gauge("p_scan", self.lru_scan as f64);
+        out.gauge("p_io", self.last_requested as f64);
     }
 }

@@ -20,7 +20,7 @@ pub mod fixed;
 pub mod percona;
 pub mod self_tuning;
 
-use std::collections::BTreeMap;
+use crate::core::stats::ExtraStats;
 use std::fmt::Debug;
 
 use crate::page::Lsn;
@@ -133,7 +133,7 @@ pub trait FlushRate: Send + Debug {
     /// Learns from the round just done.
     fn observe(&mut self, observation: &RoundObservation);
     /// Adds the controller's counters (e.g. current `P_scan`, `P_io`) to `out`.
-    fn extra_stats(&self, out: &mut BTreeMap<String, f64>) {
+    fn extra_stats(&self, out: &mut ExtraStats) {
         let _ = out;
     }
     /// Whether instance `instance`'s LRU part runs in the round starting at `now_ms` (device

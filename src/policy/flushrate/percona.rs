@@ -34,7 +34,7 @@
 //!
 //! Lock order: lives under the page cleaner's controller mutex; takes none.
 
-use std::collections::BTreeMap;
+use crate::core::stats::ExtraStats;
 
 use super::adaptive::{AdaptiveConfig, AdaptiveState};
 use super::{CleanerInputs, FlushPlan, FlushRate, RoundObservation};
@@ -278,23 +278,23 @@ impl FlushRate for Percona {
 
     fn observe(&mut self, _observation: &RoundObservation) {}
 
-    fn extra_stats(&self, out: &mut BTreeMap<String, f64>) {
-        let put = |out: &mut BTreeMap<String, f64>, key: &str, value: u64| {
-            out.insert(key.to_string(), value as f64);
-        };
-        put(out, "p_scan", self.lru_scan as u64);
-        put(out, "p_io", self.last_requested);
-        put(
-            out,
+    fn extra_stats(&self, out: &mut ExtraStats) {
+        out.gauge("p_scan", (self.lru_scan as u64) as f64);
+        out.gauge("p_io", (self.last_requested) as f64);
+        out.gauge(
             "percona_lru_sleep_ms",
-            self.lru_sleep_ms(0)
-                .unwrap_or(self.lru_steps.max.div_ceil(1000)),
+            (self
+                .lru_sleep_ms(0)
+                .unwrap_or(self.lru_steps.max.div_ceil(1000))) as f64,
         );
-        put(out, "percona_flush_sleep_ms", self.flush_sleep_ms);
-        put(out, "percona_furious_rounds", self.furious_rounds);
-        put(out, "percona_lru_rounds", self.lru_rounds);
-        put(out, "percona_lru_no_sleep_rounds", self.lru_no_sleep_rounds);
-        put(out, "percona_flush_rounds", self.flush_rounds);
+        out.gauge("percona_flush_sleep_ms", (self.flush_sleep_ms) as f64);
+        out.counter("percona_furious_rounds", (self.furious_rounds) as f64);
+        out.counter("percona_lru_rounds", (self.lru_rounds) as f64);
+        out.counter(
+            "percona_lru_no_sleep_rounds",
+            (self.lru_no_sleep_rounds) as f64,
+        );
+        out.counter("percona_flush_rounds", (self.flush_rounds) as f64);
     }
 }
 
@@ -417,9 +417,9 @@ mod tests {
         // The flusher is not due before 5 + 1000.
         let later = CleanerInputs { now_ms: 6, ..young };
         assert_eq!(p.plan(&later).flush_list_pages, 0);
-        let mut out = BTreeMap::new();
+        let mut out = ExtraStats::default();
         p.extra_stats(&mut out);
-        assert_eq!(out.get("percona_furious_rounds"), Some(&1.0));
-        assert_eq!(out.get("percona_flush_rounds"), Some(&2.0));
+        assert_eq!(out.get("percona_furious_rounds"), Some(1.0));
+        assert_eq!(out.get("percona_flush_rounds"), Some(2.0));
     }
 }

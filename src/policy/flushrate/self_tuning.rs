@@ -31,7 +31,7 @@
 //!
 //! Lock order: the controller lives under the page cleaner's controller mutex; it takes none.
 
-use std::collections::BTreeMap;
+use crate::core::stats::ExtraStats;
 
 use super::adaptive::{AdaptiveConfig, AdaptiveState};
 use super::{AfterObserve, CleanerInputs, FlushPlan, FlushRate, RoundObservation};
@@ -320,19 +320,16 @@ impl FlushRate for SelfTuning {
         })
     }
 
-    fn extra_stats(&self, out: &mut BTreeMap<String, f64>) {
-        let put = |out: &mut BTreeMap<String, f64>, key: &str, value: u64| {
-            out.insert(key.to_string(), value as f64);
-        };
-        put(out, "p_scan", self.alg.p_scan);
-        put(out, "p_io", self.alg.p_io);
-        put(out, "np_lru_stable", self.alg.np_lru_stable);
-        put(out, "np_flush_stable", self.alg.np_flush_stable);
-        put(out, "st_overloaded_rounds", self.counts.overloaded);
-        put(out, "st_scan_raises", self.counts.scan_raise);
-        put(out, "st_scan_lowers", self.counts.scan_lower);
-        put(out, "st_io_raises", self.counts.io_raise);
-        put(out, "st_io_lowers", self.counts.io_lower);
+    fn extra_stats(&self, out: &mut ExtraStats) {
+        out.gauge("p_scan", (self.alg.p_scan) as f64);
+        out.gauge("p_io", (self.alg.p_io) as f64);
+        out.gauge("np_lru_stable", (self.alg.np_lru_stable) as f64);
+        out.gauge("np_flush_stable", (self.alg.np_flush_stable) as f64);
+        out.counter("st_overloaded_rounds", (self.counts.overloaded) as f64);
+        out.counter("st_scan_raises", (self.counts.scan_raise) as f64);
+        out.counter("st_scan_lowers", (self.counts.scan_lower) as f64);
+        out.counter("st_io_raises", (self.counts.io_raise) as f64);
+        out.counter("st_io_lowers", (self.counts.io_lower) as f64);
     }
 }
 
@@ -521,9 +518,10 @@ mod tests {
                 sleep_ms: 900
             })
         );
-        let mut out = BTreeMap::new();
+        let mut out = ExtraStats::default();
         st.extra_stats(&mut out);
-        assert_eq!(out.get("p_scan"), Some(&69.0));
-        assert_eq!(out.get("st_scan_raises"), Some(&1.0));
+        assert_eq!(out.get("p_scan"), Some(69.0));
+        assert!(out.is_gauge("p_scan") && !out.is_gauge("st_scan_raises"));
+        assert_eq!(out.get("st_scan_raises"), Some(1.0));
     }
 }

@@ -10,7 +10,7 @@
 //! `n_e`). A miss that waited for the batch is counted as a read stall; the batch's pages count
 //! as synchronous replacement writes.
 
-use std::collections::BTreeMap;
+use crate::core::stats::ExtraStats;
 
 use crate::core::frame::{FrameId, IO_WRITE};
 use crate::core::instance::Instance;
@@ -133,15 +133,12 @@ impl MissPath for Ace {
         Err(no_frame_error(core))
     }
 
-    fn extra_stats(&self, _core: &Core, out: &mut BTreeMap<String, f64>) {
-        out.insert(
-            "ace_batches".into(),
-            self.batches.load(Ordering::Relaxed) as f64,
-        );
-        out.insert(
-            "ace_batch_pages".into(),
+    fn extra_stats(&self, _core: &Core, out: &mut ExtraStats) {
+        out.counter("ace_batches", self.batches.load(Ordering::Relaxed) as f64);
+        out.counter(
+            "ace_batch_pages",
             self.batch_pages.load(Ordering::Relaxed) as f64,
         );
-        out.insert("ace_n_w".into(), self.n_w as f64);
+        out.gauge("ace_n_w", self.n_w as f64);
     }
 }

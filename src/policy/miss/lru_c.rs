@@ -14,7 +14,7 @@
 //! preset) the flusher works under LRU-D alone and a hit in the dirty region takes LRU-M then
 //! LRU-D; without it (basic LRU-C, DBW) every dirty-region access also takes LRU-M.
 
-use std::collections::BTreeMap;
+use crate::core::stats::ExtraStats;
 
 use crate::core::frame::{FrameId, IO_WRITE, NIL, Region};
 use crate::core::instance::Instance;
@@ -171,13 +171,13 @@ impl MissPath for LruCPointer {
         }
     }
 
-    fn extra_stats(&self, core: &Core, out: &mut BTreeMap<String, f64>) {
+    fn extra_stats(&self, core: &Core, out: &mut ExtraStats) {
         let load = |counter: &AtomicU64| counter.load(Ordering::Relaxed) as f64;
-        out.insert("pointer_moves".into(), load(&self.pointer_moves));
-        out.insert("pointer_scans".into(), load(&self.pointer_scans));
-        out.insert("pointer_scan_len".into(), load(&self.pointer_scan_len));
-        out.insert("dirty_region_hits".into(), load(&self.dirty_region_hits));
+        out.counter("pointer_moves", load(&self.pointer_moves));
+        out.counter("pointer_scans", load(&self.pointer_scans));
+        out.counter("pointer_scan_len", load(&self.pointer_scan_len));
+        out.counter("dirty_region_hits", load(&self.dirty_region_hits));
         let region: usize = core.instances.iter().map(Instance::side_len).sum();
-        out.insert("dirty_region_pages".into(), region as f64);
+        out.gauge("dirty_region_pages", region as f64);
     }
 }

@@ -19,7 +19,8 @@
 //! nested. Slots are immutable from the copy until the TWB is emptied, so the batch write reads
 //! them without the mutex.
 
-use std::collections::{BTreeMap, HashMap};
+use crate::core::stats::ExtraStats;
+use std::collections::HashMap;
 
 use crate::core::frame::{FrameId, IO_EVICT, NO_PAGE};
 use crate::core::instance::Instance;
@@ -520,17 +521,17 @@ impl MissPath for War {
         Ok(written)
     }
 
-    fn extra_stats(&self, core: &Core, out: &mut BTreeMap<String, f64>) {
+    fn extra_stats(&self, core: &Core, out: &mut ExtraStats) {
         let load = |counter: &AtomicU64| counter.load(Ordering::Relaxed) as f64;
-        out.insert("twb_copies".into(), load(&self.copies));
-        out.insert("twb_waits".into(), load(&self.waits));
-        out.insert("twb_reads".into(), load(&self.reads));
-        out.insert("twb_writes".into(), load(&self.writes));
-        out.insert("twb_occupancy".into(), self.held_pages(core) as f64);
+        out.counter("twb_copies", load(&self.copies));
+        out.counter("twb_waits", load(&self.waits));
+        out.counter("twb_reads", load(&self.reads));
+        out.counter("twb_writes", load(&self.writes));
+        out.gauge("twb_occupancy", self.held_pages(core) as f64);
         let mut mutex = crate::core::stats::MutexStats::default();
         for twb in &self.twbs {
             mutex.add(&twb.mutex.snapshot());
         }
-        out.insert("twb_mutex_wait_ms".into(), mutex.wait_ns as f64 / 1e6);
+        out.counter("twb_mutex_wait_ms", mutex.wait_ns as f64 / 1e6);
     }
 }

@@ -24,7 +24,8 @@
 //! calling thread's map shard, then the table shard of `prev` (to learn), then, on a miss, the
 //! table shard of `cur` (to predict).
 
-use std::collections::{BTreeMap, HashMap, VecDeque};
+use crate::core::stats::ExtraStats;
+use std::collections::{HashMap, VecDeque};
 use std::thread::ThreadId;
 
 use crate::core::parts::Prefetcher;
@@ -201,16 +202,16 @@ impl Prefetcher for History {
         table + threads * std::mem::size_of::<(ThreadId, PageId)>()
     }
 
-    fn extra_stats(&self, out: &mut BTreeMap<String, f64>) {
-        out.insert(
-            "history_predictions".into(),
+    fn extra_stats(&self, out: &mut ExtraStats) {
+        out.counter(
+            "history_predictions",
             self.predictions.load(Ordering::Relaxed) as f64,
         );
-        out.insert(
-            "history_pages_asked".into(),
+        out.counter(
+            "history_pages_asked",
             self.pages_asked.load(Ordering::Relaxed) as f64,
         );
-        out.insert("history_entries_max".into(), self.entries as f64);
+        out.gauge("history_entries_max", self.entries as f64);
     }
 }
 

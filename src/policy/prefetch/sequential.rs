@@ -14,7 +14,7 @@
 //! only by the exact next page). Memory: at most [`Sequential::entries`] entries of
 //! [`ENTRY_BYTES`] bytes.
 
-use std::collections::BTreeMap;
+use crate::core::stats::ExtraStats;
 
 use crate::core::parts::Prefetcher;
 use crate::error::PageId;
@@ -110,14 +110,14 @@ impl Prefetcher for Sequential {
         self.table.lock().streams.len() * ENTRY_BYTES
     }
 
-    fn extra_stats(&self, out: &mut BTreeMap<String, f64>) {
-        out.insert("seq_prefetch_pages".into(), self.pages as f64);
-        out.insert(
-            "seq_triggers".into(),
+    fn extra_stats(&self, out: &mut ExtraStats) {
+        out.gauge("seq_prefetch_pages", self.pages as f64);
+        out.counter(
+            "seq_triggers",
             self.triggered.load(Ordering::Relaxed) as f64,
         );
-        out.insert(
-            "seq_pages_asked".into(),
+        out.counter(
+            "seq_pages_asked",
             self.pages_asked.load(Ordering::Relaxed) as f64,
         );
     }

@@ -30,7 +30,7 @@
 //! Lock order as in `core`; list mutexes are released before any write is submitted; the
 //! controller's mutex is taken with no list mutex held.
 
-use std::collections::BTreeMap;
+use crate::core::stats::ExtraStats;
 use std::time::Instant;
 
 use crate::core::frame::{FrameId, IO_WRITE, NIL};
@@ -378,18 +378,15 @@ impl Writeback for PageCleaner {
         first_error.map_or(Ok(sleep_ms.unwrap_or(requested.sleep_ms)), Err)
     }
 
-    fn extra_stats(&self, core: &Core, out: &mut BTreeMap<String, f64>) {
+    fn extra_stats(&self, core: &Core, out: &mut ExtraStats) {
         let load = |counter: &AtomicU64| counter.load(Ordering::Relaxed) as f64;
-        out.insert(
-            "flush_requested_pages".to_string(),
-            load(&self.requested_total),
-        );
-        out.insert(
-            "user_scan_dirty_pages".to_string(),
+        out.counter("flush_requested_pages", load(&self.requested_total));
+        out.counter(
+            "user_scan_dirty_pages",
             load(&core.counters.user_scan_dirty_pages),
         );
-        out.insert(
-            "user_scan_clean_pages".to_string(),
+        out.counter(
+            "user_scan_clean_pages",
             load(&core.counters.user_scan_clean_pages),
         );
         for (name, counter) in [
@@ -403,24 +400,15 @@ impl Writeback for PageCleaner {
             ),
             ("misses_from_own_scan", &core.counters.misses_from_own_scan),
         ] {
-            out.insert(name.to_string(), load(counter));
+            out.counter(name, load(counter));
         }
-        out.insert(
-            "backoff_waits".to_string(),
-            load(&core.counters.backoff_waits),
-        );
-        out.insert(
-            "lru_batch_waits".to_string(),
-            load(&core.counters.lru_batch_waits),
-        );
-        out.insert(
-            "lru_batch_wait_ms".to_string(),
+        out.counter("backoff_waits", load(&core.counters.backoff_waits));
+        out.counter("lru_batch_waits", load(&core.counters.lru_batch_waits));
+        out.counter(
+            "lru_batch_wait_ms",
             load(&core.counters.lru_batch_wait_us) / 1000.0,
         );
-        out.insert(
-            "miss_loop_sleeps".to_string(),
-            load(&core.counters.miss_loop_sleeps),
-        );
+        out.counter("miss_loop_sleeps", load(&core.counters.miss_loop_sleeps));
         self.rate.lock().extra_stats(out);
     }
 }

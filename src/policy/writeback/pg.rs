@@ -16,7 +16,7 @@
 //! Pages written here count as background LRU flushes (bgwriter) and flush-list flushes
 //! (checkpointer).
 
-use std::collections::BTreeMap;
+use crate::core::stats::ExtraStats;
 
 use crate::core::frame::{FrameId, IO_WRITE};
 use crate::core::instance::Instance;
@@ -216,11 +216,11 @@ impl Writeback for PgBackground {
         Ok(self.settings.bgwriter_delay_ms)
     }
 
-    fn extra_stats(&self, _core: &Core, out: &mut BTreeMap<String, f64>) {
+    fn extra_stats(&self, _core: &Core, out: &mut ExtraStats) {
         let state = self.state.lock();
-        out.insert("bgwriter_pages".into(), state.bgwriter_pages as f64);
-        out.insert("checkpointer_pages".into(), state.checkpoint_pages as f64);
-        out.insert("checkpoints_spread".into(), state.checkpoints as f64);
-        out.insert("bgwriter_smoothed_alloc".into(), state.smoothed_alloc);
+        out.counter("bgwriter_pages", state.bgwriter_pages as f64);
+        out.counter("checkpointer_pages", state.checkpoint_pages as f64);
+        out.counter("checkpoints_spread", state.checkpoints as f64);
+        out.gauge("bgwriter_smoothed_alloc", state.smoothed_alloc);
     }
 }

@@ -304,11 +304,16 @@ impl LogRecord {
 
 /// Appends a frame with a zero crc, LSN and previous crc (sealed later) and `type_byte`.
 fn put_frame(out: &mut Vec<u8>, total_len: u32, type_byte: u8) {
-    out.extend_from_slice(&[0u8; 4]);
-    out.extend_from_slice(&total_len.to_le_bytes());
-    out.extend_from_slice(&[0u8; 12]);
-    out.push(type_byte);
-    out.extend_from_slice(&[0u8; 3]);
+    out.extend_from_slice(&frame(total_len, type_byte));
+}
+
+/// A frame's bytes before sealing: CRC, LSN and previous CRC zero, then `total_len`'s place
+/// and the type.
+fn frame(total_len: u32, type_byte: u8) -> [u8; FRAME_SIZE] {
+    let mut bytes = [0u8; FRAME_SIZE];
+    bytes[4..8].copy_from_slice(&total_len.to_le_bytes());
+    bytes[20] = type_byte;
+    bytes
 }
 
 /// The records with an opaque body that a batch can encode in place
@@ -370,9 +375,11 @@ impl EncodedBatch {
             OpaqueKind::Undo => TYPE_UNDO,
         };
         let start = self.bytes.len();
-        put_frame(&mut self.bytes, 0, type_byte);
-        self.bytes.extend_from_slice(&id.to_le_bytes());
-        self.bytes.extend_from_slice(&[0u8; 4]);
+        // The frame, the id and the body length's place, in one append.
+        let mut head = [0u8; FRAME_SIZE + 12];
+        head[..FRAME_SIZE].copy_from_slice(&frame(0, type_byte));
+        head[FRAME_SIZE..FRAME_SIZE + 8].copy_from_slice(&id.to_le_bytes());
+        self.bytes.extend_from_slice(&head);
         let body_at = self.bytes.len();
         if !write(&mut self.bytes) {
             self.bytes.truncate(start);

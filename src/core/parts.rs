@@ -13,12 +13,12 @@
 //! A scheme is one value of each, chosen once when the pool opens (`engine::compose`). The core
 //! depends on these traits only, never on an implementation.
 
-use crate::core::stats::ExtraStats;
 use std::fmt::Debug;
 
 use crate::core::frame::FrameId;
 use crate::core::instance::Instance;
 use crate::core::pool::Core;
+use crate::core::stats::ExtraStats;
 use crate::error::{PageId, Result};
 use crate::page::Lsn;
 

@@ -33,7 +33,6 @@
 //! Frames in flight (being read in, evicted, or moved) are on no list; the invariant checker
 //! accounts for them through their I/O state and pins.
 
-use crate::core::stats::ExtraStats;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -45,6 +44,7 @@ use crate::core::order::{HitContext, OrderState, Placement, ReplacementOrder, Ve
 use crate::core::page_table::PageTable;
 use crate::core::parts::{Acquired, MissPath, Prefetcher, Writeback};
 use crate::core::redo::{NullLog, RedoLog};
+use crate::core::stats::ExtraStats;
 use crate::core::stats::{MutexStats, PoolStats, StripedCounter, WaitRecorder};
 use crate::core::write_path::WritePath;
 use crate::device::{AlignedBuf, IoBuffer, IoRequest, SharedDevice};

@@ -248,7 +248,7 @@ impl LogRecord {
         }
         let start = out.len();
         out.reserve(len);
-        put_frame(out, len as u32, self.type_byte());
+        out.extend_from_slice(&frame(len as u32, self.type_byte()));
         match self {
             LogRecord::PageRedo {
                 txn,
@@ -300,11 +300,6 @@ impl LogRecord {
         seal(&mut out, lsn, prev_crc);
         Ok(out)
     }
-}
-
-/// Appends a frame with a zero crc, LSN and previous crc (sealed later) and `type_byte`.
-fn put_frame(out: &mut Vec<u8>, total_len: u32, type_byte: u8) {
-    out.extend_from_slice(&frame(total_len, type_byte));
 }
 
 /// A frame's bytes before sealing: CRC, LSN and previous CRC zero, then `total_len`'s place

@@ -3,10 +3,9 @@
 //! `P_scan` = `lru_scan_depth` and the flush lists with `P_io` from InnoDB's adaptive flushing
 //! (`page_cleaner_flush_pages_recommendation`), then sleep the rest of the second.
 
-use crate::core::stats::ExtraStats;
-
 use super::adaptive::{AdaptiveConfig, AdaptiveState};
 use super::{CleanerInputs, FlushPlan, FlushRate, RoundObservation};
+use crate::core::stats::ExtraStats;
 
 /// MySQL's fixed controller.
 #[derive(Debug, Clone)]

@@ -20,9 +20,9 @@ pub mod fixed;
 pub mod percona;
 pub mod self_tuning;
 
-use crate::core::stats::ExtraStats;
 use std::fmt::Debug;
 
+use crate::core::stats::ExtraStats;
 use crate::page::Lsn;
 
 /// What a controller sees before a round.

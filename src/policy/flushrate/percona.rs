@@ -34,10 +34,9 @@
 //!
 //! Lock order: lives under the page cleaner's controller mutex; takes none.
 
-use crate::core::stats::ExtraStats;
-
 use super::adaptive::{AdaptiveConfig, AdaptiveState};
 use super::{CleanerInputs, FlushPlan, FlushRate, RoundObservation};
+use crate::core::stats::ExtraStats;
 use crate::wal::LogMargins;
 
 /// The LRU manager's longest sleep (`PCT_IO`-independent cap in Percona: 1000 ms).

@@ -31,10 +31,9 @@
 //!
 //! Lock order: the controller lives under the page cleaner's controller mutex; it takes none.
 
-use crate::core::stats::ExtraStats;
-
 use super::adaptive::{AdaptiveConfig, AdaptiveState};
 use super::{AfterObserve, CleanerInputs, FlushPlan, FlushRate, RoundObservation};
+use crate::core::stats::ExtraStats;
 
 /// MySQL's minimum `innodb_lru_scan_depth` and `innodb_io_capacity`.
 pub const MYSQL_MIN: u64 = 100;

@@ -10,12 +10,11 @@
 //! `n_e`). A miss that waited for the batch is counted as a read stall; the batch's pages count
 //! as synchronous replacement writes.
 
-use crate::core::stats::ExtraStats;
-
 use crate::core::frame::{FrameId, IO_WRITE};
 use crate::core::instance::Instance;
 use crate::core::parts::{Acquired, Acquisition, MissPath};
 use crate::core::pool::Core;
+use crate::core::stats::ExtraStats;
 use crate::core::write_path::WriteKind;
 use crate::error::{PageId, Result};
 use crate::sync::{AtomicU64, Ordering};

@@ -14,14 +14,13 @@
 //! preset) the flusher works under LRU-D alone and a hit in the dirty region takes LRU-M then
 //! LRU-D; without it (basic LRU-C, DBW) every dirty-region access also takes LRU-M.
 
-use crate::core::stats::ExtraStats;
-
 use crate::core::frame::{FrameId, IO_WRITE, NIL, Region};
 use crate::core::instance::Instance;
 use crate::core::lru_list::LruList;
 use crate::core::order::{Placement, Verdict};
 use crate::core::parts::{Acquired, Acquisition, MissPath};
 use crate::core::pool::{Core, Scanner};
+use crate::core::stats::ExtraStats;
 use crate::error::{PageId, Result};
 use crate::sync::{AtomicU64, Ordering};
 

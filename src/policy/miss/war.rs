@@ -19,7 +19,6 @@
 //! nested. Slots are immutable from the copy until the TWB is emptied, so the batch write reads
 //! them without the mutex.
 
-use crate::core::stats::ExtraStats;
 use std::collections::HashMap;
 
 use crate::core::frame::{FrameId, IO_EVICT, NO_PAGE};
@@ -27,6 +26,7 @@ use crate::core::instance::Instance;
 use crate::core::order::Verdict;
 use crate::core::parts::{Acquired, Acquisition, HeldCopy, MissPath};
 use crate::core::pool::{Core, Scanner};
+use crate::core::stats::ExtraStats;
 use crate::core::stats::MutexCounters;
 use crate::core::write_path::{PageWrite, WriteKind};
 use crate::device::AlignedBuf;

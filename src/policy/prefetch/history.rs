@@ -24,11 +24,11 @@
 //! calling thread's map shard, then the table shard of `prev` (to learn), then, on a miss, the
 //! table shard of `cur` (to predict).
 
-use crate::core::stats::ExtraStats;
 use std::collections::{HashMap, VecDeque};
 use std::thread::ThreadId;
 
 use crate::core::parts::Prefetcher;
+use crate::core::stats::ExtraStats;
 use crate::error::PageId;
 use crate::sync::{AtomicU64, Mutex, Ordering};
 

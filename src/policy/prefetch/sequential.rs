@@ -14,9 +14,8 @@
 //! only by the exact next page). Memory: at most [`Sequential::entries`] entries of
 //! [`ENTRY_BYTES`] bytes.
 
-use crate::core::stats::ExtraStats;
-
 use crate::core::parts::Prefetcher;
+use crate::core::stats::ExtraStats;
 use crate::error::PageId;
 use crate::sync::{AtomicU64, Mutex, Ordering};
 

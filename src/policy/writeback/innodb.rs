@@ -30,7 +30,6 @@
 //! Lock order as in `core`; list mutexes are released before any write is submitted; the
 //! controller's mutex is taken with no list mutex held.
 
-use crate::core::stats::ExtraStats;
 use std::time::Instant;
 
 use crate::core::frame::{FrameId, IO_WRITE, NIL};
@@ -39,6 +38,7 @@ use crate::core::lru_list::LruList;
 use crate::core::order::Verdict;
 use crate::core::parts::Writeback;
 use crate::core::pool::{Core, Scanner};
+use crate::core::stats::ExtraStats;
 use crate::core::write_path::WriteKind;
 use crate::error::{Error, Result};
 use crate::policy::flushrate::{CleanerInputs, FlushPlan, FlushRate, RoundObservation};

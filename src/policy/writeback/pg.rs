@@ -16,12 +16,11 @@
 //! Pages written here count as background LRU flushes (bgwriter) and flush-list flushes
 //! (checkpointer).
 
-use crate::core::stats::ExtraStats;
-
 use crate::core::frame::{FrameId, IO_WRITE};
 use crate::core::instance::Instance;
 use crate::core::parts::Writeback;
 use crate::core::pool::Core;
+use crate::core::stats::ExtraStats;
 use crate::core::write_path::WriteKind;
 use crate::error::Result;
 use crate::page::Lsn;

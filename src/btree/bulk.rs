@@ -243,9 +243,9 @@ pub fn bulk_load(
     tree: TreeId,
     pairs: &mut dyn Iterator<Item = (Vec<u8>, Vec<u8>)>,
 ) -> Result<u64> {
-    let tree = store.tree(tree)?;
+    let tree = store.tree_ref(tree)?;
     let _smo = tree.smo.lock();
-    ensure_empty(store, &tree)?;
+    ensure_empty(store, tree)?;
     let db = store.database();
     let page_size = store.page_size();
     let mut alloc = Allocator {
@@ -292,7 +292,7 @@ pub fn bulk_load(
         }
     }
     out.flush()?;
-    switch_root(store, &tree, &level.node, &alloc)?;
+    switch_root(store, tree, &level.node, &alloc)?;
     Ok(count)
 }
 

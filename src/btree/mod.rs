@@ -51,13 +51,14 @@ pub mod node;
 pub mod op;
 mod optimistic;
 pub mod patch;
+mod registry;
 pub mod rollback;
 pub mod smo;
 
 use std::ops::Bound;
 use std::sync::Arc;
 
-use parking_lot::{Mutex, RwLock};
+use parking_lot::Mutex;
 
 use crate::db::{Database, DatabaseConfig, RecoveryReport};
 use crate::device::SharedDevice;
@@ -69,6 +70,7 @@ use meta::META_PAGE;
 use mtr::Mtr;
 use node::{Limits, MAX_LEVELS, NodeRef};
 use op::PageOp;
+use registry::TreeRegistry;
 
 /// Retries of a row operation that had to wait for a structure change (each retry follows a
 /// split another operation may have filled again).
@@ -150,7 +152,7 @@ pub struct TreeStore {
     db: Database,
     limits: Limits,
     page_size: usize,
-    trees: RwLock<Vec<Arc<Tree>>>,
+    trees: TreeRegistry,
     /// Serializes catalog growth (tree creation).
     catalog: Mutex<()>,
     /// Whether descents read inner nodes optimistically (on by default; off: latch coupling
@@ -182,7 +184,7 @@ impl TreeStore {
             db,
             limits,
             page_size,
-            trees: RwLock::new(Vec::new()),
+            trees: TreeRegistry::for_page(page_size),
             catalog: Mutex::new(()),
             optimistic: std::sync::atomic::AtomicBool::new(true),
         };
@@ -210,15 +212,13 @@ impl TreeStore {
 
     fn load_catalog(&self) -> Result<()> {
         let meta = meta::decode(self.db.pool().read(META_PAGE)?.data())?;
-        let mut trees = self.trees.write();
-        trees.clear();
         for (index, entry) in meta.trees.into_iter().enumerate() {
-            trees.push(Arc::new(Tree {
+            self.trees.add(Tree {
                 id: index as TreeId,
                 name: entry.name,
                 root: entry.root,
                 smo: Mutex::new(()),
-            }));
+            })?;
         }
         Ok(())
     }
@@ -240,7 +240,7 @@ impl TreeStore {
 
     /// Every tree of the catalog.
     pub fn trees(&self) -> Vec<Arc<Tree>> {
-        self.trees.read().clone()
+        self.trees.all()
     }
 
     /// The tree with id `tree`.
@@ -248,11 +248,16 @@ impl TreeStore {
     /// # Errors
     /// [`Error::InvalidArgument`] for an unknown id.
     pub fn tree(&self, tree: TreeId) -> Result<Arc<Tree>> {
-        self.trees
-            .read()
-            .get(tree as usize)
-            .cloned()
-            .ok_or_else(|| Error::InvalidArgument(format!("no tree with id {tree}")))
+        self.trees.get(tree).cloned()
+    }
+
+    /// The tree with id `tree`, borrowed: no reference count is taken (the hot paths' lookup,
+    /// see `registry.rs`).
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] for an unknown id.
+    pub(crate) fn tree_ref(&self, tree: TreeId) -> Result<&Tree> {
+        self.trees.get(tree).map(Arc::as_ref)
     }
 
     /// The tree called `name`, created empty if missing.
@@ -260,8 +265,8 @@ impl TreeStore {
     /// # Errors
     /// An empty or too long name, a full catalog, a full device, I/O errors.
     pub fn open_tree(&self, name: &str) -> Result<TreeId> {
-        if let Some(tree) = self.trees.read().iter().find(|t| t.name == name) {
-            return Ok(tree.id);
+        if let Some(id) = self.trees.find(name) {
+            return Ok(id);
         }
         if name.is_empty() || name.len() > meta::MAX_NAME {
             return Err(Error::InvalidArgument(format!(
@@ -270,8 +275,8 @@ impl TreeStore {
             )));
         }
         let _catalog = self.catalog.lock();
-        if let Some(tree) = self.trees.read().iter().find(|t| t.name == name) {
-            return Ok(tree.id);
+        if let Some(id) = self.trees.find(name) {
+            return Ok(id);
         }
         self.db.log_free_check()?;
         let mut mtr = Mtr::new(&self.db, 0);
@@ -295,12 +300,12 @@ impl TreeStore {
             },
         )?;
         mtr.commit()?;
-        self.trees.write().push(Arc::new(Tree {
+        self.trees.add(Tree {
             id,
             name: name.to_string(),
             root,
             smo: Mutex::new(()),
-        }));
+        })?;
         Ok(id)
     }
 
@@ -553,9 +558,9 @@ impl TreeStore {
         key: &[u8],
         read: impl FnOnce(Option<&[u8]>) -> R,
     ) -> Result<R> {
-        let tree = self.tree(tree)?;
-        let (leaf, _) = self.descend_shared(&tree, Target::Key(key), false)?;
-        let node = Self::node(&tree, leaf.page_id(), leaf.data(), Some(0))?;
+        let tree = self.tree_ref(tree)?;
+        let (leaf, _) = self.descend_shared(tree, Target::Key(key), false)?;
+        let node = Self::node(tree, leaf.page_id(), leaf.data(), Some(0))?;
         Ok(match node.search(key)? {
             Ok(slot) => read(Some(node.cell(slot)?.1)),
             Err(_) => read(None),
@@ -597,13 +602,13 @@ impl TreeStore {
         before: &mut Vec<u8>,
     ) -> Result<bool> {
         self.limits.check(key, Some(value))?;
-        let tree = self.tree(tree)?;
+        let tree = self.tree_ref(tree)?;
         self.db.log_free_check()?;
         let (mut redo, mut restore) = PATCH_BUFFERS
             .with(std::cell::Cell::take)
             .unwrap_or_default();
         let result = self.put_row_in(
-            &tree,
+            tree,
             key,
             value,
             txn,
@@ -737,10 +742,10 @@ impl TreeStore {
         undo: &mut UndoMaker<'_>,
     ) -> Result<Option<RowDeletion>> {
         self.limits.check(key, None)?;
-        let tree = self.tree(tree)?;
+        let tree = self.tree_ref(tree)?;
         self.db.log_free_check()?;
-        let mut mtr = self.descend_for_write(&tree, key, txn)?;
-        let node = Self::node(&tree, mtr.page_id(0), mtr.data(0), Some(0))?;
+        let mut mtr = self.descend_for_write(tree, key, txn)?;
+        let node = Self::node(tree, mtr.page_id(0), mtr.data(0), Some(0))?;
         let Ok(slot) = node.search(key)? else {
             return Ok(None);
         };
@@ -748,7 +753,7 @@ impl TreeStore {
         mtr.apply(0, &PageOp::Delete { slot: slot as u16 })?;
         mtr.undo_with(|out| undo(Prior::Value(&before), out))?;
         let underfull = {
-            let node = Self::node(&tree, mtr.page_id(0), mtr.data(0), Some(0))?;
+            let node = Self::node(tree, mtr.page_id(0), mtr.data(0), Some(0))?;
             smo::is_underfull(&node) && mtr.page_id(0) != tree.root
         };
         mtr.commit()?;
@@ -762,8 +767,8 @@ impl TreeStore {
     /// # Errors
     /// Unknown tree, log and I/O errors, corrupt pages.
     pub fn shrink_after_delete(&self, tree: TreeId, key: &[u8]) -> Result<()> {
-        let tree = self.tree(tree)?;
-        smo::shrink_at(self, &tree, key)
+        let tree = self.tree_ref(tree)?;
+        smo::shrink_at(self, tree, key)
     }
 
     /// Visits pairs from `start` in `direction` under shared leaf latches, calling `visit`
@@ -779,10 +784,10 @@ impl TreeStore {
         direction: Direction,
         visit: &mut dyn FnMut(&[u8], &[u8]) -> Visit,
     ) -> Result<Option<Vec<u8>>> {
-        let tree = self.tree(tree)?;
+        let tree = self.tree_ref(tree)?;
         match direction {
-            Direction::Forward => self.scan_forward(&tree, start, visit),
-            Direction::Backward => self.scan_backward(&tree, start, visit),
+            Direction::Forward => self.scan_forward(tree, start, visit),
+            Direction::Backward => self.scan_backward(tree, start, visit),
         }
     }
 

@@ -513,7 +513,7 @@ impl Transaction<'_> {
     /// Puts (`Some(value)`) or deletes (`None`) `key`; returns whether a value was there.
     fn write(&mut self, tree: TreeId, key: &[u8], value: Option<&[u8]>) -> Result<bool> {
         self.kv.store.limits().check(key, value)?;
-        self.kv.store.tree(tree)?;
+        self.kv.store.tree_ref(tree)?;
         self.lock(tree, key, Mode::Exclusive)?;
         self.register();
         if !self.undo.has_buffers() {
@@ -606,7 +606,7 @@ impl Transaction<'_> {
         limit: usize,
         visit: &mut dyn FnMut(&[u8], &[u8]) -> bool,
     ) -> Result<()> {
-        self.kv.store.tree(tree)?;
+        self.kv.store.tree_ref(tree)?;
         if limit == 0 || empty_range(range) {
             return Ok(());
         }
@@ -739,7 +739,7 @@ impl KvTxn for Transaction<'_> {
     fn get(&mut self, tree: TreeId, key: &[u8]) -> Result<Option<Vec<u8>>> {
         self.statement(|txn| {
             txn.kv.store.limits().check(key, None)?;
-            txn.kv.store.tree(tree)?;
+            txn.kv.store.tree_ref(tree)?;
             txn.lock(tree, key, Mode::Shared)?;
             txn.kv.store.get(tree, key)
         })
@@ -748,7 +748,7 @@ impl KvTxn for Transaction<'_> {
     fn get_for_update(&mut self, tree: TreeId, key: &[u8]) -> Result<Option<Vec<u8>>> {
         self.statement(|txn| {
             txn.kv.store.limits().check(key, None)?;
-            txn.kv.store.tree(tree)?;
+            txn.kv.store.tree_ref(tree)?;
             txn.lock(tree, key, Mode::Exclusive)?;
             txn.kv.store.get(tree, key)
         })
@@ -757,7 +757,7 @@ impl KvTxn for Transaction<'_> {
     fn get_into(&mut self, tree: TreeId, key: &[u8], value: &mut Vec<u8>) -> Result<bool> {
         self.statement(|txn| {
             txn.kv.store.limits().check(key, None)?;
-            txn.kv.store.tree(tree)?;
+            txn.kv.store.tree_ref(tree)?;
             txn.lock(tree, key, Mode::Shared)?;
             txn.kv.store.get_into(tree, key, value)
         })
@@ -771,7 +771,7 @@ impl KvTxn for Transaction<'_> {
     ) -> Result<bool> {
         self.statement(|txn| {
             txn.kv.store.limits().check(key, None)?;
-            txn.kv.store.tree(tree)?;
+            txn.kv.store.tree_ref(tree)?;
             txn.lock(tree, key, Mode::Exclusive)?;
             txn.kv.store.get_into(tree, key, value)
         })

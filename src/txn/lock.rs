@@ -3,7 +3,8 @@
 //! graph, and a wait timeout.
 //!
 //! **Table.** Locks live in a fixed table of buckets (4096 by default), each a mutex over a
-//! small vector of exact entries (tree, key bytes, holders, waiters) and one condition
+//! small vector of exact entries (tree, key bytes, holders, waiters; a short key and the first
+//! holder inside the entry, so an uncontended request reads no heap buffer) and one condition
 //! variable for the bucket's waiters. A key's bucket is picked by a seeded, non-cryptographic
 //! hash of the tree and key ([`LockManager::hash`]), computed once per request and kept in the
 //! transaction's [`HeldLocks`] for the release. An uncontended acquire or release is one
@@ -60,14 +61,100 @@ pub enum Mode {
     Exclusive,
 }
 
+/// Bytes of a key kept inside its entry; longer keys live in the entry's heap buffer.
+const INLINE_KEY: usize = 32;
+
+/// A lock's key, inside the entry when it is short (TPC-C's keys are 2-39 bytes), so that
+/// comparing it touches no other cache line.
+#[derive(Debug)]
+struct EntryKey {
+    len: usize,
+    inline: [u8; INLINE_KEY],
+    /// The key when longer than [`INLINE_KEY`] (its buffer kept for the next long key).
+    long: Vec<u8>,
+}
+
+impl Default for EntryKey {
+    fn default() -> Self {
+        EntryKey {
+            len: 0,
+            inline: [0; INLINE_KEY],
+            long: Vec::new(),
+        }
+    }
+}
+
+impl EntryKey {
+    fn get(&self) -> &[u8] {
+        if self.len <= INLINE_KEY {
+            &self.inline[..self.len]
+        } else {
+            &self.long
+        }
+    }
+
+    fn set(&mut self, key: &[u8]) {
+        self.len = key.len();
+        if key.len() <= INLINE_KEY {
+            self.inline[..key.len()].copy_from_slice(key);
+        } else {
+            self.long.clear();
+            self.long.extend_from_slice(key);
+        }
+    }
+}
+
+/// The transactions holding one lock: the first inside the entry (most locks have one holder),
+/// any others in a vector. Invariants: a transaction appears at most once; `more` is empty
+/// while `first` is `None`.
+#[derive(Debug, Default)]
+struct Holders {
+    first: Option<(TxnId, Mode)>,
+    more: Vec<(TxnId, Mode)>,
+}
+
+impl Holders {
+    fn is_empty(&self) -> bool {
+        self.first.is_none()
+    }
+
+    fn iter(&self) -> impl Iterator<Item = &(TxnId, Mode)> {
+        self.first.iter().chain(self.more.iter())
+    }
+
+    fn iter_mut(&mut self) -> impl Iterator<Item = &mut (TxnId, Mode)> {
+        self.first.iter_mut().chain(self.more.iter_mut())
+    }
+
+    fn push(&mut self, holder: (TxnId, Mode)) {
+        debug_assert!(self.iter().all(|(txn, _)| *txn != holder.0));
+        match self.first {
+            None => self.first = Some(holder),
+            Some(_) => self.more.push(holder),
+        }
+    }
+
+    /// Removes `txn` (if it holds the lock), keeping the invariants.
+    fn remove(&mut self, txn: TxnId) {
+        if self.first.is_some_and(|(holder, _)| holder == txn) {
+            self.first = self.more.pop();
+        } else if let Some(at) = self.more.iter().position(|(holder, _)| *holder == txn) {
+            self.more.swap_remove(at);
+        }
+        debug_assert!(self.first.is_some() || self.more.is_empty());
+    }
+}
+
 /// One key's lock inside a bucket. Vacant (no holder, no waiter) entries are reused for the
-/// next key of the bucket, keeping their buffers.
+/// next key of the bucket, keeping their buffers. The fields an uncontended acquire or release
+/// reads (hash, tree, a short key, the first holder, the waiter counts) lie inside the entry,
+/// so it touches the bucket's line and the entry's, and no heap buffer.
 #[derive(Debug, Default)]
 struct Entry {
     hash: u64,
     tree: TreeId,
-    key: Vec<u8>,
-    holders: Vec<(TxnId, Mode)>,
+    key: EntryKey,
+    holders: Holders,
     waiting: usize,
     /// Transactions waiting for this lock in exclusive mode (upgraders included).
     exclusive_waiters: Vec<TxnId>,
@@ -79,14 +166,14 @@ impl Entry {
     }
 
     fn is_for(&self, hash: u64, tree: TreeId, key: &[u8]) -> bool {
-        self.hash == hash && self.tree == tree && self.key == key
+        self.hash == hash && self.tree == tree && self.key.get() == key
     }
 
     /// Whether a holder (other than `txn`) or a queued writer stands in the way of `txn`
     /// getting `mode` (see [`Entry::blockers`]); allocates nothing.
     fn is_blocked(&self, txn: TxnId, mode: Mode) -> bool {
         let mut holds = false;
-        for (holder, held) in &self.holders {
+        for (holder, held) in self.holders.iter() {
             if *holder == txn {
                 holds = true;
             } else if mode == Mode::Exclusive || *held == Mode::Exclusive {
@@ -116,10 +203,11 @@ impl Entry {
     }
 
     fn grant(&mut self, txn: TxnId, mode: Mode) {
-        match self.holders.iter_mut().find(|(holder, _)| *holder == txn) {
-            Some((_, held)) => *held = (*held).max(mode),
-            None => self.holders.push((txn, mode)),
+        if let Some((_, held)) = self.holders.iter_mut().find(|(holder, _)| *holder == txn) {
+            *held = (*held).max(mode);
+            return;
         }
+        self.holders.push((txn, mode));
     }
 }
 
@@ -147,8 +235,7 @@ impl Entries {
         let entry = &mut self.0[index];
         entry.hash = hash;
         entry.tree = tree;
-        entry.key.clear();
-        entry.key.extend_from_slice(key);
+        entry.key.set(key);
         entry
     }
 
@@ -444,9 +531,7 @@ impl LockManager {
         let mut entries = bucket.entries.lock();
         let mut wake = false;
         if let Some(entry) = entries.find(hash, tree, key) {
-            if let Some(at) = entry.holders.iter().position(|(holder, _)| *holder == txn) {
-                entry.holders.swap_remove(at);
-            }
+            entry.holders.remove(txn);
             wake = entry.waiting > 0;
         }
         drop(entries);
@@ -774,5 +859,87 @@ mod tests {
         held.clear();
         assert!(held.is_empty());
         assert_eq!(held.mode(locks.hash(7, &keys[0]), 7, &keys[0]), None);
+    }
+
+    #[test]
+    fn holders_keep_the_first_inside_and_each_transaction_once() {
+        let mut holders = Holders::default();
+        assert!(holders.is_empty());
+        for txn in 1..=4 {
+            holders.push((txn, Mode::Shared));
+        }
+        holders.remove(1);
+        holders.remove(9);
+        let mut left: Vec<TxnId> = holders.iter().map(|(txn, _)| *txn).collect();
+        left.sort_unstable();
+        assert_eq!(left, [2, 3, 4]);
+        for txn in [3, 2, 4] {
+            holders.remove(txn);
+        }
+        assert!(holders.is_empty() && holders.more.is_empty());
+    }
+
+    #[test]
+    fn keys_around_the_inline_size_lock_exactly() {
+        let locks = LockManager::with_buckets(Duration::from_millis(10), 1);
+        let base = [7u8; INLINE_KEY + 8];
+        for len in [
+            0,
+            1,
+            INLINE_KEY - 1,
+            INLINE_KEY,
+            INLINE_KEY + 1,
+            INLINE_KEY + 8,
+        ] {
+            locks.lock(1, 0, &base[..len], Mode::Exclusive).unwrap();
+        }
+        for len in [
+            0,
+            1,
+            INLINE_KEY - 1,
+            INLINE_KEY,
+            INLINE_KEY + 1,
+            INLINE_KEY + 8,
+        ] {
+            let key = &base[..len];
+            assert_eq!(
+                locks.try_lock(2, 0, key, Mode::Shared),
+                TryLock::Busy,
+                "{len}"
+            );
+            let mut other = base;
+            other[len.saturating_sub(1)] = 8;
+            let differs = &other[..len];
+            if len > 0 {
+                assert_eq!(
+                    locks.try_lock(2, 0, differs, Mode::Shared),
+                    TryLock::Granted
+                );
+            }
+        }
+        let all: Vec<&[u8]> = [
+            0,
+            1,
+            INLINE_KEY - 1,
+            INLINE_KEY,
+            INLINE_KEY + 1,
+            INLINE_KEY + 8,
+        ]
+        .iter()
+        .map(|len| &base[..*len])
+        .collect();
+        locks.release_all(1, &held(&locks, &all));
+        // A vacated long entry is reused for a short key and the other way round.
+        locks
+            .lock(3, 0, &base[..INLINE_KEY + 8], Mode::Exclusive)
+            .unwrap();
+        assert_eq!(
+            locks.try_lock(4, 0, &base[..INLINE_KEY + 8], Mode::Shared),
+            TryLock::Busy
+        );
+        assert_eq!(
+            locks.try_lock(4, 0, &base[..2], Mode::Exclusive),
+            TryLock::Granted
+        );
     }
 }

@@ -47,6 +47,9 @@ pub const CELL_START_AT: usize = 36;
 pub const GARBAGE_AT: usize = 38;
 /// Offset of the tree id (`u32`).
 pub const TREE_AT: usize = 40;
+/// Offset of the node prefix length `p` (`u16`; bytes 46..48 stay zero): every key of the
+/// node shares its first `p` bytes, and slot heads are taken from byte `p` on.
+pub const PREFIX_AT: usize = 44;
 /// Offset of the left sibling (`u64`).
 pub const LEFT_AT: usize = 48;
 /// Offset of the right sibling (`u64`).
@@ -55,8 +58,12 @@ pub const RIGHT_AT: usize = 56;
 pub const LEFTMOST_AT: usize = 64;
 /// Offset of the slot array; also the size of the node header including the page header.
 pub const SLOTS_AT: usize = 72;
-/// Bytes per slot.
-pub const SLOT_SIZE: usize = 2;
+/// Bytes per slot: the cell offset (`u16` LE), then the key head ([`HEAD_SIZE`] bytes).
+pub const SLOT_SIZE: usize = 6;
+/// Bytes of a slot's key head: the key's bytes `[p, p + 4)`, zero-padded ([`key_head`]).
+pub const HEAD_SIZE: usize = 4;
+/// Offset of the head inside a slot.
+pub const HEAD_AT: usize = 2;
 /// Bytes of a cell's fixed part (key length, payload length).
 pub const CELL_OVERHEAD: usize = 4;
 /// Size of an inner cell's payload (the child page id).
@@ -142,6 +149,41 @@ pub fn cell_footprint(key_len: usize, payload_len: usize) -> usize {
     SLOT_SIZE + CELL_OVERHEAD + key_len + payload_len
 }
 
+/// The head of `key` in a node of prefix length `prefix`: its bytes `[prefix, prefix + 4)`,
+/// zero-padded past the key's end, as a big-endian `u32`.
+///
+/// Heads order keys that share their first `prefix` bytes: `key_head(a) < key_head(b)`
+/// implies `a < b` (at the first differing head byte either both are key bytes, or `a` ended
+/// there and `b` goes on: `a` is a proper prefix of `b`). Equal heads decide nothing ("ab" and
+/// "ab\0" have the same head): the keys are then compared from byte `prefix`.
+#[inline]
+#[must_use]
+pub fn key_head(key: &[u8], prefix: usize) -> u32 {
+    let mut raw = [0u8; HEAD_SIZE];
+    if let Some(rest) = key.get(prefix..) {
+        let len = rest.len().min(HEAD_SIZE);
+        raw[..len].copy_from_slice(&rest[..len]);
+    }
+    u32::from_be_bytes(raw)
+}
+
+/// Length of the longest common prefix of `a` and `b`.
+#[must_use]
+pub fn common_prefix(a: &[u8], b: &[u8]) -> usize {
+    compare_from(a, b, 0).1
+}
+
+/// Where `key` lies relative to a node whose keys all start with `prefix`: `Less` below every
+/// key (it differs from the prefix by a lower byte, or is a proper prefix of it), `Greater`
+/// above every key, `Equal` when it starts with `prefix` itself. `skip`: leading bytes known
+/// to be equal.
+#[inline]
+#[must_use]
+pub fn order_to_prefix(prefix: &[u8], key: &[u8], skip: usize) -> std::cmp::Ordering {
+    let head = &key[..key.len().min(prefix.len())];
+    compare_from(prefix, head, skip).0.reverse()
+}
+
 pub(crate) fn get_u16(page: &[u8], at: usize) -> u16 {
     let mut raw = [0u8; 2];
     raw.copy_from_slice(&page[at..at + 2]);
@@ -197,6 +239,20 @@ pub fn compare_from(ours: &[u8], key: &[u8], skip: usize) -> (std::cmp::Ordering
     (ours.len().cmp(&key.len()), common)
 }
 
+/// The cell offset stored in a slot.
+#[inline]
+#[must_use]
+pub fn slot_offset(slot: &[u8; SLOT_SIZE]) -> usize {
+    usize::from(u16::from_le_bytes([slot[0], slot[1]]))
+}
+
+/// The key head stored in a slot.
+#[inline]
+#[must_use]
+pub fn slot_head(slot: &[u8; SLOT_SIZE]) -> u32 {
+    u32::from_be_bytes([slot[2], slot[3], slot[4], slot[5]])
+}
+
 /// A corrupt-page error for page `id`.
 pub fn corrupt(id: PageId, reason: impl Into<String>) -> Error {
     Error::CorruptPage {
@@ -213,6 +269,8 @@ pub struct NodeRef<'a> {
     count: usize,
     /// `cell_start` as the header verified it.
     cell_start: usize,
+    /// The node prefix length `p` (checked against slot 0's key where it is used).
+    prefix: usize,
 }
 
 impl<'a> NodeRef<'a> {
@@ -249,6 +307,7 @@ impl<'a> NodeRef<'a> {
             bytes,
             count,
             cell_start,
+            prefix: usize::from(get_u16(bytes, PREFIX_AT)),
         })
     }
 
@@ -306,6 +365,26 @@ impl<'a> NodeRef<'a> {
         get_u64(self.bytes, LEFTMOST_AT)
     }
 
+    /// The node prefix length `p`: every key shares its first `p` bytes (with slot 0's key).
+    #[must_use]
+    pub fn prefix(&self) -> usize {
+        self.prefix
+    }
+
+    /// The key head stored in slot `slot` ([`key_head`] of its key, if the node is sound).
+    ///
+    /// # Errors
+    /// [`Error::CorruptPage`] for a slot out of range.
+    pub fn head(&self, slot: usize) -> Result<u32> {
+        match self.slots().get(slot) {
+            Some(slot_bytes) => Ok(slot_head(slot_bytes)),
+            None => Err(corrupt(
+                self.id,
+                format!("slot {slot} of a node with {} cells", self.count),
+            )),
+        }
+    }
+
     /// Start of the cell area.
     #[must_use]
     pub fn cell_start(&self) -> usize {
@@ -347,7 +426,7 @@ impl<'a> NodeRef<'a> {
                 format!("slot {slot} of a node with {} cells", self.count),
             ));
         };
-        let offset = usize::from(u16::from_le_bytes(slot_bytes));
+        let offset = slot_offset(&slot_bytes);
         let size = self.bytes.len();
         if offset < self.cell_start || offset + CELL_OVERHEAD > size {
             return Err(corrupt(
@@ -412,8 +491,8 @@ impl<'a> NodeRef<'a> {
         self.count + 1
     }
 
-    /// The slot array (`count` little-endian cell offsets; `new` checked that it lies below
-    /// the cell area).
+    /// The slot array (`count` slots of a little-endian cell offset and a key head; `new`
+    /// checked that it lies below the cell area).
     fn slots(&self) -> &'a [[u8; SLOT_SIZE]] {
         self.bytes[SLOTS_AT..SLOTS_AT + SLOT_SIZE * self.count]
             .as_chunks::<SLOT_SIZE>()
@@ -425,7 +504,7 @@ impl<'a> NodeRef<'a> {
     /// checked where it is used ([`NodeRef::cell`]).
     #[inline]
     fn search_key(&self, slots: &[[u8; SLOT_SIZE]], slot: usize) -> Result<&'a [u8]> {
-        let offset = usize::from(u16::from_le_bytes(slots[slot]));
+        let offset = slot_offset(&slots[slot]);
         let key = (offset >= self.cell_start)
             .then(|| self.bytes.get(offset..))
             .flatten()
@@ -447,34 +526,74 @@ impl<'a> NodeRef<'a> {
         )
     }
 
-    /// Binary search: `Ok(slot)` of `key`, or `Err(slot)` where it would be inserted. Each probe
-    /// decodes only the key it compares (its header and key, checked in one test).
+    /// Binary search: `Ok(slot)` of `key`, or `Err(slot)` where it would be inserted.
+    ///
+    /// The key is first compared with the node prefix (slot 0's first `p` bytes): a key that
+    /// does not start with it lies below or above every key. Otherwise each probe compares the
+    /// key's head with the slot's head as `u32`s and decodes the probed cell's key only when
+    /// the heads are equal (comparing from byte `p`, skipping what the key shares with both
+    /// bounds of the range, see [`compare_from`]).
     ///
     /// # Errors
-    /// [`Error::CorruptPage`] for a probed cell whose key lies outside the cell area.
+    /// [`Error::CorruptPage`] for a probed cell whose key lies outside the cell area, or a
+    /// slot 0 key shorter than the node prefix.
     pub fn search(&self, key: &[u8]) -> Result<std::result::Result<usize, usize>> {
         let slots = self.slots();
+        if slots.is_empty() {
+            return Ok(Err(0));
+        }
+        let prefix = self.prefix;
+        if prefix > 0 {
+            let first = self.search_key(slots, 0)?;
+            let Some(node_prefix) = first.get(..prefix) else {
+                return Err(self.short_first_key(first.len()));
+            };
+            match order_to_prefix(node_prefix, key, 0) {
+                std::cmp::Ordering::Less => return Ok(Err(0)),
+                std::cmp::Ordering::Greater => return Ok(Err(slots.len())),
+                std::cmp::Ordering::Equal => {}
+            }
+        }
+        let wanted = key_head(key, prefix);
         let (mut low, mut high) = (0usize, slots.len());
-        // Common prefix of `key` with the key below `low` and the key at `high` (0: none yet);
-        // every key between them shares the shorter one ([`compare_from`]).
-        let (mut low_common, mut high_common) = (0usize, 0usize);
+        // Common prefix of `key` with the key below `low` and the key at `high`: at least
+        // `prefix` (every key starts with it, and so does `key`); more once a full comparison
+        // finds it. Every key between them shares the shorter one.
+        let (mut low_common, mut high_common) = (prefix, prefix);
         // Bound: halves the range each round, at most 16 rounds for 32 KiB pages.
         while low < high {
             let mid = low + (high - low) / 2;
-            let skip = low_common.min(high_common);
-            match compare_from(self.search_key(slots, mid)?, key, skip) {
-                (std::cmp::Ordering::Less, common) => {
+            let head = slot_head(&slots[mid]);
+            let (order, common) = if head == wanted {
+                let skip = low_common.min(high_common);
+                compare_from(self.search_key(slots, mid)?, key, skip)
+            } else {
+                (head.cmp(&wanted), prefix)
+            };
+            match order {
+                std::cmp::Ordering::Less => {
                     low = mid + 1;
                     low_common = common;
                 }
-                (std::cmp::Ordering::Greater, common) => {
+                std::cmp::Ordering::Greater => {
                     high = mid;
                     high_common = common;
                 }
-                (std::cmp::Ordering::Equal, _) => return Ok(Ok(mid)),
+                std::cmp::Ordering::Equal => return Ok(Ok(mid)),
             }
         }
         Ok(Err(low))
+    }
+
+    #[cold]
+    fn short_first_key(&self, len: usize) -> Error {
+        corrupt(
+            self.id,
+            format!(
+                "node prefix of {} bytes, but slot 0 holds a {len}-byte key",
+                self.prefix
+            ),
+        )
     }
 
     /// The child index (see [`NodeRef::child`]) covering `key` in an inner node.
@@ -532,10 +651,10 @@ pub(crate) mod tests {
     fn limits_are_the_ones_kv_store_documents() {
         // The table on `crate::txn::KvStore`.
         for (page, key, value) in [
-            (4096, 256, 744),
-            (8192, 512, 1512),
-            (16384, 1024, 3048),
-            (32768, 1024, 7144),
+            (4096, 256, 740),
+            (8192, 512, 1508),
+            (16384, 1024, 3044),
+            (32768, 1024, 7140),
         ] {
             let limits = Limits::for_page(page).unwrap();
             assert_eq!((limits.max_key, limits.max_value), (key, value), "{page}");
@@ -579,17 +698,32 @@ pub(crate) mod tests {
         let node = NodeRef::new(1, &page).unwrap();
         assert!(node.cell(0).is_err(), "cell runs past the end");
         assert!(node.cell(1).is_err(), "slot out of range");
+        // The empty key's head (0) equals slot 0's (0), so the search decodes its cell.
         assert!(
-            node.search(b"k").is_err(),
+            node.search(b"").is_err(),
             "the probed cell's header runs past the end"
+        );
+        assert!(node.search(b"k").is_ok(), "heads differ: no cell decoded");
+        page[PREFIX_AT..PREFIX_AT + 2].copy_from_slice(&2u16.to_le_bytes());
+        let prefixed = NodeRef::new(1, &page).unwrap();
+        assert!(
+            prefixed.search(b"k").is_err(),
+            "slot 0's key is read for the prefix"
         );
     }
 
-    /// A leaf of 4 KiB with `keys` (ascending) as cells with 1-byte values, packed at the end.
+    /// A leaf of 4 KiB with `keys` (ascending) as cells with 1-byte values, packed at the end,
+    /// its node prefix the common prefix of the first and last key.
     pub(crate) fn leaf(keys: &[&[u8]]) -> Vec<u8> {
         let mut page = vec![0u8; 4096];
         page[KIND_AT] = KIND_LEAF;
         page[COUNT_AT..COUNT_AT + 2].copy_from_slice(&(keys.len() as u16).to_le_bytes());
+        let prefix = match keys {
+            [] => 0,
+            [first, .., last] => common_prefix(first, last),
+            [only] => only.len(),
+        };
+        page[PREFIX_AT..PREFIX_AT + 2].copy_from_slice(&(prefix as u16).to_le_bytes());
         let mut at = page.len();
         for (slot, key) in keys.iter().enumerate() {
             at -= CELL_OVERHEAD + key.len() + 1;
@@ -598,6 +732,8 @@ pub(crate) mod tests {
             page[at + 4..at + 4 + key.len()].copy_from_slice(key);
             let slot_at = SLOTS_AT + SLOT_SIZE * slot;
             page[slot_at..slot_at + 2].copy_from_slice(&(at as u16).to_le_bytes());
+            page[slot_at + HEAD_AT..slot_at + HEAD_AT + HEAD_SIZE]
+                .copy_from_slice(&key_head(key, prefix).to_be_bytes());
         }
         page[CELL_START_AT..CELL_START_AT + 2].copy_from_slice(&(at as u16).to_le_bytes());
         page

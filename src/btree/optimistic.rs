@@ -18,8 +18,9 @@
 //! their proper error.
 
 use super::node::{
-    CELL_OVERHEAD, CELL_START_AT, CHILD_SIZE, COUNT_AT, KIND_AT, KIND_INNER, KIND_LEAF,
-    LEFTMOST_AT, LEVEL_AT, MAX_LEVELS, MAX_PAGE_SIZE, MIN_PAGE_SIZE, SLOT_SIZE, SLOTS_AT, TREE_AT,
+    CELL_OVERHEAD, CELL_START_AT, CHILD_SIZE, COUNT_AT, HEAD_AT, HEAD_SIZE, KIND_AT, KIND_INNER,
+    KIND_LEAF, LEFTMOST_AT, LEVEL_AT, MAX_LEVELS, MAX_PAGE_SIZE, MIN_PAGE_SIZE, PREFIX_AT,
+    SLOT_SIZE, SLOTS_AT, TREE_AT, key_head,
 };
 use super::{Target, Tree, TreeStore};
 use crate::core::optimistic::PageView;
@@ -98,9 +99,17 @@ fn cell(view: &PageView<'_>, header: &Header, slot: usize) -> Option<(usize, usi
 /// `slot + 1` or the insertion slot).
 ///
 /// `known`: bytes `key` shares with every key of this node (0 if unknown; the parent's step
-/// says, as the keys of a child lie between the parent's separators around it). Each probe
-/// skips the prefix `key` shares with both keys bounding the range (`btree::node`'s
-/// `compare_from` gives the argument). On torn bytes the answer may be wrong, which the read's
+/// says, as the keys of a child lie between the parent's separators around it). Unless `known`
+/// covers the node prefix `p`, the key is first compared with it (slot 0's first `p` bytes): a
+/// key that does not start with it lies below or above every key. Then each probe compares
+/// heads as `u32`s and decodes the probed key only on equal heads, skipping the prefix `key`
+/// shares with both keys bounding the range (`btree::node`'s `compare_from` gives the
+/// argument).
+///
+/// The shared prefix returned is the smaller of what `key` shares with the two bounds of the
+/// child: a separator bound shares at least `max(p, known)` (once the key starts with the
+/// prefix) or what a full comparison found; the node's own bounds (of the leftmost and the
+/// last child) only `known`. On torn bytes the answer may be wrong, which the read's
 /// validation discards, but every load stays checked.
 fn search(
     view: &PageView<'_>,
@@ -108,31 +117,59 @@ fn search(
     key: &[u8],
     known: usize,
 ) -> Option<(std::result::Result<usize, usize>, usize)> {
-    let (mut low, mut high) = (0usize, header.count);
+    let count = header.count;
+    if count == 0 {
+        return Some((Err(0), known));
+    }
+    let prefix = usize::from(view.u16_le(PREFIX_AT)?);
+    if prefix > known {
+        let (first_at, first_len, _) = cell(view, header, 0)?;
+        if first_len < prefix {
+            return None;
+        }
+        let head = &key[..key.len().min(prefix)];
+        match view.compare_from(first_at, prefix, head, known)?.0 {
+            // The node prefix is above the key (or the key is a proper prefix of it).
+            std::cmp::Ordering::Greater => return Some((Err(0), known)),
+            std::cmp::Ordering::Less => return Some((Err(count), known)),
+            std::cmp::Ordering::Equal => {}
+        }
+    }
+    // Bytes `key` shares with every key of the node.
+    let base = prefix.max(known);
+    let wanted = key_head(key, prefix);
+    let (mut low, mut high) = (0usize, count);
     // Common prefix of `key` with the key below `low` and the key at `high` (the node's
     // bounds, sharing `known`, until probes move them).
     let (mut low_common, mut high_common) = (known, known);
     // Bound: halves the range each round (count < 2^15).
     while low < high {
         let mid = low + (high - low) / 2;
-        let offset = usize::from(view.u16_le(SLOTS_AT + SLOT_SIZE * mid)?);
-        if offset < header.cell_start {
-            return None;
-        }
-        let key_len = usize::from(view.u16_le(offset)?);
-        let skip = low_common.min(high_common);
-        match view.compare_from(offset + CELL_OVERHEAD, key_len, key, skip)? {
-            (std::cmp::Ordering::Less, common) => {
+        let slot_at = SLOTS_AT + SLOT_SIZE * mid;
+        let head = u32::from_be_bytes(view.array::<HEAD_SIZE>(slot_at + HEAD_AT)?);
+        let (order, common) = if head == wanted {
+            let offset = usize::from(view.u16_le(slot_at)?);
+            if offset < header.cell_start {
+                return None;
+            }
+            let key_len = usize::from(view.u16_le(offset)?);
+            let skip = low_common.min(high_common).max(base);
+            view.compare_from(offset + CELL_OVERHEAD, key_len, key, skip)?
+        } else {
+            (head.cmp(&wanted), base)
+        };
+        match order {
+            std::cmp::Ordering::Less => {
                 low = mid + 1;
                 low_common = common;
             }
-            (std::cmp::Ordering::Greater, common) => {
+            std::cmp::Ordering::Greater => {
                 high = mid;
                 high_common = common;
             }
             // The child right of an equal separator lies between it (all of `key` shared)
             // and the key at `high`: it shares `high_common`.
-            (std::cmp::Ordering::Equal, _) => return Some((Ok(mid), high_common)),
+            std::cmp::Ordering::Equal => return Some((Ok(mid), high_common)),
         }
     }
     Some((Err(low), low_common.min(high_common)))
@@ -315,6 +352,8 @@ mod tests {
             page[at + 5..at + 13].copy_from_slice(&child.to_le_bytes());
             let slot_at = SLOTS_AT + SLOT_SIZE * slot;
             page[slot_at..slot_at + 2].copy_from_slice(&(at as u16).to_le_bytes());
+            page[slot_at + HEAD_AT..slot_at + HEAD_AT + HEAD_SIZE]
+                .copy_from_slice(&key_head(&key[..], 0).to_be_bytes());
         }
         page[COUNT_AT..COUNT_AT + 2].copy_from_slice(&2u16.to_le_bytes());
         page[CELL_START_AT..CELL_START_AT + 2].copy_from_slice(&(at as u16).to_le_bytes());
@@ -408,10 +447,12 @@ mod tests {
         }
         // A slot pointing below the cell area, and a cell running past the page end.
         let mut bad = page.clone();
+        // (Only a probe whose head equals the key's decodes the cell: "b" probes slot 0.)
         bad[SLOTS_AT..SLOTS_AT + 2].copy_from_slice(&10u16.to_le_bytes());
-        assert_eq!(step(&bad, Target::Key(b"a"), None), None);
+        assert_eq!(step(&bad, Target::Key(b"b"), None), None);
         let mut bad = page;
-        let cell_at = usize::from(u16::from_le_bytes([bad[SLOTS_AT + 2], bad[SLOTS_AT + 3]]));
+        let second = SLOTS_AT + SLOT_SIZE;
+        let cell_at = usize::from(u16::from_le_bytes([bad[second], bad[second + 1]]));
         bad[cell_at..cell_at + 2].copy_from_slice(&u16::MAX.to_le_bytes());
         assert_eq!(step(&bad, Target::Key(b"e"), None), None);
     }

@@ -456,4 +456,237 @@ mod tests {
         bad[cell_at..cell_at + 2].copy_from_slice(&u16::MAX.to_le_bytes());
         assert_eq!(step(&bad, Target::Key(b"e"), None), None);
     }
+
+    /// Both searches and the checker on a node holding `keys` (ascending): every probe gets
+    /// the slice's binary search answer, and the optimistic one's `shared` never exceeds what
+    /// the probe shares with the keys it bounds.
+    fn assert_searches_agree(page: &[u8], keys: &[Vec<u8>], probes: &[Vec<u8>]) {
+        let node = super::super::node::NodeRef::new(1, page).unwrap();
+        let stored: Vec<&[u8]> = (0..node.count()).map(|s| node.key(s).unwrap()).collect();
+        assert_eq!(stored, keys.iter().map(Vec::as_slice).collect::<Vec<_>>());
+        super::super::check::check_heads(&node).unwrap();
+        let view = PageView::of_stable(page);
+        let header = header(&view, 1, Some(0)).unwrap();
+        let common = |a: &[u8], b: &[u8]| a.iter().zip(b).take_while(|(x, y)| x == y).count();
+        for probe in probes {
+            let expected = keys.binary_search(probe);
+            assert_eq!(
+                node.search(probe).unwrap(),
+                expected,
+                "{probe:?} in {keys:?}"
+            );
+            let all = keys.iter().map(|key| common(probe, key)).min().unwrap_or(0);
+            for known in [0, all / 2, all] {
+                let (found, shared) = search(&view, &header, probe, known).unwrap();
+                assert_eq!(found, expected, "{probe:?} knowing {known} in {keys:?}");
+                let child = found.map_or_else(|slot| slot, |slot| slot + 1);
+                for key in [child.checked_sub(1), Some(child)]
+                    .into_iter()
+                    .flatten()
+                    .filter_map(|at| keys.get(at))
+                {
+                    assert!(shared <= common(probe, key), "{probe:?}: shared {shared}");
+                }
+                assert!(
+                    shared >= known,
+                    "{probe:?}: shared {shared} below known {known}"
+                );
+            }
+        }
+    }
+
+    /// Probes around `keys`: the keys, their prefixes, neighbours and extensions.
+    fn probes_for(keys: &[Vec<u8>], extra: &[Vec<u8>]) -> Vec<Vec<u8>> {
+        let mut probes = vec![Vec::new(), vec![0], vec![0xff; 3]];
+        for key in keys {
+            probes.push(key.clone());
+            for cut in 0..key.len() {
+                probes.push(key[..cut].to_vec());
+            }
+            probes.push([key.as_slice(), &[0]].concat());
+            probes.push([key.as_slice(), &[0, 0, 0, 0, 7]].concat());
+            probes.push([key.as_slice(), &[0xff]].concat());
+            if let Some((last, rest)) = key.split_last() {
+                probes.push([rest, &[last.wrapping_add(1)]].concat());
+                probes.push([rest, &[last.wrapping_sub(1)]].concat());
+            }
+        }
+        probes.extend(extra.iter().cloned());
+        probes
+    }
+
+    fn apply_all(page: &mut [u8], ops: &[PageOp]) {
+        for op in ops {
+            super::super::op::apply(1, page, op).unwrap();
+        }
+    }
+
+    fn empty_leaf() -> Vec<u8> {
+        let mut page = vec![0u8; MIN_PAGE_SIZE];
+        apply_all(
+            &mut page,
+            &[PageOp::InitNode {
+                leaf: true,
+                level: 0,
+                tree: 1,
+                left: 0,
+                right: 0,
+                leftmost: 0,
+            }],
+        );
+        page
+    }
+
+    fn insert(slot: usize, key: &[u8], value_len: usize) -> PageOp {
+        PageOp::Insert {
+            slot: slot as u16,
+            key: key.to_vec(),
+            payload: vec![7; value_len],
+        }
+    }
+
+    /// Keys of a few families sharing a drawn prefix (some sharing it entirely, some shorter
+    /// than the prefix plus a head, some prefixes of others, some with zero bytes).
+    fn key_sets() -> impl Strategy<Value = (Vec<Vec<u8>>, Vec<Vec<u8>>)> {
+        let byte = prop::sample::select(vec![0u8, 1, b'a', b'b', 0xff]);
+        let suffix = prop::collection::vec(byte, 0..7);
+        (
+            prop::collection::vec(any::<u8>(), 0..9),
+            prop::collection::vec((0..4usize, suffix.clone()), 1..100),
+            prop::collection::vec(suffix, 0..20),
+        )
+            .prop_map(|(base, drawn, extra)| {
+                let families = [
+                    base.clone(),
+                    [base.as_slice(), b"ab\0"].concat(),
+                    base[..base.len() / 2].to_vec(),
+                    [base.as_slice(), &[0, 0, 0, 0]].concat(),
+                ];
+                let mut keys: Vec<Vec<u8>> = drawn
+                    .iter()
+                    .map(|(family, tail)| [families[*family].as_slice(), tail].concat())
+                    .collect();
+                keys.sort();
+                keys.dedup();
+                let extra = extra
+                    .iter()
+                    .map(|tail| [base.as_slice(), tail].concat())
+                    .collect();
+                (keys, extra)
+            })
+    }
+
+    use super::super::op::PageOp;
+    use proptest::prelude::*;
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(200))]
+
+        /// Nodes built by ascending inserts (as bulk loading and splits build them) and by
+        /// random inserts, deletes, replaces and truncations through `PageOp` (compactions
+        /// included) keep a node prefix and heads the checker accepts, and both searches give a
+        /// sorted slice's answers.
+        #[test]
+        fn searches_over_heads_agree_with_a_sorted_slice(
+            (keys, extra) in key_sets(),
+            choices in prop::collection::vec(any::<(u8, u16, u16)>(), 0..300),
+        ) {
+            let probes = probes_for(&keys, &extra);
+            let mut bulk = empty_leaf();
+            for (slot, key) in keys.iter().enumerate() {
+                apply_all(&mut bulk, &[insert(slot, key, 1)]);
+            }
+            assert_searches_agree(&bulk, &keys, &probes);
+
+            // Random changes through operations, against a sorted model.
+            let mut page = empty_leaf();
+            let mut model: Vec<Vec<u8>> = Vec::new();
+            for (kind, a, b) in choices {
+                let op = match kind % 8 {
+                    0..=3 => {
+                        let key = &keys[usize::from(a) % keys.len()];
+                        let Err(slot) = model.binary_search(key) else { continue };
+                        let node = super::super::node::NodeRef::new(1, &page).unwrap();
+                        let value_len = usize::from(b % 40);
+                        if !node.fits(key.len(), value_len) {
+                            continue;
+                        }
+                        model.insert(slot, key.clone());
+                        insert(slot, key, value_len)
+                    }
+                    4 | 5 if !model.is_empty() => {
+                        let slot = usize::from(a) % model.len();
+                        model.remove(slot);
+                        PageOp::Delete { slot: slot as u16 }
+                    }
+                    6 if !model.is_empty() => PageOp::Replace {
+                        slot: (usize::from(a) % model.len()) as u16,
+                        payload: vec![3; usize::from(b % 20)],
+                    },
+                    7 if model.len() > 1 && b % 5 == 0 => {
+                        let from = 1 + usize::from(a) % (model.len() - 1);
+                        model.truncate(from);
+                        PageOp::Truncate { from: from as u16 }
+                    }
+                    _ => continue,
+                };
+                apply_all(&mut page, &[op]);
+                assert_searches_agree(&page, &model, &probes);
+            }
+        }
+    }
+
+    /// `shared` must hold for every key the chosen child may hold, the node's own bounds
+    /// included: a node whose keys share a long prefix below a low fence that does not (the
+    /// leftmost child then holds keys without the prefix).
+    #[test]
+    fn shared_is_never_more_than_the_child_range_shares() {
+        let common = |a: &[u8], b: &[u8]| a.iter().zip(b).take_while(|(x, y)| x == y).count();
+        // The universe of keys a subtree may hold, sorted; the node holds every third key of a
+        // window of it, its fences the keys just outside the window.
+        let mut universe: Vec<Vec<u8>> = Vec::new();
+        for family in [&b"aa"[..], b"user:0000", b"user:0001", b"user:00010", b"v"] {
+            for tail in [&b""[..], b"\0", b"\0\0", b"a", b"ab", b"ab\0c", b"b", b"zz"] {
+                universe.push([family, tail].concat());
+            }
+        }
+        universe.sort();
+        universe.dedup();
+        for start in 0..universe.len() {
+            for end in start + 2..=universe.len() {
+                let low = universe[start].as_slice();
+                let high = universe.get(end).map(Vec::as_slice);
+                let mut page = empty_leaf();
+                let mut keys = Vec::new();
+                for key in universe[start..end].iter().skip(1).step_by(3) {
+                    apply_all(&mut page, &[insert(keys.len(), key, 1)]);
+                    keys.push(key.clone());
+                }
+                if keys.is_empty() {
+                    continue;
+                }
+                let view = PageView::of_stable(&page);
+                let header = header(&view, 1, Some(0)).unwrap();
+                for probe in &universe[start..end] {
+                    // What the parent's step knows: the probe lies in [low, high) (nothing
+                    // when there is no high fence: the node reaches the end of the tree).
+                    let known = high.map_or(0, |high| common(probe, low).min(common(probe, high)));
+                    let (found, shared) = search(&view, &header, probe, known).unwrap();
+                    let child = found.map_or_else(|slot| slot, |slot| slot + 1);
+                    let child_low = child.checked_sub(1).map_or(low, |at| keys[at].as_slice());
+                    let child_high = keys.get(child).map(Vec::as_slice).or(high);
+                    for key in &universe {
+                        let inside = key.as_slice() >= child_low
+                            && child_high.is_none_or(|high| key.as_slice() < high);
+                        if inside {
+                            assert!(
+                                shared <= common(probe, key),
+                                "{probe:?} in {keys:?}: shared {shared} with {key:?}"
+                            );
+                        }
+                    }
+                }
+            }
+        }
+    }
 }

@@ -10,11 +10,12 @@
 //!     36    2 cell_start    lowest byte of the cell area; cells fill [cell_start, page_size)
 //!     38    2 garbage       bytes of dead cells inside the cell area (reclaimed by compaction)
 //!     40    4 tree          the tree's catalog id (checked by `flashbuf check`)
-//!     44    4 reserved      zero
+//!     44    2 prefix        p: every key of the node starts with the same p bytes
+//!     46    2 reserved      zero
 //!     48    8 left          leaves: left sibling page (0 = none); inner: 0
 //!     56    8 right         leaves: right sibling page (0 = none); inner: 0
 //!     64    8 leftmost      inner: child for keys below the first separator; leaves: 0
-//!     72  2*n slots         cell offsets, in key order
+//!     72  6*n slots         in key order: [cell offset u16][key head: key bytes [p, p+4)]
 //!     ..      free gap
 //!     cell_start .. page_size: cells [key_len u16][payload_len u16][key][payload]
 //! ```
@@ -23,10 +24,18 @@
 //! 8-byte payload) the child for keys in `[key_i, key_{i+1})`; `leftmost` covers keys below
 //! `key_0`. Page 0 is the meta page, so 0 means "no page" in links.
 //!
+//! Key heads (format version 2): a slot's head is its key's bytes `[p, p + 4)`, zero-padded
+//! ([`key_head`]), so heads compared as big-endian `u32`s order the keys of the node and a
+//! search ([`NodeRef::search`]) decodes a cell only when the heads are equal. The prefix length
+//! `p` need not be the longest common prefix; `op.rs` keeps `p` and the heads (derived data)
+//! with every operation, the same code forward and in redo.
+//!
 //! Invariants (checked by [`NodeRef::new`] for the header and by every cell access, a search
 //! probe checking the key it compares; nothing here panics on a malformed page, it returns
 //! [`Error::CorruptPage`]): keys strictly ascend
-//! across slots; `72 + 2 * count <= cell_start <= page_size`; every cell lies inside
+//! across slots; every key starts with slot 0's first `p` bytes and every slot's head is
+//! [`key_head`] of its key (`flashbuf check` verifies both; a search trusts them);
+//! `72 + 6 * count <= cell_start <= page_size`; every cell lies inside
 //! `[cell_start, page_size)`; the bytes of live cells plus `garbage` equal
 //! `page_size - cell_start`. Pages are at most 32 KiB so every offset fits in a `u16`.
 //!
@@ -186,6 +195,20 @@ pub fn head_common(prefix: usize, a: u32, b: u32) -> usize {
         return prefix;
     }
     prefix + (equal - shared.trailing_zeros() / 8) as usize
+}
+
+/// What a search over heads knows of the common prefix of its key (head `wanted`) and one
+/// bound of its range: `common`, if the bound's `head` is `wanted` (an initial bound, or one a
+/// full comparison set), else [`head_common`] of the heads, derived only when a full
+/// comparison needs it (most probes never do).
+#[inline]
+#[must_use]
+pub fn bound_common(prefix: usize, common: usize, head: u32, wanted: u32) -> usize {
+    if head == wanted {
+        common
+    } else {
+        head_common(prefix, head, wanted)
+    }
 }
 
 /// Length of the longest common prefix of `a` and `b`.
@@ -577,10 +600,12 @@ impl<'a> NodeRef<'a> {
         }
         let wanted = key_head(key, prefix);
         let (mut low, mut high) = (0usize, slots.len());
-        // Common prefix of `key` with the key below `low` and the key at `high`: at least
-        // `prefix` (every key starts with it, and so does `key`); more once a full comparison
-        // finds it. Every key between them shares the shorter one.
+        // Common prefix of `key` with the key below `low` and the key at `high`
+        // ([`bound_common`]): at least `prefix` (every key starts with it, and so does `key`);
+        // more once heads or a full comparison show it. Every key between them shares the
+        // shorter one.
         let (mut low_common, mut high_common) = (prefix, prefix);
+        let (mut low_head, mut high_head) = (wanted, wanted);
         // Bound: halves the range each round, at most 16 rounds for 32 KiB pages.
         while low < high {
             let mid = low + (high - low) / 2;
@@ -588,24 +613,29 @@ impl<'a> NodeRef<'a> {
             // Heads decide most probes (two comparisons, no cell decoded).
             if head < wanted {
                 low = mid + 1;
-                low_common = head_common(prefix, head, wanted);
+                low_head = head;
                 continue;
             }
             if head > wanted {
                 high = mid;
-                high_common = head_common(prefix, head, wanted);
+                high_head = head;
                 continue;
             }
-            let skip = low_common.min(high_common);
+            let skip = bound_common(prefix, low_common, low_head, wanted).min(bound_common(
+                prefix,
+                high_common,
+                high_head,
+                wanted,
+            ));
             let (order, common) = compare_from(self.search_key(slots, mid)?, key, skip);
             match order {
                 std::cmp::Ordering::Less => {
                     low = mid + 1;
-                    low_common = common;
+                    (low_common, low_head) = (common, wanted);
                 }
                 std::cmp::Ordering::Greater => {
                     high = mid;
-                    high_common = common;
+                    (high_common, high_head) = (common, wanted);
                 }
                 std::cmp::Ordering::Equal => return Ok(Ok(mid)),
             }

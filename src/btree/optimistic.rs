@@ -18,9 +18,9 @@
 //! their proper error.
 
 use super::node::{
-    CELL_OVERHEAD, CELL_START_AT, CHILD_SIZE, COUNT_AT, HEAD_AT, HEAD_SIZE, KIND_AT, KIND_INNER,
-    KIND_LEAF, LEFTMOST_AT, LEVEL_AT, MAX_LEVELS, MAX_PAGE_SIZE, MIN_PAGE_SIZE, PREFIX_AT,
-    SLOT_SIZE, SLOTS_AT, TREE_AT, head_common, key_head,
+    CELL_OVERHEAD, CELL_START_AT, CHILD_SIZE, COUNT_AT, HEAD_AT, KIND_AT, KIND_INNER, KIND_LEAF,
+    LEFTMOST_AT, LEVEL_AT, MAX_LEVELS, MAX_PAGE_SIZE, MIN_PAGE_SIZE, PREFIX_AT, SLOT_SIZE,
+    SLOTS_AT, TREE_AT, bound_common, key_head,
 };
 use super::{Target, Tree, TreeStore};
 use crate::core::optimistic::PageView;
@@ -140,22 +140,25 @@ fn search(
     let wanted = key_head(key, prefix);
     let (mut low, mut high) = (0usize, count);
     // Common prefix of `key` with the key below `low` and the key at `high` (the node's
-    // bounds, sharing `known`, until probes move them).
+    // bounds, sharing `known`, until probes move them; `bound_common` of a bound's common and
+    // head: a head-decided bound's is derived from the heads when needed).
     let (mut low_common, mut high_common) = (known, known);
+    let (mut low_head, mut high_head) = (wanted, wanted);
+    let resolve = |common: usize, head: u32| bound_common(prefix, common, head, wanted).max(known);
     // Bound: halves the range each round (count < 2^15).
     while low < high {
         let mid = low + (high - low) / 2;
         let slot_at = SLOTS_AT + SLOT_SIZE * mid;
-        let head = u32::from_be_bytes(view.array::<HEAD_SIZE>(slot_at + HEAD_AT)?);
+        let head = view.u32_be(slot_at + HEAD_AT)?;
         // Heads decide most probes (two comparisons, no cell decoded).
         if head < wanted {
             low = mid + 1;
-            low_common = head_common(prefix, head, wanted).max(known);
+            low_head = head;
             continue;
         }
         if head > wanted {
             high = mid;
-            high_common = head_common(prefix, head, wanted).max(known);
+            high_head = head;
             continue;
         }
         let offset = usize::from(view.u16_le(slot_at)?);
@@ -163,22 +166,29 @@ fn search(
             return None;
         }
         let key_len = usize::from(view.u16_le(offset)?);
-        let skip = low_common.min(high_common).max(base);
+        let skip = resolve(low_common, low_head)
+            .min(resolve(high_common, high_head))
+            .max(base);
         match view.compare_from(offset + CELL_OVERHEAD, key_len, key, skip)? {
             (std::cmp::Ordering::Less, common) => {
                 low = mid + 1;
-                low_common = common;
+                (low_common, low_head) = (common, wanted);
             }
             (std::cmp::Ordering::Greater, common) => {
                 high = mid;
-                high_common = common;
+                (high_common, high_head) = (common, wanted);
             }
             // The child right of an equal separator lies between it (all of `key` shared)
             // and the key at `high`: it shares `high_common`.
-            (std::cmp::Ordering::Equal, _) => return Some((Ok(mid), high_common)),
+            (std::cmp::Ordering::Equal, _) => {
+                return Some((Ok(mid), resolve(high_common, high_head)));
+            }
         }
     }
-    Some((Err(low), low_common.min(high_common)))
+    Some((
+        Err(low),
+        resolve(low_common, low_head).min(resolve(high_common, high_head)),
+    ))
 }
 
 /// Decodes one level of a descent towards `target` in the node seen through `view` (of tree
@@ -360,7 +370,7 @@ mod tests {
             page[at + 5..at + 13].copy_from_slice(&child.to_le_bytes());
             let slot_at = SLOTS_AT + SLOT_SIZE * slot;
             page[slot_at..slot_at + 2].copy_from_slice(&(at as u16).to_le_bytes());
-            page[slot_at + HEAD_AT..slot_at + HEAD_AT + HEAD_SIZE]
+            page[slot_at + HEAD_AT..slot_at + HEAD_AT + super::super::node::HEAD_SIZE]
                 .copy_from_slice(&key_head(&key[..], 0).to_be_bytes());
         }
         page[COUNT_AT..COUNT_AT + 2].copy_from_slice(&2u16.to_le_bytes());

@@ -197,15 +197,6 @@ pub fn head_common(prefix: usize, a: u32, b: u32) -> usize {
     prefix + (equal - shared.trailing_zeros() / 8) as usize
 }
 
-/// A lower bound on the common prefix of a key with head `head` and a key of the same node
-/// with the same head: `prefix` plus the head's bytes up to its last non-zero one (zero bytes
-/// at its end may be the other key's padding).
-#[inline]
-#[must_use]
-pub fn equal_head_common(prefix: usize, head: u32) -> usize {
-    prefix + HEAD_SIZE - (head.trailing_zeros() / 8) as usize
-}
-
 /// What a search over heads knows of the common prefix of its key (head `wanted`) and one
 /// bound of its range: `common`, if the bound's `head` is `wanted` (an initial bound, or one a
 /// full comparison set), else [`head_common`] of the heads, derived only when a full
@@ -615,8 +606,6 @@ impl<'a> NodeRef<'a> {
         // shorter one.
         let (mut low_common, mut high_common) = (prefix, prefix);
         let (mut low_head, mut high_head) = (wanted, wanted);
-        // What a probed key with the same head shares with `key` at least.
-        let equal_common = equal_head_common(prefix, wanted);
         // Bound: halves the range each round, at most 16 rounds for 32 KiB pages.
         while low < high {
             let mid = low + (high - low) / 2;
@@ -632,9 +621,12 @@ impl<'a> NodeRef<'a> {
                 high_head = head;
                 continue;
             }
-            let low_skip = bound_common(prefix, low_common, low_head, wanted);
-            let high_skip = bound_common(prefix, high_common, high_head, wanted);
-            let skip = low_skip.min(high_skip).max(equal_common);
+            let skip = bound_common(prefix, low_common, low_head, wanted).min(bound_common(
+                prefix,
+                high_common,
+                high_head,
+                wanted,
+            ));
             let (order, common) = compare_from(self.search_key(slots, mid)?, key, skip);
             match order {
                 std::cmp::Ordering::Less => {
@@ -817,12 +809,10 @@ pub(crate) mod tests {
                 let shared = common_prefix(a, b);
                 for prefix in 0..=shared.min(3) {
                     let (x, y) = (key_head(a, prefix), key_head(b, prefix));
-                    let bound = if x == y {
-                        equal_head_common(prefix, x)
-                    } else {
-                        head_common(prefix, x, y)
-                    };
-                    assert!(bound <= shared && bound >= prefix, "{a:?} {b:?} {prefix}");
+                    if x != y {
+                        let bound = head_common(prefix, x, y);
+                        assert!(bound <= shared && bound >= prefix, "{a:?} {b:?} {prefix}");
+                    }
                 }
             }
         }

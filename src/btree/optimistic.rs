@@ -20,7 +20,7 @@
 use super::node::{
     CELL_OVERHEAD, CELL_START_AT, CHILD_SIZE, COUNT_AT, HEAD_AT, KIND_AT, KIND_INNER, KIND_LEAF,
     LEFTMOST_AT, LEVEL_AT, MAX_LEVELS, MAX_PAGE_SIZE, MIN_PAGE_SIZE, PREFIX_AT, SLOT_SIZE,
-    SLOTS_AT, TREE_AT, bound_common, equal_head_common, key_head,
+    SLOTS_AT, TREE_AT, bound_common, key_head,
 };
 use super::{Target, Tree, TreeStore};
 use crate::core::optimistic::PageView;
@@ -145,8 +145,6 @@ fn search(
     let (mut low_common, mut high_common) = (known, known);
     let (mut low_head, mut high_head) = (wanted, wanted);
     let resolve = |common: usize, head: u32| bound_common(prefix, common, head, wanted).max(known);
-    // What a probed key with the same head shares with `key` at least.
-    let equal_common = equal_head_common(prefix, wanted);
     // Bound: halves the range each round (count < 2^15).
     while low < high {
         let mid = low + (high - low) / 2;
@@ -170,8 +168,7 @@ fn search(
         let key_len = usize::from(view.u16_le(offset)?);
         let skip = resolve(low_common, low_head)
             .min(resolve(high_common, high_head))
-            .max(base)
-            .max(equal_common);
+            .max(base);
         match view.compare_from(offset + CELL_OVERHEAD, key_len, key, skip)? {
             (std::cmp::Ordering::Less, common) => {
                 low = mid + 1;

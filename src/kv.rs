@@ -16,7 +16,7 @@
 //!
 //! Keys order bytewise (`memcmp`), so workloads encode composite keys big-endian. Engines
 //! document their key and value size limits (the B+-tree store's are on
-//! [`crate::txn::KvStore`]: 256-byte keys and 744-byte values at 4 KiB pages, 1,024 and 3,048
+//! [`crate::txn::KvStore`]: 256-byte keys and 740-byte values at 4 KiB pages, 1,024 and 3,044
 //! at 16 KiB); a key or value over the limit is [`Error::InvalidArgument`].
 //!
 //! [`MemoryKv`] is a reference engine for workload tests: `BTreeMap`s behind one lock that a

@@ -1,6 +1,7 @@
 //! The structure checker behind `flashbuf check`: page checksums, every tree's structure (key
 //! order inside nodes, keys inside the separator bounds of their parents, levels, leaf sibling
-//! links in key order, no page reachable twice or from two trees), the free list, free-space
+//! links in key order, no page reachable twice or from two trees), node prefixes and key heads
+//! (every key starts with its node's prefix, every slot's head is its key's), the free list, free-space
 //! accounting inside every node (live cells plus garbage fill the cell area exactly, no two
 //! cells overlap), and that every page below the high-water mark is in exactly one tree or on
 //! the free list.
@@ -16,7 +17,9 @@
 use std::collections::HashMap;
 
 use super::meta::{self, META_PAGE};
-use super::node::{CELL_OVERHEAD, KIND_AT, MAX_LEVELS, NodeRef, SLOT_SIZE, SLOTS_AT};
+use super::node::{
+    CELL_OVERHEAD, KIND_AT, MAX_LEVELS, NodeRef, PREFIX_AT, SLOT_SIZE, SLOTS_AT, key_head,
+};
 use crate::device::{AlignedBuf, SharedDevice};
 use crate::error::{Error, PageId, Result};
 use crate::pool::BufferPool;
@@ -410,7 +413,54 @@ fn check_node(node: &NodeRef<'_>, tree: usize, item: &Pending) -> std::result::R
         }
         previous = Some(key);
     }
+    check_heads(node)?;
     check_space(node)
+}
+
+/// The node prefix and key heads: every key starts with slot 0's first `p` bytes, every slot's
+/// head is the head of its key, and the header's bytes after `p` are zero.
+///
+/// # Errors
+/// What is wrong, naming the slot.
+pub fn check_heads(node: &NodeRef<'_>) -> std::result::Result<(), String> {
+    let bytes = node.bytes();
+    if bytes[PREFIX_AT + 2..PREFIX_AT + 4] != [0, 0] {
+        return Err("reserved header bytes after the node prefix are not zero".into());
+    }
+    let prefix = node.prefix();
+    if node.count() == 0 {
+        return if prefix == 0 {
+            Ok(())
+        } else {
+            Err(format!(
+                "an empty node with a node prefix of {prefix} bytes"
+            ))
+        };
+    }
+    let first = node.key(0).map_err(|err| err.to_string())?;
+    let Some(shared) = first.get(..prefix) else {
+        return Err(format!(
+            "node prefix of {prefix} bytes is longer than the key of slot 0"
+        ));
+    };
+    for slot in 0..node.count() {
+        let key = node.key(slot).map_err(|err| err.to_string())?;
+        if !key.starts_with(shared) {
+            return Err(format!(
+                "key of slot {slot} does not start with the node prefix of {prefix} bytes"
+            ));
+        }
+        let (stored, expected) = (
+            node.head(slot).map_err(|e| e.to_string())?,
+            key_head(key, prefix),
+        );
+        if stored != expected {
+            return Err(format!(
+                "key head of slot {slot} is {stored:#010x}, its key says {expected:#010x}"
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// Free-space accounting: live cells plus garbage fill `[cell_start, page_size)` exactly and no

@@ -7,7 +7,7 @@
 //!     32    1 kind = 4                           32    1 kind = 3
 //!     33    3 zero                               56    8 next free page (0 = end of list)
 //!     36    4 magic "FBBT"                       (everything else zero)
-//!     40    4 format version (1)
+//!     40    4 format version (2; 1 had 2-byte slots and no key heads)
 //!     44    4 page size
 //!     48    8 high water: pages at or above it were never allocated
 //!     56    8 free list head (0 = empty)
@@ -30,7 +30,8 @@ pub const META_PAGE: PageId = 0;
 /// Magic of the meta page.
 pub const META_MAGIC: [u8; 4] = *b"FBBT";
 /// Format version of the tree pages.
-pub const FORMAT_VERSION: u32 = 1;
+/// Version 2 (issue 20): 6-byte slots with key heads and the node prefix at offset 44.
+pub const FORMAT_VERSION: u32 = 2;
 /// Offset of the magic.
 pub const MAGIC_AT: usize = 36;
 /// Offset of the version.
@@ -96,7 +97,8 @@ pub fn decode(page: &[u8]) -> Result<Meta> {
     let version = get_u32(page, VERSION_AT);
     if version != FORMAT_VERSION {
         return Err(bad(format!(
-            "format version {version}, expected {FORMAT_VERSION}"
+            "tree format version {version}, this build reads only version {FORMAT_VERSION} \
+             (version 2 changed the node slots; reload the data into a new database)"
         )));
     }
     let page_size = get_u32(page, PAGE_SIZE_AT);

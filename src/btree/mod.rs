@@ -40,7 +40,7 @@
 //! PostgreSQL's B-tree).
 //!
 //! **Size limits.** Keys up to `page_size / 16` bytes (at most 1024), values up to
-//! [`node::Limits::max_value`] (e.g. 744 bytes at 4 KiB pages, 3048 at 16 KiB); tree names up to
+//! [`node::Limits::max_value`] (e.g. 740 bytes at 4 KiB pages, 3044 at 16 KiB); tree names up to
 //! 64 bytes; the catalog holds as many trees as fit in the meta page (at least 40 at 4 KiB).
 
 pub mod bulk;

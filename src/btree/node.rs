@@ -10,11 +10,12 @@
 //!     36    2 cell_start    lowest byte of the cell area; cells fill [cell_start, page_size)
 //!     38    2 garbage       bytes of dead cells inside the cell area (reclaimed by compaction)
 //!     40    4 tree          the tree's catalog id (checked by `flashbuf check`)
-//!     44    4 reserved      zero
+//!     44    2 prefix        p: every key of the node starts with the same p bytes
+//!     46    2 reserved      zero
 //!     48    8 left          leaves: left sibling page (0 = none); inner: 0
 //!     56    8 right         leaves: right sibling page (0 = none); inner: 0
 //!     64    8 leftmost      inner: child for keys below the first separator; leaves: 0
-//!     72  2*n slots         cell offsets, in key order
+//!     72  6*n slots         in key order: [cell offset u16][key head: key bytes [p, p+4)]
 //!     ..      free gap
 //!     cell_start .. page_size: cells [key_len u16][payload_len u16][key][payload]
 //! ```
@@ -23,10 +24,18 @@
 //! 8-byte payload) the child for keys in `[key_i, key_{i+1})`; `leftmost` covers keys below
 //! `key_0`. Page 0 is the meta page, so 0 means "no page" in links.
 //!
+//! Key heads (format version 2): a slot's head is its key's bytes `[p, p + 4)`, zero-padded
+//! ([`key_head`]), so heads compared as big-endian `u32`s order the keys of the node and a
+//! search ([`NodeRef::search`]) decodes a cell only when the heads are equal. The prefix length
+//! `p` need not be the longest common prefix; `op.rs` keeps `p` and the heads (derived data)
+//! with every operation, the same code forward and in redo.
+//!
 //! Invariants (checked by [`NodeRef::new`] for the header and by every cell access, a search
 //! probe checking the key it compares; nothing here panics on a malformed page, it returns
 //! [`Error::CorruptPage`]): keys strictly ascend
-//! across slots; `72 + 2 * count <= cell_start <= page_size`; every cell lies inside
+//! across slots; every key starts with slot 0's first `p` bytes and every slot's head is
+//! [`key_head`] of its key (`flashbuf check` verifies both; a search trusts them);
+//! `72 + 6 * count <= cell_start <= page_size`; every cell lies inside
 //! `[cell_start, page_size)`; the bytes of live cells plus `garbage` equal
 //! `page_size - cell_start`. Pages are at most 32 KiB so every offset fits in a `u16`.
 //!
@@ -47,6 +56,9 @@ pub const CELL_START_AT: usize = 36;
 pub const GARBAGE_AT: usize = 38;
 /// Offset of the tree id (`u32`).
 pub const TREE_AT: usize = 40;
+/// Offset of the node prefix length `p` (`u16`; bytes 46..48 stay zero): every key of the
+/// node shares its first `p` bytes, and slot heads are taken from byte `p` on.
+pub const PREFIX_AT: usize = 44;
 /// Offset of the left sibling (`u64`).
 pub const LEFT_AT: usize = 48;
 /// Offset of the right sibling (`u64`).
@@ -55,8 +67,12 @@ pub const RIGHT_AT: usize = 56;
 pub const LEFTMOST_AT: usize = 64;
 /// Offset of the slot array; also the size of the node header including the page header.
 pub const SLOTS_AT: usize = 72;
-/// Bytes per slot.
-pub const SLOT_SIZE: usize = 2;
+/// Bytes per slot: the cell offset (`u16` LE), then the key head ([`HEAD_SIZE`] bytes).
+pub const SLOT_SIZE: usize = 6;
+/// Bytes of a slot's key head: the key's bytes `[p, p + 4)`, zero-padded ([`key_head`]).
+pub const HEAD_SIZE: usize = 4;
+/// Offset of the head inside a slot.
+pub const HEAD_AT: usize = 2;
 /// Bytes of a cell's fixed part (key length, payload length).
 pub const CELL_OVERHEAD: usize = 4;
 /// Size of an inner cell's payload (the child page id).
@@ -142,6 +158,76 @@ pub fn cell_footprint(key_len: usize, payload_len: usize) -> usize {
     SLOT_SIZE + CELL_OVERHEAD + key_len + payload_len
 }
 
+/// The head of `key` in a node of prefix length `prefix`: its bytes `[prefix, prefix + 4)`,
+/// zero-padded past the key's end, as a big-endian `u32`.
+///
+/// Heads order keys that share their first `prefix` bytes: `key_head(a) < key_head(b)`
+/// implies `a < b` (at the first differing head byte either both are key bytes, or `a` ended
+/// there and `b` goes on: `a` is a proper prefix of `b`). Equal heads decide nothing ("ab" and
+/// "ab\0" have the same head): the keys are then compared from byte `prefix`.
+#[inline]
+#[must_use]
+pub fn key_head(key: &[u8], prefix: usize) -> u32 {
+    let rest = key.get(prefix..).unwrap_or_default();
+    if let Some(head) = rest.first_chunk::<HEAD_SIZE>() {
+        return u32::from_be_bytes(*head);
+    }
+    // Shorter than a head: byte by byte (a variable-length copy would call `memcpy`).
+    let mut raw = [0u8; HEAD_SIZE];
+    for (to, from) in raw.iter_mut().zip(rest) {
+        *to = *from;
+    }
+    u32::from_be_bytes(raw)
+}
+
+/// A lower bound on the common prefix of two keys sharing `prefix` bytes whose heads `a` and
+/// `b` differ: `prefix` plus their equal leading head bytes, less trailing zero bytes among
+/// those (a zero may be one key's padding, not a byte of it; a non-zero byte is real in both).
+#[inline]
+#[must_use]
+pub fn head_common(prefix: usize, a: u32, b: u32) -> usize {
+    let equal = ((a ^ b).leading_zeros() / 8).min(3);
+    if equal == 0 {
+        return prefix;
+    }
+    let shared = a >> (32 - 8 * equal);
+    if shared == 0 {
+        return prefix;
+    }
+    prefix + (equal - shared.trailing_zeros() / 8) as usize
+}
+
+/// What a search over heads knows of the common prefix of its key (head `wanted`) and one
+/// bound of its range: `common`, if the bound's `head` is `wanted` (an initial bound, or one a
+/// full comparison set), else [`head_common`] of the heads, derived only when a full
+/// comparison needs it (most probes never do).
+#[inline]
+#[must_use]
+pub fn bound_common(prefix: usize, common: usize, head: u32, wanted: u32) -> usize {
+    if head == wanted {
+        common
+    } else {
+        head_common(prefix, head, wanted)
+    }
+}
+
+/// Length of the longest common prefix of `a` and `b`.
+#[must_use]
+pub fn common_prefix(a: &[u8], b: &[u8]) -> usize {
+    compare_from(a, b, 0).1
+}
+
+/// Where `key` lies relative to a node whose keys all start with `prefix`: `Less` below every
+/// key (it differs from the prefix by a lower byte, or is a proper prefix of it), `Greater`
+/// above every key, `Equal` when it starts with `prefix` itself. `skip`: leading bytes known
+/// to be equal.
+#[inline]
+#[must_use]
+pub fn order_to_prefix(prefix: &[u8], key: &[u8], skip: usize) -> std::cmp::Ordering {
+    let head = &key[..key.len().min(prefix.len())];
+    compare_from(prefix, head, skip).0.reverse()
+}
+
 pub(crate) fn get_u16(page: &[u8], at: usize) -> u16 {
     let mut raw = [0u8; 2];
     raw.copy_from_slice(&page[at..at + 2]);
@@ -197,6 +283,20 @@ pub fn compare_from(ours: &[u8], key: &[u8], skip: usize) -> (std::cmp::Ordering
     (ours.len().cmp(&key.len()), common)
 }
 
+/// The cell offset stored in a slot.
+#[inline]
+#[must_use]
+pub fn slot_offset(slot: &[u8; SLOT_SIZE]) -> usize {
+    usize::from(u16::from_le_bytes([slot[0], slot[1]]))
+}
+
+/// The key head stored in a slot.
+#[inline]
+#[must_use]
+pub fn slot_head(slot: &[u8; SLOT_SIZE]) -> u32 {
+    u32::from_be_bytes([slot[2], slot[3], slot[4], slot[5]])
+}
+
 /// A corrupt-page error for page `id`.
 pub fn corrupt(id: PageId, reason: impl Into<String>) -> Error {
     Error::CorruptPage {
@@ -213,6 +313,8 @@ pub struct NodeRef<'a> {
     count: usize,
     /// `cell_start` as the header verified it.
     cell_start: usize,
+    /// The node prefix length `p` (checked against slot 0's key where it is used).
+    prefix: usize,
 }
 
 impl<'a> NodeRef<'a> {
@@ -249,6 +351,7 @@ impl<'a> NodeRef<'a> {
             bytes,
             count,
             cell_start,
+            prefix: usize::from(get_u16(bytes, PREFIX_AT)),
         })
     }
 
@@ -306,6 +409,26 @@ impl<'a> NodeRef<'a> {
         get_u64(self.bytes, LEFTMOST_AT)
     }
 
+    /// The node prefix length `p`: every key shares its first `p` bytes (with slot 0's key).
+    #[must_use]
+    pub fn prefix(&self) -> usize {
+        self.prefix
+    }
+
+    /// The key head stored in slot `slot` ([`key_head`] of its key, if the node is sound).
+    ///
+    /// # Errors
+    /// [`Error::CorruptPage`] for a slot out of range.
+    pub fn head(&self, slot: usize) -> Result<u32> {
+        match self.slots().get(slot) {
+            Some(slot_bytes) => Ok(slot_head(slot_bytes)),
+            None => Err(corrupt(
+                self.id,
+                format!("slot {slot} of a node with {} cells", self.count),
+            )),
+        }
+    }
+
     /// Start of the cell area.
     #[must_use]
     pub fn cell_start(&self) -> usize {
@@ -347,7 +470,7 @@ impl<'a> NodeRef<'a> {
                 format!("slot {slot} of a node with {} cells", self.count),
             ));
         };
-        let offset = usize::from(u16::from_le_bytes(slot_bytes));
+        let offset = slot_offset(&slot_bytes);
         let size = self.bytes.len();
         if offset < self.cell_start || offset + CELL_OVERHEAD > size {
             return Err(corrupt(
@@ -412,8 +535,8 @@ impl<'a> NodeRef<'a> {
         self.count + 1
     }
 
-    /// The slot array (`count` little-endian cell offsets; `new` checked that it lies below
-    /// the cell area).
+    /// The slot array (`count` slots of a little-endian cell offset and a key head; `new`
+    /// checked that it lies below the cell area).
     fn slots(&self) -> &'a [[u8; SLOT_SIZE]] {
         self.bytes[SLOTS_AT..SLOTS_AT + SLOT_SIZE * self.count]
             .as_chunks::<SLOT_SIZE>()
@@ -425,7 +548,7 @@ impl<'a> NodeRef<'a> {
     /// checked where it is used ([`NodeRef::cell`]).
     #[inline]
     fn search_key(&self, slots: &[[u8; SLOT_SIZE]], slot: usize) -> Result<&'a [u8]> {
-        let offset = usize::from(u16::from_le_bytes(slots[slot]));
+        let offset = slot_offset(&slots[slot]);
         let key = (offset >= self.cell_start)
             .then(|| self.bytes.get(offset..))
             .flatten()
@@ -447,34 +570,88 @@ impl<'a> NodeRef<'a> {
         )
     }
 
-    /// Binary search: `Ok(slot)` of `key`, or `Err(slot)` where it would be inserted. Each probe
-    /// decodes only the key it compares (its header and key, checked in one test).
+    /// Binary search: `Ok(slot)` of `key`, or `Err(slot)` where it would be inserted.
+    ///
+    /// The key is first compared with the node prefix (slot 0's first `p` bytes): a key that
+    /// does not start with it lies below or above every key. Otherwise each probe compares the
+    /// key's head with the slot's head as `u32`s and decodes the probed cell's key only when
+    /// the heads are equal (comparing from byte `p`, skipping what the key shares with both
+    /// bounds of the range, see [`compare_from`]).
     ///
     /// # Errors
-    /// [`Error::CorruptPage`] for a probed cell whose key lies outside the cell area.
+    /// [`Error::CorruptPage`] for a probed cell whose key lies outside the cell area, or a
+    /// slot 0 key shorter than the node prefix.
     pub fn search(&self, key: &[u8]) -> Result<std::result::Result<usize, usize>> {
         let slots = self.slots();
+        if slots.is_empty() {
+            return Ok(Err(0));
+        }
+        let prefix = self.prefix;
+        if prefix > 0 {
+            let first = self.search_key(slots, 0)?;
+            let Some(node_prefix) = first.get(..prefix) else {
+                return Err(self.short_first_key(first.len()));
+            };
+            match order_to_prefix(node_prefix, key, 0) {
+                std::cmp::Ordering::Less => return Ok(Err(0)),
+                std::cmp::Ordering::Greater => return Ok(Err(slots.len())),
+                std::cmp::Ordering::Equal => {}
+            }
+        }
+        let wanted = key_head(key, prefix);
         let (mut low, mut high) = (0usize, slots.len());
-        // Common prefix of `key` with the key below `low` and the key at `high` (0: none yet);
-        // every key between them shares the shorter one ([`compare_from`]).
-        let (mut low_common, mut high_common) = (0usize, 0usize);
+        // Common prefix of `key` with the key below `low` and the key at `high`
+        // ([`bound_common`]): at least `prefix` (every key starts with it, and so does `key`);
+        // more once heads or a full comparison show it. Every key between them shares the
+        // shorter one.
+        let (mut low_common, mut high_common) = (prefix, prefix);
+        let (mut low_head, mut high_head) = (wanted, wanted);
         // Bound: halves the range each round, at most 16 rounds for 32 KiB pages.
         while low < high {
             let mid = low + (high - low) / 2;
-            let skip = low_common.min(high_common);
-            match compare_from(self.search_key(slots, mid)?, key, skip) {
-                (std::cmp::Ordering::Less, common) => {
+            let head = slot_head(&slots[mid]);
+            // Heads decide most probes (two comparisons, no cell decoded).
+            if head < wanted {
+                low = mid + 1;
+                low_head = head;
+                continue;
+            }
+            if head > wanted {
+                high = mid;
+                high_head = head;
+                continue;
+            }
+            let skip = bound_common(prefix, low_common, low_head, wanted).min(bound_common(
+                prefix,
+                high_common,
+                high_head,
+                wanted,
+            ));
+            let (order, common) = compare_from(self.search_key(slots, mid)?, key, skip);
+            match order {
+                std::cmp::Ordering::Less => {
                     low = mid + 1;
-                    low_common = common;
+                    (low_common, low_head) = (common, wanted);
                 }
-                (std::cmp::Ordering::Greater, common) => {
+                std::cmp::Ordering::Greater => {
                     high = mid;
-                    high_common = common;
+                    (high_common, high_head) = (common, wanted);
                 }
-                (std::cmp::Ordering::Equal, _) => return Ok(Ok(mid)),
+                std::cmp::Ordering::Equal => return Ok(Ok(mid)),
             }
         }
         Ok(Err(low))
+    }
+
+    #[cold]
+    fn short_first_key(&self, len: usize) -> Error {
+        corrupt(
+            self.id,
+            format!(
+                "node prefix of {} bytes, but slot 0 holds a {len}-byte key",
+                self.prefix
+            ),
+        )
     }
 
     /// The child index (see [`NodeRef::child`]) covering `key` in an inner node.
@@ -532,10 +709,10 @@ pub(crate) mod tests {
     fn limits_are_the_ones_kv_store_documents() {
         // The table on `crate::txn::KvStore`.
         for (page, key, value) in [
-            (4096, 256, 744),
-            (8192, 512, 1512),
-            (16384, 1024, 3048),
-            (32768, 1024, 7144),
+            (4096, 256, 740),
+            (8192, 512, 1508),
+            (16384, 1024, 3044),
+            (32768, 1024, 7140),
         ] {
             let limits = Limits::for_page(page).unwrap();
             assert_eq!((limits.max_key, limits.max_value), (key, value), "{page}");
@@ -579,17 +756,32 @@ pub(crate) mod tests {
         let node = NodeRef::new(1, &page).unwrap();
         assert!(node.cell(0).is_err(), "cell runs past the end");
         assert!(node.cell(1).is_err(), "slot out of range");
+        // The empty key's head (0) equals slot 0's (0), so the search decodes its cell.
         assert!(
-            node.search(b"k").is_err(),
+            node.search(b"").is_err(),
             "the probed cell's header runs past the end"
+        );
+        assert!(node.search(b"k").is_ok(), "heads differ: no cell decoded");
+        page[PREFIX_AT..PREFIX_AT + 2].copy_from_slice(&2u16.to_le_bytes());
+        let prefixed = NodeRef::new(1, &page).unwrap();
+        assert!(
+            prefixed.search(b"k").is_err(),
+            "slot 0's key is read for the prefix"
         );
     }
 
-    /// A leaf of 4 KiB with `keys` (ascending) as cells with 1-byte values, packed at the end.
+    /// A leaf of 4 KiB with `keys` (ascending) as cells with 1-byte values, packed at the end,
+    /// its node prefix the common prefix of the first and last key.
     pub(crate) fn leaf(keys: &[&[u8]]) -> Vec<u8> {
         let mut page = vec![0u8; 4096];
         page[KIND_AT] = KIND_LEAF;
         page[COUNT_AT..COUNT_AT + 2].copy_from_slice(&(keys.len() as u16).to_le_bytes());
+        let prefix = match keys {
+            [] => 0,
+            [first, .., last] => common_prefix(first, last),
+            [only] => only.len(),
+        };
+        page[PREFIX_AT..PREFIX_AT + 2].copy_from_slice(&(prefix as u16).to_le_bytes());
         let mut at = page.len();
         for (slot, key) in keys.iter().enumerate() {
             at -= CELL_OVERHEAD + key.len() + 1;
@@ -598,9 +790,32 @@ pub(crate) mod tests {
             page[at + 4..at + 4 + key.len()].copy_from_slice(key);
             let slot_at = SLOTS_AT + SLOT_SIZE * slot;
             page[slot_at..slot_at + 2].copy_from_slice(&(at as u16).to_le_bytes());
+            page[slot_at + HEAD_AT..slot_at + HEAD_AT + HEAD_SIZE]
+                .copy_from_slice(&key_head(key, prefix).to_be_bytes());
         }
         page[CELL_START_AT..CELL_START_AT + 2].copy_from_slice(&(at as u16).to_le_bytes());
         page
+    }
+
+    #[test]
+    fn head_common_never_overstates_the_common_prefix() {
+        let (keys, probes) = prefix_keys();
+        let zeros: Vec<Vec<u8>> = [&b"ab"[..], b"ab\0", b"ab\0c", b"ab\0\0\0", b"a\0b", b""]
+            .iter()
+            .map(|k| k.to_vec())
+            .collect();
+        for a in keys.iter().chain(&zeros) {
+            for b in probes.iter().chain(&zeros) {
+                let shared = common_prefix(a, b);
+                for prefix in 0..=shared.min(3) {
+                    let (x, y) = (key_head(a, prefix), key_head(b, prefix));
+                    if x != y {
+                        let bound = head_common(prefix, x, y);
+                        assert!(bound <= shared && bound >= prefix, "{a:?} {b:?} {prefix}");
+                    }
+                }
+            }
+        }
     }
 
     #[test]

@@ -28,15 +28,24 @@
 //! a successful apply leaves a node whose header verifies ([`NodeRef::new`]). Insert compacts
 //! the cell area when the gap is too small but the garbage makes room; compaction is
 //! deterministic, so forward and redo produce the same bytes.
+//!
+//! Node prefix and key heads (`btree/node.rs`) are derived data kept here, by the same code
+//! forward and in redo: an insert into an empty node sets the prefix `p` to the key's length;
+//! an insert into a non-empty one shrinks `p` to the key's common prefix with slot 0's key if
+//! that is shorter (rewriting every head), then writes its slot's head; delete, replace and
+//! patch keep `p` and the other heads; compaction and truncation recompute `p` as the common
+//! prefix of the first and last key (keys ascend) and rewrite every head; an emptied node and
+//! `InitNode` have `p = 0`; `Image` copies `p` and the heads with the slots.
 
 use super::meta::{
     FORMAT_VERSION, FREE_COUNT_AT, FREE_HEAD_AT, HIGH_WATER_AT, MAGIC_AT, MAX_NAME, META_MAGIC,
     NEXT_FREE_AT, PAGE_SIZE_AT, TREE_COUNT_AT, VERSION_AT,
 };
 use super::node::{
-    CELL_OVERHEAD, CELL_START_AT, COUNT_AT, GARBAGE_AT, KIND_AT, KIND_FREE, KIND_INNER, KIND_LEAF,
-    KIND_META, LEFT_AT, LEFTMOST_AT, LEVEL_AT, NodeRef, RIGHT_AT, SLOT_SIZE, SLOTS_AT, TREE_AT,
-    cell_footprint, corrupt, get_u16, get_u32,
+    CELL_OVERHEAD, CELL_START_AT, COUNT_AT, GARBAGE_AT, HEAD_AT, HEAD_SIZE, KIND_AT, KIND_FREE,
+    KIND_INNER, KIND_LEAF, KIND_META, LEFT_AT, LEFTMOST_AT, LEVEL_AT, NodeRef, PREFIX_AT, RIGHT_AT,
+    SLOT_SIZE, SLOTS_AT, TREE_AT, cell_footprint, common_prefix, corrupt, get_u16, get_u32,
+    key_head,
 };
 use crate::db::PageOpRedo;
 use crate::error::{Error, PageId, Result};
@@ -618,7 +627,7 @@ fn compact(id: PageId, page: &mut [u8]) -> Result<()> {
     page[slots_end..at].fill(0);
     set_u16(page, CELL_START_AT, at);
     set_u16(page, GARBAGE_AT, 0);
-    Ok(())
+    reset_prefix(id, page)
 }
 
 /// Reserves `len` bytes in the cell area (compacting if needed); returns their offset.
@@ -665,12 +674,61 @@ fn insert_cell(id: PageId, page: &mut [u8], slot: usize, key: &[u8], payload: &[
     let len = cell_footprint(key.len(), payload.len()) - SLOT_SIZE;
     let at = allocate_cell(id, page, len, 1)?;
     write_cell(page, at, key, payload);
+    let prefix = prefix_after_insert(&NodeRef::new(id, page)?, key)?;
+    if prefix != usize::from(get_u16(page, PREFIX_AT)) {
+        rewrite_heads(id, page, prefix)?;
+    }
     let slot_at = SLOTS_AT + SLOT_SIZE * slot;
     let slots_end = SLOTS_AT + SLOT_SIZE * count;
     page.copy_within(slot_at..slots_end, slot_at + SLOT_SIZE);
-    set_u16(page, slot_at, at);
+    write_slot(page, slot, at, key_head(key, prefix));
     set_u16(page, COUNT_AT, count + 1);
     Ok(())
+}
+
+/// The node prefix once `key` is inserted into `node` (before its slot is added): the key's
+/// length in an empty node, else the old prefix capped at the key's common prefix with slot 0's
+/// key (every key shares the old prefix with slot 0's, so all then share the new one).
+///
+/// # Errors
+/// As [`NodeRef::key`].
+pub(crate) fn prefix_after_insert(node: &NodeRef<'_>, key: &[u8]) -> Result<usize> {
+    if node.count() == 0 {
+        return Ok(key.len());
+    }
+    Ok(node.prefix().min(common_prefix(key, node.key(0)?)))
+}
+
+/// Writes slot `slot`: the cell offset and the key head.
+fn write_slot(page: &mut [u8], slot: usize, offset: usize, head: u32) {
+    let slot_at = SLOTS_AT + SLOT_SIZE * slot;
+    set_u16(page, slot_at, offset);
+    page[slot_at + HEAD_AT..slot_at + HEAD_AT + HEAD_SIZE].copy_from_slice(&head.to_be_bytes());
+}
+
+/// Sets the node prefix to `prefix` and rewrites every slot's head from its key.
+fn rewrite_heads(id: PageId, page: &mut [u8], prefix: usize) -> Result<()> {
+    let node = NodeRef::new(id, page)?;
+    let heads = (0..node.count())
+        .map(|slot| node.key(slot).map(|key| key_head(key, prefix)))
+        .collect::<Result<Vec<u32>>>()?;
+    for (slot, head) in heads.into_iter().enumerate() {
+        let at = SLOTS_AT + SLOT_SIZE * slot + HEAD_AT;
+        page[at..at + HEAD_SIZE].copy_from_slice(&head.to_be_bytes());
+    }
+    set_u16(page, PREFIX_AT, prefix);
+    Ok(())
+}
+
+/// Recomputes the node prefix of a node whose keys ascend (the common prefix of its first and
+/// last key, 0 when empty) and rewrites every head.
+fn reset_prefix(id: PageId, page: &mut [u8]) -> Result<()> {
+    let node = NodeRef::new(id, page)?;
+    let prefix = match node.count() {
+        0 => 0,
+        count => common_prefix(node.key(0)?, node.key(count - 1)?),
+    };
+    rewrite_heads(id, page, prefix)
 }
 
 fn cell_len(id: PageId, page: &[u8], slot: usize) -> Result<usize> {
@@ -690,6 +748,7 @@ fn reset_if_empty(page: &mut [u8]) {
         page[SLOTS_AT..].fill(0);
         set_u16(page, CELL_START_AT, size);
         set_u16(page, GARBAGE_AT, 0);
+        set_u16(page, PREFIX_AT, 0);
     }
 }
 
@@ -758,7 +817,7 @@ fn truncate(id: PageId, page: &mut [u8], from: usize) -> Result<()> {
     set_u16(page, COUNT_AT, from);
     add_garbage(page, dropped);
     reset_if_empty(page);
-    Ok(())
+    reset_prefix(id, page)
 }
 
 fn set_child(id: PageId, page: &mut [u8], slot: usize, child: PageId) -> Result<()> {
@@ -922,8 +981,8 @@ mod tests {
         let node = NodeRef::new(5, &page).unwrap();
         assert_eq!(node.count(), 3);
         assert_eq!(node.cell(0).unwrap().1, &[b'w'; 300][..]);
-        // The deleted cell (4 + 1 + 100 bytes) and its slot (2) come back; the payload grew 200.
-        assert_eq!(node.free_space(), free_before + 107 - 200);
+        // The deleted cell (4 + 1 + 100 bytes) and its slot (6) come back; the payload grew 200.
+        assert_eq!(node.free_space(), free_before + 111 - 200);
         // A patch overwrites bytes of one payload in place; one reaching past it changes nothing.
         let (mut pieces, mut undo) = (Vec::new(), Vec::new());
         let mut patched = vec![b'w'; 300];

@@ -18,8 +18,9 @@
 //! their proper error.
 
 use super::node::{
-    CELL_OVERHEAD, CELL_START_AT, CHILD_SIZE, COUNT_AT, KIND_AT, KIND_INNER, KIND_LEAF,
-    LEFTMOST_AT, LEVEL_AT, MAX_LEVELS, MAX_PAGE_SIZE, MIN_PAGE_SIZE, SLOT_SIZE, SLOTS_AT, TREE_AT,
+    CELL_OVERHEAD, CELL_START_AT, CHILD_SIZE, COUNT_AT, HEAD_AT, KIND_AT, KIND_INNER, KIND_LEAF,
+    LEFTMOST_AT, LEVEL_AT, MAX_LEVELS, MAX_PAGE_SIZE, MIN_PAGE_SIZE, PREFIX_AT, SLOT_SIZE,
+    SLOTS_AT, TREE_AT, bound_common, key_head,
 };
 use super::{Target, Tree, TreeStore};
 use crate::core::optimistic::PageView;
@@ -98,9 +99,17 @@ fn cell(view: &PageView<'_>, header: &Header, slot: usize) -> Option<(usize, usi
 /// `slot + 1` or the insertion slot).
 ///
 /// `known`: bytes `key` shares with every key of this node (0 if unknown; the parent's step
-/// says, as the keys of a child lie between the parent's separators around it). Each probe
-/// skips the prefix `key` shares with both keys bounding the range (`btree::node`'s
-/// `compare_from` gives the argument). On torn bytes the answer may be wrong, which the read's
+/// says, as the keys of a child lie between the parent's separators around it). Unless `known`
+/// covers the node prefix `p`, the key is first compared with it (slot 0's first `p` bytes): a
+/// key that does not start with it lies below or above every key. Then each probe compares
+/// heads as `u32`s and decodes the probed key only on equal heads, skipping the prefix `key`
+/// shares with both keys bounding the range (`btree::node`'s `compare_from` gives the
+/// argument).
+///
+/// The shared prefix returned is the smaller of what `key` shares with the two bounds of the
+/// child: a separator bound shares at least `max(p, known)` (once the key starts with the
+/// prefix) or what a full comparison found; the node's own bounds (of the leftmost and the
+/// last child) only `known`. On torn bytes the answer may be wrong, which the read's
 /// validation discards, but every load stays checked.
 fn search(
     view: &PageView<'_>,
@@ -108,34 +117,78 @@ fn search(
     key: &[u8],
     known: usize,
 ) -> Option<(std::result::Result<usize, usize>, usize)> {
-    let (mut low, mut high) = (0usize, header.count);
+    let count = header.count;
+    if count == 0 {
+        return Some((Err(0), known));
+    }
+    let prefix = usize::from(view.u16_le(PREFIX_AT)?);
+    if prefix > known {
+        let (first_at, first_len, _) = cell(view, header, 0)?;
+        if first_len < prefix {
+            return None;
+        }
+        let head = &key[..key.len().min(prefix)];
+        match view.compare_from(first_at, prefix, head, known)?.0 {
+            // The node prefix is above the key (or the key is a proper prefix of it).
+            std::cmp::Ordering::Greater => return Some((Err(0), known)),
+            std::cmp::Ordering::Less => return Some((Err(count), known)),
+            std::cmp::Ordering::Equal => {}
+        }
+    }
+    // Bytes `key` shares with every key of the node.
+    let base = prefix.max(known);
+    let wanted = key_head(key, prefix);
+    let (mut low, mut high) = (0usize, count);
     // Common prefix of `key` with the key below `low` and the key at `high` (the node's
-    // bounds, sharing `known`, until probes move them).
+    // bounds, sharing `known`, until probes move them; `bound_common` of a bound's common and
+    // head: a head-decided bound's is derived from the heads when needed).
     let (mut low_common, mut high_common) = (known, known);
+    let (mut low_head, mut high_head) = (wanted, wanted);
+    let resolve = |common: usize, head: u32| bound_common(prefix, common, head, wanted).max(known);
     // Bound: halves the range each round (count < 2^15).
     while low < high {
         let mid = low + (high - low) / 2;
-        let offset = usize::from(view.u16_le(SLOTS_AT + SLOT_SIZE * mid)?);
+        let slot_at = SLOTS_AT + SLOT_SIZE * mid;
+        let head = view.u32_be(slot_at + HEAD_AT)?;
+        // Heads decide most probes (two comparisons, no cell decoded).
+        if head < wanted {
+            low = mid + 1;
+            low_head = head;
+            continue;
+        }
+        if head > wanted {
+            high = mid;
+            high_head = head;
+            continue;
+        }
+        let offset = usize::from(view.u16_le(slot_at)?);
         if offset < header.cell_start {
             return None;
         }
         let key_len = usize::from(view.u16_le(offset)?);
-        let skip = low_common.min(high_common);
+        let skip = resolve(low_common, low_head)
+            .min(resolve(high_common, high_head))
+            .max(base);
         match view.compare_from(offset + CELL_OVERHEAD, key_len, key, skip)? {
             (std::cmp::Ordering::Less, common) => {
                 low = mid + 1;
-                low_common = common;
+                (low_common, low_head) = (common, wanted);
             }
             (std::cmp::Ordering::Greater, common) => {
                 high = mid;
-                high_common = common;
+                (high_common, high_head) = (common, wanted);
             }
             // The child right of an equal separator lies between it (all of `key` shared)
             // and the key at `high`: it shares `high_common`.
-            (std::cmp::Ordering::Equal, _) => return Some((Ok(mid), high_common)),
+            (std::cmp::Ordering::Equal, _) => {
+                return Some((Ok(mid), resolve(high_common, high_head)));
+            }
         }
     }
-    Some((Err(low), low_common.min(high_common)))
+    Some((
+        Err(low),
+        resolve(low_common, low_head).min(resolve(high_common, high_head)),
+    ))
 }
 
 /// Decodes one level of a descent towards `target` in the node seen through `view` (of tree
@@ -295,6 +348,8 @@ impl TreeStore {
     }
 }
 
+// Clippy's test detection does not see through `cfg(all(test, ..))`.
+#[allow(clippy::unwrap_used)]
 #[cfg(all(test, not(feature = "shuttle")))]
 mod tests {
     use super::*;
@@ -315,6 +370,8 @@ mod tests {
             page[at + 5..at + 13].copy_from_slice(&child.to_le_bytes());
             let slot_at = SLOTS_AT + SLOT_SIZE * slot;
             page[slot_at..slot_at + 2].copy_from_slice(&(at as u16).to_le_bytes());
+            page[slot_at + HEAD_AT..slot_at + HEAD_AT + super::super::node::HEAD_SIZE]
+                .copy_from_slice(&key_head(&key[..], 0).to_be_bytes());
         }
         page[COUNT_AT..COUNT_AT + 2].copy_from_slice(&2u16.to_le_bytes());
         page[CELL_START_AT..CELL_START_AT + 2].copy_from_slice(&(at as u16).to_le_bytes());
@@ -408,11 +465,246 @@ mod tests {
         }
         // A slot pointing below the cell area, and a cell running past the page end.
         let mut bad = page.clone();
+        // (Only a probe whose head equals the key's decodes the cell: "b" probes slot 0.)
         bad[SLOTS_AT..SLOTS_AT + 2].copy_from_slice(&10u16.to_le_bytes());
-        assert_eq!(step(&bad, Target::Key(b"a"), None), None);
+        assert_eq!(step(&bad, Target::Key(b"b"), None), None);
         let mut bad = page;
-        let cell_at = usize::from(u16::from_le_bytes([bad[SLOTS_AT + 2], bad[SLOTS_AT + 3]]));
+        let second = SLOTS_AT + SLOT_SIZE;
+        let cell_at = usize::from(u16::from_le_bytes([bad[second], bad[second + 1]]));
         bad[cell_at..cell_at + 2].copy_from_slice(&u16::MAX.to_le_bytes());
         assert_eq!(step(&bad, Target::Key(b"e"), None), None);
+    }
+
+    /// Both searches and the checker on a node holding `keys` (ascending): every probe gets
+    /// the slice's binary search answer, and the optimistic one's `shared` never exceeds what
+    /// the probe shares with the keys it bounds.
+    fn assert_searches_agree(page: &[u8], keys: &[Vec<u8>], probes: &[Vec<u8>]) {
+        let node = super::super::node::NodeRef::new(1, page).unwrap();
+        let stored: Vec<&[u8]> = (0..node.count()).map(|s| node.key(s).unwrap()).collect();
+        assert_eq!(stored, keys.iter().map(Vec::as_slice).collect::<Vec<_>>());
+        super::super::check::check_heads(&node).unwrap();
+        let view = PageView::of_stable(page);
+        let header = header(&view, 1, Some(0)).unwrap();
+        let common = |a: &[u8], b: &[u8]| a.iter().zip(b).take_while(|(x, y)| x == y).count();
+        for probe in probes {
+            let expected = keys.binary_search(probe);
+            assert_eq!(
+                node.search(probe).unwrap(),
+                expected,
+                "{probe:?} in {keys:?}"
+            );
+            let all = keys.iter().map(|key| common(probe, key)).min().unwrap_or(0);
+            for known in [0, all / 2, all] {
+                let (found, shared) = search(&view, &header, probe, known).unwrap();
+                assert_eq!(found, expected, "{probe:?} knowing {known} in {keys:?}");
+                let child = found.map_or_else(|slot| slot, |slot| slot + 1);
+                for key in [child.checked_sub(1), Some(child)]
+                    .into_iter()
+                    .flatten()
+                    .filter_map(|at| keys.get(at))
+                {
+                    assert!(shared <= common(probe, key), "{probe:?}: shared {shared}");
+                }
+                assert!(
+                    shared >= known,
+                    "{probe:?}: shared {shared} below known {known}"
+                );
+            }
+        }
+    }
+
+    /// Probes around `keys`: the keys, their prefixes, neighbours and extensions.
+    fn probes_for(keys: &[Vec<u8>], extra: &[Vec<u8>]) -> Vec<Vec<u8>> {
+        let mut probes = vec![Vec::new(), vec![0], vec![0xff; 3]];
+        for key in keys {
+            probes.push(key.clone());
+            for cut in 0..key.len() {
+                probes.push(key[..cut].to_vec());
+            }
+            probes.push([key.as_slice(), &[0]].concat());
+            probes.push([key.as_slice(), &[0, 0, 0, 0, 7]].concat());
+            probes.push([key.as_slice(), &[0xff]].concat());
+            if let Some((last, rest)) = key.split_last() {
+                probes.push([rest, &[last.wrapping_add(1)]].concat());
+                probes.push([rest, &[last.wrapping_sub(1)]].concat());
+            }
+        }
+        probes.extend(extra.iter().cloned());
+        probes
+    }
+
+    fn apply_all(page: &mut [u8], ops: &[PageOp]) {
+        for op in ops {
+            super::super::op::apply(1, page, op).unwrap();
+        }
+    }
+
+    fn empty_leaf() -> Vec<u8> {
+        let mut page = vec![0u8; MIN_PAGE_SIZE];
+        apply_all(
+            &mut page,
+            &[PageOp::InitNode {
+                leaf: true,
+                level: 0,
+                tree: 1,
+                left: 0,
+                right: 0,
+                leftmost: 0,
+            }],
+        );
+        page
+    }
+
+    fn insert(slot: usize, key: &[u8], value_len: usize) -> PageOp {
+        PageOp::Insert {
+            slot: slot as u16,
+            key: key.to_vec(),
+            payload: vec![7; value_len],
+        }
+    }
+
+    /// Keys of a few families sharing a drawn prefix (some sharing it entirely, some shorter
+    /// than the prefix plus a head, some prefixes of others, some with zero bytes).
+    fn key_sets() -> impl Strategy<Value = (Vec<Vec<u8>>, Vec<Vec<u8>>)> {
+        let byte = prop::sample::select(vec![0u8, 1, b'a', b'b', 0xff]);
+        let suffix = prop::collection::vec(byte, 0..7);
+        (
+            prop::collection::vec(any::<u8>(), 0..9),
+            prop::collection::vec((0..4usize, suffix.clone()), 1..100),
+            prop::collection::vec(suffix, 0..20),
+        )
+            .prop_map(|(base, drawn, extra)| {
+                let families = [
+                    base.clone(),
+                    [base.as_slice(), b"ab\0"].concat(),
+                    base[..base.len() / 2].to_vec(),
+                    [base.as_slice(), &[0, 0, 0, 0]].concat(),
+                ];
+                let mut keys: Vec<Vec<u8>> = drawn
+                    .iter()
+                    .map(|(family, tail)| [families[*family].as_slice(), tail].concat())
+                    .collect();
+                keys.sort();
+                keys.dedup();
+                let extra = extra
+                    .iter()
+                    .map(|tail| [base.as_slice(), tail].concat())
+                    .collect();
+                (keys, extra)
+            })
+    }
+
+    use super::super::op::PageOp;
+    use proptest::prelude::*;
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(200))]
+
+        /// Nodes built by ascending inserts (as bulk loading and splits build them) and by
+        /// random inserts, deletes, replaces and truncations through `PageOp` (compactions
+        /// included) keep a node prefix and heads the checker accepts, and both searches give a
+        /// sorted slice's answers.
+        #[test]
+        fn searches_over_heads_agree_with_a_sorted_slice(
+            (keys, extra) in key_sets(),
+            choices in prop::collection::vec(any::<(u8, u16, u16)>(), 0..300),
+        ) {
+            let probes = probes_for(&keys, &extra);
+            let mut bulk = empty_leaf();
+            for (slot, key) in keys.iter().enumerate() {
+                apply_all(&mut bulk, &[insert(slot, key, 1)]);
+            }
+            assert_searches_agree(&bulk, &keys, &probes);
+
+            // Random changes through operations, against a sorted model.
+            let mut page = empty_leaf();
+            let mut model: Vec<Vec<u8>> = Vec::new();
+            for (kind, a, b) in choices {
+                let op = match kind % 8 {
+                    0..=3 => {
+                        let key = &keys[usize::from(a) % keys.len()];
+                        let Err(slot) = model.binary_search(key) else { continue };
+                        let node = super::super::node::NodeRef::new(1, &page).unwrap();
+                        let value_len = usize::from(b % 40);
+                        if !node.fits(key.len(), value_len) {
+                            continue;
+                        }
+                        model.insert(slot, key.clone());
+                        insert(slot, key, value_len)
+                    }
+                    4 | 5 if !model.is_empty() => {
+                        let slot = usize::from(a) % model.len();
+                        model.remove(slot);
+                        PageOp::Delete { slot: slot as u16 }
+                    }
+                    6 if !model.is_empty() => PageOp::Replace {
+                        slot: (usize::from(a) % model.len()) as u16,
+                        payload: vec![3; usize::from(b % 20)],
+                    },
+                    7 if model.len() > 1 && b % 5 == 0 => {
+                        let from = 1 + usize::from(a) % (model.len() - 1);
+                        model.truncate(from);
+                        PageOp::Truncate { from: from as u16 }
+                    }
+                    _ => continue,
+                };
+                apply_all(&mut page, &[op]);
+                assert_searches_agree(&page, &model, &probes);
+            }
+        }
+    }
+
+    /// `shared` must hold for every key the chosen child may hold, the node's own bounds
+    /// included: a node whose keys share a long prefix below a low fence that does not (the
+    /// leftmost child then holds keys without the prefix).
+    #[test]
+    fn shared_is_never_more_than_the_child_range_shares() {
+        let common = |a: &[u8], b: &[u8]| a.iter().zip(b).take_while(|(x, y)| x == y).count();
+        // The universe of keys a subtree may hold, sorted; the node holds every third key of a
+        // window of it, its fences the keys just outside the window.
+        let mut universe: Vec<Vec<u8>> = Vec::new();
+        for family in [&b"aa"[..], b"user:0000", b"user:0001", b"user:00010", b"v"] {
+            for tail in [&b""[..], b"\0", b"\0\0", b"a", b"ab", b"ab\0c", b"b", b"zz"] {
+                universe.push([family, tail].concat());
+            }
+        }
+        universe.sort();
+        universe.dedup();
+        for start in 0..universe.len() {
+            for end in start + 2..=universe.len() {
+                let low = universe[start].as_slice();
+                let high = universe.get(end).map(Vec::as_slice);
+                let mut page = empty_leaf();
+                let mut keys = Vec::new();
+                for key in universe[start..end].iter().skip(1).step_by(3) {
+                    apply_all(&mut page, &[insert(keys.len(), key, 1)]);
+                    keys.push(key.clone());
+                }
+                if keys.is_empty() {
+                    continue;
+                }
+                let view = PageView::of_stable(&page);
+                let header = header(&view, 1, Some(0)).unwrap();
+                for probe in &universe[start..end] {
+                    // What the parent's step knows: the probe lies in [low, high) (nothing
+                    // when there is no high fence: the node reaches the end of the tree).
+                    let known = high.map_or(0, |high| common(probe, low).min(common(probe, high)));
+                    let (found, shared) = search(&view, &header, probe, known).unwrap();
+                    let child = found.map_or_else(|slot| slot, |slot| slot + 1);
+                    let child_low = child.checked_sub(1).map_or(low, |at| keys[at].as_slice());
+                    let child_high = keys.get(child).map(Vec::as_slice).or(high);
+                    for key in &universe {
+                        let inside = key.as_slice() >= child_low
+                            && child_high.is_none_or(|high| key.as_slice() < high);
+                        if inside {
+                            assert!(
+                                shared <= common(probe, key),
+                                "{probe:?} in {keys:?}: shared {shared} with {key:?}"
+                            );
+                        }
+                    }
+                }
+            }
+        }
     }
 }

@@ -7,9 +7,11 @@
 //! This is not the transaction's undo (that is logical, `txn/undo.rs`, and in the log); these
 //! ranges never leave memory and live only while the mini-transaction holds its latches.
 //!
-//! What an operation writes (node layout in `node.rs`): the node header `[32, 72)`; the slot
-//! array from the first slot that moves to the new end of the array; for a new cell, the bytes
-//! just below `cell_start`; for an in-place payload or child change, those bytes. Operations that
+//! What an operation writes (node layout in `node.rs`): the node header `[32, 72)` (with the
+//! node prefix at 44); the slot array from the first slot that moves to the new end of the
+//! array, or the whole slot array when the heads are rewritten (an insert that shrinks the node
+//! prefix, decided here as `op.rs` decides it; a truncation); for a new cell, the bytes just
+//! below `cell_start`; for an in-place payload or child change, those bytes. Operations that
 //! rewrite most of the page (a compaction inside an insert, a node left empty, a format, an
 //! image, a catalog append) save everything after the page header: rare (splits, merges,
 //! the meta page), and still exact.
@@ -23,8 +25,8 @@ use std::ops::Range;
 
 use super::meta::{FREE_COUNT_AT, HIGH_WATER_AT};
 use super::node::{
-    CELL_OVERHEAD, CELL_START_AT, CHILD_SIZE, COUNT_AT, KIND_AT, KIND_INNER, KIND_LEAF, SLOT_SIZE,
-    SLOTS_AT, get_u16,
+    CELL_OVERHEAD, CELL_START_AT, CHILD_SIZE, COUNT_AT, KIND_AT, KIND_INNER, KIND_LEAF, PREFIX_AT,
+    SLOT_SIZE, SLOTS_AT, common_prefix, get_u16,
 };
 use super::op::PageOp;
 use crate::error::PageId;
@@ -105,6 +107,16 @@ fn cell_at(page: &[u8], count: usize, slot: usize) -> Option<(usize, usize, usiz
     ))
 }
 
+/// Whether inserting `key` into a node of `count` cells whose slot 0 will hold the key of old
+/// slot `first` rewrites every head: the node prefix shrinks (`op.rs`, `prefix_after_insert`).
+/// `None` when that key cannot be read (then anything may be written).
+fn insert_shrinks_prefix(page: &[u8], count: usize, first: usize, key: &[u8]) -> Option<bool> {
+    let (offset, key_len, _) = cell_at(page, count, first)?;
+    let at = offset + CELL_OVERHEAD;
+    let prefix = usize::from(get_u16(page, PREFIX_AT));
+    Some(common_prefix(key, &page[at..at + key_len]) < prefix)
+}
+
 /// Ranges an insert of a `cell_len`-byte cell at `slot` writes into a node of `count` cells
 /// (after any removal of the same operation): the header, the slots from `slot` to the new
 /// end, and the cell's bytes below `cell_start` (everything when it has to compact first).
@@ -154,8 +166,11 @@ pub fn touched<B: AsRef<[u8]>>(page: &[u8], op: &PageOp<B>) -> Touched {
     let mut touched = Touched::new();
     match op {
         PageOp::Insert { slot, key, payload } => {
-            let cell_len = CELL_OVERHEAD + key.as_ref().len() + payload.as_ref().len();
-            return insert_ranges(size, count, cell_start, usize::from(*slot), cell_len);
+            let (key, slot) = (key.as_ref(), usize::from(*slot));
+            let cell_len = CELL_OVERHEAD + key.len() + payload.as_ref().len();
+            let shrinks = count > 0 && insert_shrinks_prefix(page, count, 0, key) != Some(false);
+            let first = if shrinks { 0 } else { slot };
+            return insert_ranges(size, count, cell_start, first, cell_len);
         }
         PageOp::Delete { slot } => {
             if count <= 1 {
@@ -168,8 +183,9 @@ pub fn touched<B: AsRef<[u8]>>(page: &[u8], op: &PageOp<B>) -> Touched {
             if *from == 0 {
                 return Touched::whole(size);
             }
+            // The kept slots' heads are rewritten (the node prefix is recomputed).
             touched.push(NODE_HEADER);
-            touched.push(shifted_from(usize::from(*from)));
+            touched.push(shifted_from(0));
         }
         PageOp::Replace { slot, payload } => {
             let slot = usize::from(*slot);
@@ -182,9 +198,15 @@ pub fn touched<B: AsRef<[u8]>>(page: &[u8], op: &PageOp<B>) -> Touched {
                 touched.push(at..at + old_len);
                 return touched;
             }
-            // The old cell's slot goes, then the new cell is inserted at the same slot.
+            // The old cell's slot goes, then the new cell is inserted at the same slot (and the
+            // node's slot 0 is then old slot 1 if `slot` is 0).
             let cell_len = CELL_OVERHEAD + key_len + payload.len();
-            return insert_ranges(size, count - 1, cell_start, slot, cell_len);
+            let key = &page[offset + CELL_OVERHEAD..offset + CELL_OVERHEAD + key_len];
+            let first = usize::from(slot == 0);
+            let shrinks =
+                count > 1 && insert_shrinks_prefix(page, count, first, key) != Some(false);
+            let first_written = if shrinks { 0 } else { slot };
+            return insert_ranges(size, count - 1, cell_start, first_written, cell_len);
         }
         PageOp::Patch { slot, pieces } => {
             let Some((offset, key_len, _)) = cell_at(page, count, usize::from(*slot)) else {
@@ -418,15 +440,25 @@ mod tests {
             };
             op::apply(1, &mut page, &op).unwrap();
         }
+        // The keys share their first byte (the node prefix is 1).
         let op = PageOp::Insert {
             slot: 10,
-            key: b"k".to_vec(),
+            key: vec![0, 9, 5],
             payload: vec![2; 100],
         };
         let mut log = RollbackLog::new();
         log.save(0, &page, &op);
-        // Header (40) + slots 10..51 (82) + the cell (105).
-        assert_eq!(log.saved_bytes(), 40 + 82 + 105);
+        // Header (40) + slots 10..51 (6 bytes each) + the cell (107).
+        assert_eq!(log.saved_bytes(), 40 + 41 * 6 + 107);
+        // A key without that byte shrinks the node prefix: every head is rewritten.
+        let shrinking = PageOp::Insert {
+            slot: 50,
+            key: b"k".to_vec(),
+            payload: vec![2; 100],
+        };
+        let mut log = RollbackLog::new();
+        log.save(0, &page, &shrinking);
+        assert_eq!(log.saved_bytes(), 40 + 51 * 6 + 105);
         let same_size = PageOp::Replace {
             slot: 3,
             payload: vec![3; 100],
@@ -437,7 +469,7 @@ mod tests {
         let delete_last: PageOp = PageOp::Delete { slot: 49 };
         let mut log = RollbackLog::new();
         log.save(0, &page, &delete_last);
-        assert_eq!(log.saved_bytes(), 40 + 2);
+        assert_eq!(log.saved_bytes(), 40 + 6);
     }
 
     #[test]

@@ -53,7 +53,9 @@
 
 use std::cell::Cell;
 use std::marker::PhantomData;
-use std::sync::atomic::{AtomicU8 as StdAtomicU8, Ordering as StdOrdering};
+use std::sync::atomic::{
+    AtomicU8 as StdAtomicU8, AtomicU16 as StdAtomicU16, Ordering as StdOrdering,
+};
 
 use super::frame::FrameId;
 use super::pool::Core;
@@ -151,6 +153,34 @@ impl<'a> PageView<'a> {
         // Two loads after one check (the search's hot path reads slots and key lengths so).
         (at < self.len.saturating_sub(1))
             .then(|| u16::from_le_bytes([self.load(at), self.load(at + 1)]))
+    }
+
+    /// Big-endian `u32` at `at` (a B+-tree slot's key head), `None` if it does not fit: two
+    /// relaxed 2-byte atomic loads when the address is even (slot heads are: frames are
+    /// page-aligned), else four byte loads. Each 2-byte value is some value the page held at
+    /// some instant; torn halves are possible, as with any two loads, and the validation
+    /// discards what they lead to.
+    #[inline]
+    #[must_use]
+    pub fn u32_be(&self, at: usize) -> Option<u32> {
+        if at.checked_add(4)? > self.len {
+            return None;
+        }
+        // SAFETY: `at + 4 <= len`, so the four bytes lie inside the view.
+        let first = unsafe { self.ptr.add(at) };
+        if first.addr() % 2 != 0 {
+            return self.array(at).map(u32::from_be_bytes);
+        }
+        // SAFETY: both halves lie inside the view (checked above) and are 2-aligned; the loads
+        // are atomic, as `load`'s (module docs).
+        let (high, low) = unsafe {
+            (
+                StdAtomicU16::from_ptr(first.cast_mut().cast()).load(StdOrdering::Relaxed),
+                StdAtomicU16::from_ptr(first.add(2).cast_mut().cast()).load(StdOrdering::Relaxed),
+            )
+        };
+        let ([a, b], [c, d]) = (high.to_ne_bytes(), low.to_ne_bytes());
+        Some(u32::from_be_bytes([a, b, c, d]))
     }
 
     /// Little-endian `u32` at `at`.
@@ -381,6 +411,18 @@ mod tests {
     /// `compare_from` agrees with slice order and the common prefix for every start offset,
     /// lengths up to the view's end, probes that differ at every position or end early, and
     /// every skip up to the shared prefix.
+    #[test]
+    fn u32_be_agrees_with_the_bytes_at_every_offset() {
+        let page: Vec<u8> = (0..64u8).map(|index| index.wrapping_mul(37)).collect();
+        let view = PageView::of_stable(&page);
+        for at in 0..=60 {
+            let expected = u32::from_be_bytes([page[at], page[at + 1], page[at + 2], page[at + 3]]);
+            assert_eq!(view.u32_be(at), Some(expected), "{at}");
+        }
+        assert_eq!(view.u32_be(61), None);
+        assert_eq!(view.u32_be(usize::MAX), None);
+    }
+
     #[test]
     fn compare_from_agrees_with_slices_everywhere() {
         let page: Vec<u8> = (0..64u8).map(|index| (index / 3) % 5).collect();

@@ -130,10 +130,10 @@ pub fn log_path_for(data: &Path) -> PathBuf {
 ///
 /// | page size | largest key | largest value |
 /// |---|---|---|
-/// | 4 KiB | 256 bytes | 744 bytes |
-/// | 8 KiB | 512 bytes | 1,512 bytes |
-/// | 16 KiB | 1,024 bytes | 3,048 bytes |
-/// | 32 KiB | 1,024 bytes | 7,144 bytes |
+/// | 4 KiB | 256 bytes | 740 bytes |
+/// | 8 KiB | 512 bytes | 1,508 bytes |
+/// | 16 KiB | 1,024 bytes | 3,044 bytes |
+/// | 32 KiB | 1,024 bytes | 7,140 bytes |
 ///
 /// Keys are at most `page_size / 16` bytes and 1,024; a value at most a quarter of a node less
 /// its cell's overhead and the largest key ([`crate::btree::node::Limits::for_page`];

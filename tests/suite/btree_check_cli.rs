@@ -1,14 +1,16 @@
 //! `flashbuf check PATH` on a database image in files: a clean image passes (exit 0, a summary
 //! per tree); `--recover` opens it with its log first; a page with a flipped bit and a page
-//! whose keys are out of order (with a valid checksum) each fail with a non-zero exit and a
-//! message naming the page.
+//! whose keys are out of order, a wrong key head or node prefix (with a valid checksum) each
+//! fail with a non-zero exit and a message naming the page; an image of an older tree format
+//! version fails naming the version.
 
 use std::path::Path;
 use std::process::Command;
 use std::time::Duration;
 
 use flashbuf::btree::meta::META_PAGE;
-use flashbuf::btree::node::{KIND_AT, KIND_LEAF, NodeRef, SLOTS_AT};
+use flashbuf::btree::meta::{FORMAT_VERSION, VERSION_AT};
+use flashbuf::btree::node::{HEAD_AT, KIND_AT, KIND_LEAF, NodeRef, PREFIX_AT, SLOT_SIZE, SLOTS_AT};
 use flashbuf::datafile::DATA_START;
 use flashbuf::kv::KvEngine;
 use flashbuf::txn::{KvConfig, KvStore};
@@ -110,10 +112,10 @@ fn check_passes_clean_images_and_names_the_damaged_page() {
 
     // Keys out of order with a valid checksum: the structure check names the page.
     let mut swapped = pristine.clone();
-    let (a, b) = (SLOTS_AT, SLOTS_AT + 2);
-    let (first, second) = ([swapped[a], swapped[a + 1]], [swapped[b], swapped[b + 1]]);
-    swapped[a..a + 2].copy_from_slice(&second);
-    swapped[b..b + 2].copy_from_slice(&first);
+    let (a, b) = (SLOTS_AT, SLOTS_AT + SLOT_SIZE);
+    let first: Vec<u8> = swapped[a..b].to_vec();
+    swapped.copy_within(b..b + SLOT_SIZE, a);
+    swapped[b..b + SLOT_SIZE].copy_from_slice(&first);
     let lsn = flashbuf::page::page_lsn(&swapped);
     flashbuf::page::stamp(&mut swapped, leaf, lsn);
     write_page(&path, leaf, &swapped);
@@ -121,6 +123,29 @@ fn check_passes_clean_images_and_names_the_damaged_page() {
     assert!(!ok);
     assert!(
         stderr.contains(&format!("page {leaf}")) && stderr.contains("key"),
+        "{stderr}"
+    );
+
+    // A wrong key head, and a node prefix longer than the keys share: named too.
+    let mut bad_head = pristine.clone();
+    bad_head[SLOTS_AT + SLOT_SIZE + HEAD_AT + 3] ^= 0x10;
+    flashbuf::page::stamp(&mut bad_head, leaf, lsn);
+    write_page(&path, leaf, &bad_head);
+    let (ok, _, stderr) = check(&path, &[]);
+    assert!(!ok);
+    assert!(
+        stderr.contains(&format!("page {leaf}")) && stderr.contains("key head of slot 1"),
+        "{stderr}"
+    );
+    let mut bad_prefix = pristine.clone();
+    let prefix = u16::from_le_bytes([bad_prefix[PREFIX_AT], bad_prefix[PREFIX_AT + 1]]);
+    bad_prefix[PREFIX_AT..PREFIX_AT + 2].copy_from_slice(&(prefix + 5).to_le_bytes());
+    flashbuf::page::stamp(&mut bad_prefix, leaf, lsn);
+    write_page(&path, leaf, &bad_prefix);
+    let (ok, _, stderr) = check(&path, &[]);
+    assert!(!ok);
+    assert!(
+        stderr.contains(&format!("page {leaf}")) && stderr.contains("node prefix"),
         "{stderr}"
     );
 
@@ -132,4 +157,18 @@ fn check_passes_clean_images_and_names_the_damaged_page() {
     write_page(&path, META_PAGE, &meta);
     let (ok, _, stderr) = check(&path, &[]);
     assert!(!ok && stderr.contains("page 0"), "{stderr}");
+
+    // An image of tree format version 1 (2-byte slots, no key heads) is refused by name.
+    let mut old = read_page(&path, META_PAGE);
+    old[100] ^= 1;
+    assert_eq!(FORMAT_VERSION, 2);
+    old[VERSION_AT..VERSION_AT + 4].copy_from_slice(&1u32.to_le_bytes());
+    let lsn = flashbuf::page::page_lsn(&old);
+    flashbuf::page::stamp(&mut old, META_PAGE, lsn);
+    write_page(&path, META_PAGE, &old);
+    let (ok, stdout, stderr) = check(&path, &[]);
+    assert!(
+        !ok && stderr.contains("tree format version 1") && stderr.contains("version 2"),
+        "{stdout}\n{stderr}"
+    );
 }

@@ -607,16 +607,7 @@ impl TreeStore {
         let (mut redo, mut restore) = PATCH_BUFFERS
             .with(std::cell::Cell::take)
             .unwrap_or_default();
-        let result = self.put_row_in(
-            tree,
-            key,
-            value,
-            txn,
-            undo,
-            before,
-            &mut redo,
-            &mut restore,
-        );
+        let result = self.put_row_in(tree, key, value, txn, undo, before, &mut redo, &mut restore);
         if redo.capacity().max(restore.capacity()) <= SPARE_PATCH_LIMIT {
             PATCH_BUFFERS.with(|spare| spare.set(Some((redo, restore))));
         }

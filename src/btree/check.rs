@@ -1,8 +1,8 @@
 //! The structure checker behind `flashbuf check`: page checksums, every tree's structure (key
 //! order inside nodes, keys inside the separator bounds of their parents, levels, leaf sibling
 //! links in key order, no page reachable twice or from two trees), node prefixes and key heads
-//! (every key starts with its node's prefix, every slot's head is its key's), the free list, free-space
-//! accounting inside every node (live cells plus garbage fill the cell area exactly, no two
+//! (every key starts with its node's prefix, every slot's head is its key's), the free list,
+//! free-space accounting inside every node (live cells plus garbage fill the cell area exactly, no two
 //! cells overlap), and that every page below the high-water mark is in exactly one tree or on
 //! the free list.
 //!

@@ -408,9 +408,8 @@ mod tests {
         );
     }
 
-    /// `compare_from` agrees with slice order and the common prefix for every start offset,
-    /// lengths up to the view's end, probes that differ at every position or end early, and
-    /// every skip up to the shared prefix.
+    /// `u32_be` reads the big-endian value of the four bytes at every offset, even and odd, and
+    /// refuses one that runs past the view.
     #[test]
     fn u32_be_agrees_with_the_bytes_at_every_offset() {
         let page: Vec<u8> = (0..64u8).map(|index| index.wrapping_mul(37)).collect();
@@ -423,6 +422,9 @@ mod tests {
         assert_eq!(view.u32_be(usize::MAX), None);
     }
 
+    /// `compare_from` agrees with slice order and the common prefix for every start offset,
+    /// lengths up to the view's end, probes that differ at every position or end early, and
+    /// every skip up to the shared prefix.
     #[test]
     fn compare_from_agrees_with_slices_everywhere() {
         let page: Vec<u8> = (0..64u8).map(|index| (index / 3) % 5).collect();

@@ -85,6 +85,43 @@ pub fn is_blank(page: &[u8]) -> bool {
     page[KIND_AT..].iter().all(|&b| b == 0)
 }
 
+/// Refuses a meta page (kind and magic already checked) written in another tree format
+/// version, naming the version.
+///
+/// # Errors
+/// [`crate::Error::CorruptPage`] naming both versions.
+fn check_version(page: &[u8]) -> Result<()> {
+    let version = get_u32(page, VERSION_AT);
+    if version == FORMAT_VERSION {
+        return Ok(());
+    }
+    Err(corrupt(
+        META_PAGE,
+        format!(
+            "meta page: tree format version {version}, this build reads only version \
+             {FORMAT_VERSION} (version 2 changed the node slots; reload the data into a new \
+             database)"
+        ),
+    ))
+}
+
+/// Checks the meta page as stored, before the log is replayed over it: a page that holds the
+/// meta data (kind and magic) of another format version is refused by name, so that a
+/// database of an older format is never redone with this build's page operations. Anything
+/// else (blank, torn, not yet meta) passes: redo and [`decode`] judge it afterwards.
+///
+/// # Errors
+/// [`crate::Error::CorruptPage`] naming both versions.
+pub fn check_stored_version(page: &[u8]) -> Result<()> {
+    if page.len() < CATALOG_AT
+        || page[KIND_AT] != KIND_META
+        || page[MAGIC_AT..MAGIC_AT + 4] != META_MAGIC
+    {
+        return Ok(());
+    }
+    check_version(page)
+}
+
 /// Decodes and checks the meta page.
 ///
 /// # Errors
@@ -94,13 +131,7 @@ pub fn decode(page: &[u8]) -> Result<Meta> {
     if page[KIND_AT] != KIND_META || page[MAGIC_AT..MAGIC_AT + 4] != META_MAGIC {
         return Err(bad("no B+-tree meta data (kind or magic)".into()));
     }
-    let version = get_u32(page, VERSION_AT);
-    if version != FORMAT_VERSION {
-        return Err(bad(format!(
-            "tree format version {version}, this build reads only version {FORMAT_VERSION} \
-             (version 2 changed the node slots; reload the data into a new database)"
-        )));
-    }
+    check_version(page)?;
     let page_size = get_u32(page, PAGE_SIZE_AT);
     if page_size as usize != page.len() {
         return Err(bad(format!(

@@ -865,6 +865,14 @@ impl PageOpRedo for BTreeRedo {
     fn defines_page(&self, op: &[u8]) -> bool {
         PageOp::decode(op).is_ok_and(|op| op.defines_page())
     }
+
+    fn format_page(&self) -> Option<PageId> {
+        Some(super::meta::META_PAGE)
+    }
+
+    fn check_format(&self, image: &[u8]) -> Result<()> {
+        super::meta::check_stored_version(image)
+    }
 }
 
 #[cfg(test)]

@@ -69,7 +69,7 @@ pub use recovery::{LoserTxn, NoPageOps, PageOpRedo, RecoveryReport};
 pub use txn::Transaction;
 
 use crate::datafile::{DataFile, DataFileContent};
-use crate::device::SharedDevice;
+use crate::device::{AlignedBuf, SharedDevice};
 use crate::engine::innodb::doublewrite::{DoublewriteArea, restore_torn_pages};
 use crate::engine::{PoolConfig, TornPageProtection, WriteTarget, open_pool};
 use crate::error::{Error, FormatProblem, Result};
@@ -296,6 +296,9 @@ impl Database {
             recovery.checkpoint.redo_lsn,
             &|bytes, page| crate::datafile::verify_data_page(bytes, page, high_water).is_ok(),
         )?;
+        // A database of another on-disk format is refused before the log is replayed over it
+        // (its records are in that format too): nothing is written then.
+        check_stored_format(&data_view, high_water, redo)?;
         let target = WriteTarget {
             data: data_view,
             doublewrite: Some(area),
@@ -695,6 +698,24 @@ fn create_log(
 }
 
 /// An existing database: the data file, its log (bound to it), recovery's scan.
+/// Reads the redo hook's format page ([`PageOpRedo::format_page`]) from the data device and,
+/// when it verifies (checksum, page id), lets the hook refuse its format. A page that does not
+/// verify (never written, torn) is left to redo, which restores or rewrites it.
+fn check_stored_format(data: &SharedDevice, high_water: u64, redo: &dyn PageOpRedo) -> Result<()> {
+    let Some(page) = redo.format_page() else {
+        return Ok(());
+    };
+    if page >= data.info().pages {
+        return Ok(());
+    }
+    let mut buf = AlignedBuf::new(data.info().page_size);
+    data.read_page(page, &mut buf)?;
+    if crate::datafile::verify_data_page(buf.as_slice(), page, high_water).is_err() {
+        return Ok(());
+    }
+    redo.check_format(buf.as_slice())
+}
+
 fn open_files(
     data: SharedDevice,
     log: SharedDevice,

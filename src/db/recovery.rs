@@ -136,6 +136,24 @@ pub trait PageOpRedo: Send + Sync + std::fmt::Debug {
     /// Whether `op` sets the whole page regardless of its previous contents (an image, a
     /// format): recovery then does not need (or trust) the page on the device.
     fn defines_page(&self, op: &[u8]) -> bool;
+
+    /// The page whose stored image names the layer's on-disk format (the B+-tree's meta
+    /// page), read and passed to [`Self::check_format`] before any record is replayed; `None`
+    /// (the default): no such page.
+    fn format_page(&self) -> Option<PageId> {
+        None
+    }
+
+    /// Refuses the stored, checksum-verified image of [`Self::format_page`] when it was
+    /// written in a format this build does not read, so that recovery stops before it
+    /// changes anything. The default accepts every image.
+    ///
+    /// # Errors
+    /// The layer's error naming the format found.
+    fn check_format(&self, image: &[u8]) -> Result<()> {
+        let _ = image;
+        Ok(())
+    }
 }
 
 /// The hook of `Database::open`: a log with `PageOp` records cannot be recovered without the

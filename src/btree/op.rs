@@ -35,7 +35,9 @@
 //! that is shorter (rewriting every head), then writes its slot's head; delete, replace and
 //! patch keep `p` and the other heads; compaction and truncation recompute `p` as the common
 //! prefix of the first and last key (keys ascend) and rewrite every head; an emptied node and
-//! `InitNode` have `p = 0`; `Image` copies `p` and the heads with the slots.
+//! `InitNode` have `p = 0`; `Image` copies `p` and the heads with the slots. A split builds its
+//! new nodes with [`fill_sorted`], which leaves the same bytes as inserts in key order, `p` and
+//! each head written once.
 
 use super::meta::{
     FORMAT_VERSION, FREE_COUNT_AT, FREE_HEAD_AT, HIGH_WATER_AT, MAGIC_AT, MAX_NAME, META_MAGIC,
@@ -686,6 +688,72 @@ fn insert_cell(id: PageId, page: &mut [u8], slot: usize, key: &[u8], payload: &[
     Ok(())
 }
 
+/// Fills the empty node `page` (as `InitNode` leaves it) with `cells`, whose keys ascend
+/// strictly: the page that an `Insert` of each cell at the end, in order, would leave, byte for
+/// byte, built without what each insert repeats (decoding the node, shifting slots, checking
+/// and rewriting the prefix). The node prefix is set once, to the common prefix of the first
+/// and last key (the keys ascend, so every key shares it), and each head written once. A split
+/// builds its new nodes this way (`smo.rs`).
+///
+/// # Errors
+/// [`Error::CorruptPage`] when the node is not empty, the keys do not ascend, or the cells do
+/// not fit.
+pub(crate) fn fill_sorted<'c>(
+    id: PageId,
+    page: &mut [u8],
+    cells: impl IntoIterator<Item = (&'c [u8], &'c [u8])>,
+) -> Result<()> {
+    let node = NodeRef::new(id, page)?;
+    if node.count() != 0 {
+        return Err(corrupt(id, "sorted fill of a node that is not empty"));
+    }
+    let mut cell_start = node.cell_start();
+    let mut count = 0;
+    let mut previous: Option<&[u8]> = None;
+    for (key, payload) in cells {
+        if previous.is_some_and(|previous| key <= previous) {
+            return Err(corrupt(
+                id,
+                format!("sorted fill: key {count} does not ascend"),
+            ));
+        }
+        if key.len() > usize::from(u16::MAX) || payload.len() > usize::from(u16::MAX) {
+            return Err(corrupt(id, "cell operand too large"));
+        }
+        let len = cell_footprint(key.len(), payload.len()) - SLOT_SIZE;
+        if cell_start < SLOTS_AT + SLOT_SIZE * (count + 1) + len {
+            return Err(corrupt(
+                id,
+                format!("sorted fill: cell {count} ({len} bytes) does not fit"),
+            ));
+        }
+        cell_start -= len;
+        write_cell(page, cell_start, key, payload);
+        set_u16(page, SLOTS_AT + SLOT_SIZE * count, cell_start);
+        count += 1;
+        previous = Some(key);
+    }
+    set_u16(page, CELL_START_AT, cell_start);
+    set_u16(page, COUNT_AT, count);
+    let key_at = |page: &[u8], slot: usize| {
+        let offset = usize::from(get_u16(page, SLOTS_AT + SLOT_SIZE * slot));
+        let len = usize::from(get_u16(page, offset));
+        offset + CELL_OVERHEAD..offset + CELL_OVERHEAD + len
+    };
+    let prefix = match count {
+        0 => return Ok(()),
+        1 => key_at(page, 0).len(),
+        _ => common_prefix(&page[key_at(page, 0)], &page[key_at(page, count - 1)]),
+    };
+    for slot in 0..count {
+        let head = key_head(&page[key_at(page, slot)], prefix);
+        let at = SLOTS_AT + SLOT_SIZE * slot + HEAD_AT;
+        page[at..at + HEAD_SIZE].copy_from_slice(&head.to_be_bytes());
+    }
+    set_u16(page, PREFIX_AT, prefix);
+    Ok(())
+}
+
 /// The node prefix once `key` is inserted into `node` (before its slot is added): the key's
 /// length in an empty node, else the old prefix capped at the key's common prefix with slot 0's
 /// key (every key shares the old prefix with slot 0's, so all then share the new one).
@@ -1097,5 +1165,93 @@ mod tests {
         apply(0, &mut copy, &image).unwrap();
         assert_eq!(super::super::meta::decode(&copy).unwrap(), meta);
         assert!(apply(0, &mut page, &PageOp::Delete { slot: 0 }).is_err());
+    }
+
+    mod sorted_fill {
+        use super::*;
+        use proptest::prelude::*;
+
+        fn empty(leaf: bool) -> Vec<u8> {
+            let mut page = vec![0u8; 4096];
+            let init = PageOp::InitNode {
+                leaf,
+                level: u8::from(!leaf),
+                tree: 1,
+                left: 2,
+                right: 3,
+                leftmost: 4,
+            };
+            apply(7, &mut page, &init).unwrap();
+            page
+        }
+
+        /// Ascending keys with long shared prefixes, zero bytes and keys that prefix others.
+        fn cells() -> impl Strategy<Value = Vec<(Vec<u8>, Vec<u8>)>> {
+            let byte = prop::sample::select(vec![0u8, 1, b'k', 0xff]);
+            (
+                prop::collection::vec(any::<u8>(), 0..12),
+                prop::collection::vec((prop::collection::vec(byte, 0..6), 0..60usize), 0..70),
+            )
+                .prop_map(|(base, drawn)| {
+                    let mut cells: Vec<(Vec<u8>, Vec<u8>)> = drawn
+                        .into_iter()
+                        .map(|(tail, len)| ([base.as_slice(), &tail].concat(), vec![b'v'; len]))
+                        .collect();
+                    cells.sort();
+                    cells.dedup_by(|a, b| a.0 == b.0);
+                    cells
+                })
+        }
+
+        proptest! {
+            #![proptest_config(ProptestConfig::with_cases(300))]
+
+            /// A sorted fill leaves the page, byte for byte, that inserts at the end leave (as
+            /// many cells as fit), and refuses one more cell than fits.
+            #[test]
+            fn fill_equals_inserts_in_order(leaf in any::<bool>(), cells in cells()) {
+                let mut inserted = empty(leaf);
+                let mut fitting = 0;
+                for (key, payload) in &cells {
+                    let node = NodeRef::new(7, &inserted).unwrap();
+                    if !node.fits(key.len(), payload.len()) {
+                        break;
+                    }
+                    let op = PageOp::Insert {
+                        slot: fitting as u16,
+                        key: key.clone(),
+                        payload: payload.clone(),
+                    };
+                    apply(7, &mut inserted, &op).unwrap();
+                    fitting += 1;
+                }
+                let mut filled = empty(leaf);
+                let pairs = cells[..fitting].iter().map(|(k, v)| (k.as_slice(), v.as_slice()));
+                fill_sorted(7, &mut filled, pairs).unwrap();
+                prop_assert!(filled == inserted);
+                if fitting < cells.len() {
+                    let mut over = empty(leaf);
+                    let pairs = cells[..=fitting].iter().map(|(k, v)| (k.as_slice(), v.as_slice()));
+                    prop_assert!(fill_sorted(7, &mut over, pairs).is_err());
+                }
+            }
+        }
+
+        #[test]
+        fn fill_refuses_keys_out_of_order_and_a_node_in_use() {
+            let mut page = empty(true);
+            let pairs = [(&b"b"[..], &b"1"[..]), (&b"a"[..], &b"2"[..])];
+            assert!(fill_sorted(7, &mut page, pairs).is_err());
+            let mut page = empty(true);
+            let twice = [(&b"a"[..], &b"1"[..]), (&b"a"[..], &b"2"[..])];
+            assert!(fill_sorted(7, &mut page, twice).is_err());
+            let mut page = empty(true);
+            fill_sorted(7, &mut page, [(&b"a"[..], &b"1"[..])]).unwrap();
+            assert_eq!(usize::from(get_u16(&page, PREFIX_AT)), 1);
+            assert!(fill_sorted(7, &mut page, [(&b"b"[..], &b"1"[..])]).is_err());
+            let mut empty_fill = empty(false);
+            fill_sorted(7, &mut empty_fill, std::iter::empty()).unwrap();
+            assert!(empty_fill == empty(false));
+        }
     }
 }

@@ -179,25 +179,23 @@ fn build_image(
             leftmost: content.leftmost.resolve(new_pages),
         },
     )?;
-    for (slot, (key, payload)) in content.cells.iter().enumerate() {
-        let child;
-        let payload = match content.new_children.iter().find(|(cell, _)| *cell == slot) {
-            Some((_, index)) => {
-                child = new_pages[*index].to_le_bytes();
-                &child[..]
-            }
-            None => payload,
-        };
-        op::apply_op(
-            0,
-            &mut scratch,
-            &PageOp::Insert {
-                slot: slot as u16,
-                key,
-                payload,
+    // The child pointers of new pages, resolved now that their ids are known.
+    let children: Vec<(usize, [u8; 8])> = content
+        .new_children
+        .iter()
+        .map(|&(cell, index)| (cell, new_pages[index].to_le_bytes()))
+        .collect();
+    let cells = content
+        .cells
+        .iter()
+        .enumerate()
+        .map(
+            |(slot, (key, payload))| match children.iter().find(|(cell, _)| *cell == slot) {
+                Some((_, child)) => (key, &child[..]),
+                None => (key, payload),
             },
-        )?;
-    }
+        );
+    op::fill_sorted(0, &mut scratch, cells)?;
     op::image_of(0, &scratch)
 }
 

@@ -36,7 +36,7 @@
 //! patch keep `p` and the other heads; compaction and truncation recompute `p` as the common
 //! prefix of the first and last key (keys ascend) and rewrite every head; an emptied node and
 //! `InitNode` have `p = 0`; `Image` copies `p` and the heads with the slots. A split builds its
-//! new nodes with [`fill_sorted`], which leaves the same bytes as inserts in key order, `p` and
+//! new nodes with `fill_sorted`, which leaves the same bytes as inserts in key order, `p` and
 //! each head written once.
 
 use super::meta::{

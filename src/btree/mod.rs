@@ -22,6 +22,14 @@
 //! every page it changes exclusive in the global order below and re-check the leaf. Pages stay
 //! latched until the SMO's batch is appended.
 //!
+//! **Leaf hints.** A put first tries the leaf the thread's last row read or write reached
+//! (a thread-local hint), latched exclusive with no other latch held, as a descent latches its
+//! leaf; it keeps that leaf only if the latched page itself proves it is the leaf for the key
+//! (a leaf of this tree holding the key, or keys on both sides of it), else it descends. A
+//! read-modify-write of one row (most of TPC-C's updates) thus descends once, not twice. The
+//! proof needs nothing from the hint, so a stale one (split, merged, freed, reused) costs a
+//! latch, never a wrong leaf ([`TreeStore::set_leaf_hints`] turns them off).
+//!
 //! Why coupling rather than optimistic lock coupling: the pool has shared/exclusive latches
 //! and no page versions, and this module adds nothing to the pool; a lookup on cached pages
 //! takes only shared latches (the pool's page table is read without a lock).
@@ -107,6 +115,21 @@ std::thread_local! {
     /// that an update allocates nothing in the steady state).
     static PATCH_BUFFERS: std::cell::Cell<Option<(Vec<u8>, Vec<u8>)>> =
         const { std::cell::Cell::new(None) };
+    /// The leaf this thread's last row read or write reached: (store, tree, page). Only a
+    /// hint, never trusted as such: [`TreeStore::hinted_leaf`] decides on the latched page's
+    /// contents whether it is the leaf for a key.
+    static LAST_LEAF: std::cell::Cell<LeafHint> = const {
+        std::cell::Cell::new(LeafHint { store: 0, tree: 0, page: 0 })
+    };
+}
+
+/// Where a thread's last row access ended (see `LAST_LEAF`).
+#[derive(Debug, Clone, Copy)]
+struct LeafHint {
+    /// The store's address (0: none yet).
+    store: usize,
+    tree: TreeId,
+    page: PageId,
 }
 
 /// Patch buffers larger than this are not kept for the thread's next update.
@@ -158,6 +181,11 @@ pub struct TreeStore {
     /// Whether descents read inner nodes optimistically (on by default; off: latch coupling
     /// only, for before/after measurements).
     optimistic: std::sync::atomic::AtomicBool,
+    /// Whether a put first tries the leaf of the thread's last row access (on by default; off:
+    /// every put descends, for before/after measurements).
+    leaf_hints: std::sync::atomic::AtomicBool,
+    /// Puts that took the hinted leaf instead of descending.
+    hinted_puts: crate::core::stats::StripedCounter,
 }
 
 impl TreeStore {
@@ -187,6 +215,8 @@ impl TreeStore {
             trees: TreeRegistry::for_page(page_size),
             catalog: Mutex::new(()),
             optimistic: std::sync::atomic::AtomicBool::new(true),
+            leaf_hints: std::sync::atomic::AtomicBool::new(true),
+            hinted_puts: crate::core::stats::StripedCounter::default(),
         };
         store.format_if_blank()?;
         store.load_catalog()?;
@@ -519,6 +549,79 @@ impl TreeStore {
         )))
     }
 
+    /// Records `page`, a leaf of `tree` this thread just reached, as its hint.
+    fn remember_leaf(&self, tree: &Tree, page: PageId) {
+        let store = std::ptr::from_ref(self) as usize;
+        LAST_LEAF.with(|hint| {
+            hint.set(LeafHint {
+                store,
+                tree: tree.id,
+                page,
+            });
+        });
+    }
+
+    /// The leaf of this thread's last row access, latched exclusive in a new mini-transaction
+    /// of `txn`, with where `key` is in it ([`NodeRef::search`]'s answer), when its contents
+    /// show that it is the leaf for `key`: a put right after a
+    /// read of the same row (TPC-C's read-modify-write of a stock, district, warehouse or
+    /// customer row) then skips the descent, as InnoDB restores a persistent cursor instead of
+    /// searching again. `None` (nothing latched) when there is no hint for this store and
+    /// tree, or the page does not prove it.
+    ///
+    /// The proof is the latched page alone, so a stale hint (the page split, merged, freed,
+    /// reused by another tree or level, or the hint left by another store at the same
+    /// address) can cost a latch but never a wrong leaf: a leaf of `tree` that holds `key`, or
+    /// holds keys below and above it, is the leaf for `key`, since the tree's leaves hold
+    /// disjoint key ranges and a structure change rewrites every page it touches (a removed
+    /// leaf becomes a free page) in one mini-transaction, under the latches this one waits
+    /// for. The caller holds no latch (a leaf is latched first, as in every descent).
+    fn hinted_leaf(
+        &self,
+        tree: &Tree,
+        key: &[u8],
+        txn: TxnId,
+    ) -> Result<Option<(Mtr<'_>, std::result::Result<usize, usize>)>> {
+        if !self.leaf_hints.load(std::sync::atomic::Ordering::Relaxed) {
+            return Ok(None);
+        }
+        let hint = LAST_LEAF.with(std::cell::Cell::get);
+        if hint.store != std::ptr::from_ref(self) as usize || hint.tree != tree.id || hint.page == 0
+        {
+            return Ok(None);
+        }
+        let guard = self.db.pool().write(hint.page)?;
+        let found = match NodeRef::new(hint.page, guard.data()) {
+            Ok(node) if node.is_leaf() && node.tree() == tree.id => match node.search(key) {
+                Ok(Ok(slot)) => Some(Ok(slot)),
+                Ok(Err(slot)) if slot > 0 && slot < node.count() => Some(Err(slot)),
+                _ => None,
+            },
+            _ => None,
+        };
+        let Some(found) = found else {
+            return Ok(None);
+        };
+        let mut mtr = Mtr::new(&self.db, txn);
+        mtr.add(guard);
+        self.hinted_puts.add(1);
+        Ok(Some((mtr, found)))
+    }
+
+    /// Turns leaf hints on (the default) or off: with them, a put first tries the leaf of the
+    /// thread's last row access ([`TreeStore::hinted_puts`] counts those that took it); without
+    /// them every put descends from the root. For side-by-side measurements and tests.
+    pub fn set_leaf_hints(&self, on: bool) {
+        self.leaf_hints
+            .store(on, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    /// Puts that went to the leaf of the thread's last row access without a descent.
+    #[must_use]
+    pub fn hinted_puts(&self) -> u64 {
+        self.hinted_puts.sum()
+    }
+
     /// Turns optimistic descents through inner nodes on (the default) or off (every descent
     /// then latch-couples, as before `btree/optimistic.rs`): for side-by-side measurements.
     pub fn set_optimistic_descents(&self, on: bool) {
@@ -561,6 +664,7 @@ impl TreeStore {
         let tree = self.tree_ref(tree)?;
         let (leaf, _) = self.descend_shared(tree, Target::Key(key), false)?;
         let node = Self::node(tree, leaf.page_id(), leaf.data(), Some(0))?;
+        self.remember_leaf(tree, leaf.page_id());
         Ok(match node.search(key)? {
             Ok(slot) => read(Some(node.cell(slot)?.1)),
             Err(_) => read(None),
@@ -630,11 +734,24 @@ impl TreeStore {
         redo: &mut Vec<u8>,
         restore: &mut Vec<u8>,
     ) -> Result<bool> {
-        for _ in 0..ROW_RETRIES {
-            let mut mtr = self.descend_for_write(tree, key, txn)?;
+        for attempt in 0..ROW_RETRIES {
+            let hinted = if attempt == 0 {
+                self.hinted_leaf(tree, key, txn)?
+            } else {
+                None
+            };
+            let (mut mtr, found) = match hinted {
+                Some((mtr, found)) => (mtr, Some(found)),
+                None => (self.descend_for_write(tree, key, txn)?, None),
+            };
             let node = Self::node(tree, mtr.page_id(0), mtr.data(0), Some(0))?;
+            self.remember_leaf(tree, mtr.page_id(0));
             before.clear();
-            let (op, patched, replaced, fits) = match node.search(key)? {
+            let found = match found {
+                Some(found) => found,
+                None => node.search(key)?,
+            };
+            let (op, patched, replaced, fits) = match found {
                 Ok(slot) => {
                     let old = node.cell(slot)?.1;
                     let fits = node.free_space() + old.len() >= value.len();

@@ -252,3 +252,105 @@ fn splits_at_every_level_then_shrink_back() {
     );
     kv.close().unwrap();
 }
+
+/// Leaf hints (a put first tries the leaf of the thread's last row access) under the structure
+/// changes that make a hint stale: read-modify-writes and inserts next to rows just read (the
+/// leaf splits under the hint), wide range deletes (the hinted leaf merges away and becomes a
+/// free page) followed by inserts into the other tree on another thread (which reuse the freed
+/// pages for keys around the hinted one, while this thread's hint still names them). Both
+/// trees must match their models and pass the checker, with hints on (and many puts taking
+/// them) and off (none taking them).
+#[test]
+fn leaf_hints_survive_splits_merges_and_page_reuse() {
+    use rand::rngs::SmallRng;
+    use rand::{Rng, SeedableRng};
+
+    for hints in [true, false] {
+        let (data, log) = devices(8192);
+        let (kv, _) = KvStore::open(data, log, &config(48)).unwrap();
+        kv.trees().set_leaf_hints(hints);
+        let trees = [kv.open_tree("a").unwrap(), kv.open_tree("b").unwrap()];
+        let mut models: [BTreeMap<Vec<u8>, Vec<u8>>; 2] = [BTreeMap::new(), BTreeMap::new()];
+        let mut rng = SmallRng::seed_from_u64(20261128);
+        let key = |n: u32, tail: u32| format!("{n:06}-{tail:03}").into_bytes();
+        for round in 0..3000u32 {
+            let which = usize::from(rng.gen_bool(0.3));
+            let (tree, model) = (trees[which], &mut models[which]);
+            let n = rng.gen_range(0..4000u32);
+            let mut txn = kv.begin().unwrap();
+            match rng.gen_range(0..10) {
+                // Read a row, then write it and rows right after it.
+                0..=5 => {
+                    let k = key(n, 0);
+                    assert_eq!(txn.get(tree, &k).unwrap(), model.get(&k).cloned());
+                    let value = vec![(round % 251) as u8; 40 + (round % 7) as usize * 30];
+                    txn.put(tree, &k, &value).unwrap();
+                    model.insert(k, value.clone());
+                    for tail in 1..rng.gen_range(1..12u32) {
+                        txn.put(tree, &key(n, tail), &value).unwrap();
+                        model.insert(key(n, tail), value.clone());
+                    }
+                }
+                // Read a row, delete a wide range around it, then write it again.
+                6 => {
+                    let k = key(n, 0);
+                    assert_eq!(txn.get(tree, &k).unwrap(), model.get(&k).cloned());
+                    let doomed: Vec<Vec<u8>> = model
+                        .range(key(n.saturating_sub(300), 0)..key(n + 300, 0))
+                        .map(|(k, _)| k.clone())
+                        .collect();
+                    for d in &doomed {
+                        assert!(txn.delete(tree, d).unwrap());
+                        model.remove(d);
+                    }
+                    txn.commit().unwrap();
+                    // The other tree grows into the freed pages before the hint is used, with
+                    // keys around this one, on another thread (whose puts leave this thread's
+                    // hint on the freed leaf).
+                    let other = trees[1 - which];
+                    let filled: Vec<Vec<u8>> = (n.saturating_sub(20)..n + 20)
+                        .map(|m| key(m, 500))
+                        .collect();
+                    std::thread::scope(|scope| {
+                        scope.spawn(|| {
+                            let mut fill = kv.begin().unwrap();
+                            for fk in &filled {
+                                fill.put(other, fk, &[7u8; 200]).unwrap();
+                            }
+                            fill.commit().unwrap();
+                        });
+                    });
+                    for fk in filled {
+                        models[1 - which].insert(fk, vec![7u8; 200]);
+                    }
+                    let mut txn = kv.begin().unwrap();
+                    txn.put(tree, &k, b"back").unwrap();
+                    models[which].insert(k, b"back".to_vec());
+                    txn.commit().unwrap();
+                    continue;
+                }
+                _ => {
+                    let k = key(n, rng.gen_range(0..12));
+                    assert_eq!(txn.get(tree, &k).unwrap(), model.get(&k).cloned());
+                }
+            }
+            txn.commit().unwrap();
+        }
+        let report = kv.check().unwrap();
+        assert!(report.is_ok(), "hints {hints}: {:?}", report.problems);
+        for (tree, model) in trees.iter().zip(&models) {
+            let expected: Vec<_> = model.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
+            assert!(
+                scan_all(&kv, *tree, Direction::Forward) == expected,
+                "hints {hints}: a tree differs from its model"
+            );
+        }
+        let taken = kv.trees().hinted_puts();
+        if hints {
+            assert!(taken > 3000, "only {taken} puts took a hint");
+        } else {
+            assert_eq!(taken, 0);
+        }
+        kv.close().unwrap();
+    }
+}

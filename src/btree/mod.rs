@@ -126,8 +126,8 @@ std::thread_local! {
 /// Where a thread's last row access ended (see `LAST_LEAF`).
 #[derive(Debug, Clone, Copy)]
 struct LeafHint {
-    /// The store's address (0: none yet).
-    store: usize,
+    /// The store's [`TreeStore::id`] (0: none yet).
+    store: u64,
     tree: TreeId,
     page: PageId,
 }
@@ -186,7 +186,13 @@ pub struct TreeStore {
     leaf_hints: std::sync::atomic::AtomicBool,
     /// Puts that took the hinted leaf instead of descending.
     hinted_puts: crate::core::stats::StripedCounter,
+    /// This store's number, unique in the process (so that a thread's hint is never tried on
+    /// another store, not even one opened later at the same address).
+    id: u64,
 }
+
+/// The next [`TreeStore`]'s number (from 1: 0 means no hint).
+static NEXT_STORE_ID: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
 
 impl TreeStore {
     /// Opens (recovering from the log) or creates the database on `data` with its log on `log`.
@@ -217,6 +223,7 @@ impl TreeStore {
             optimistic: std::sync::atomic::AtomicBool::new(true),
             leaf_hints: std::sync::atomic::AtomicBool::new(true),
             hinted_puts: crate::core::stats::StripedCounter::default(),
+            id: NEXT_STORE_ID.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
         };
         store.format_if_blank()?;
         store.load_catalog()?;
@@ -551,7 +558,7 @@ impl TreeStore {
 
     /// Records `page`, a leaf of `tree` this thread just reached, as its hint.
     fn remember_leaf(&self, tree: &Tree, page: PageId) {
-        let store = std::ptr::from_ref(self) as usize;
+        let store = self.id;
         LAST_LEAF.with(|hint| {
             hint.set(LeafHint {
                 store,
@@ -563,34 +570,36 @@ impl TreeStore {
 
     /// The leaf of this thread's last row access, latched exclusive in a new mini-transaction
     /// of `txn`, with where `key` is in it ([`NodeRef::search`]'s answer), when its contents
-    /// show that it is the leaf for `key`: a put right after a
-    /// read of the same row (TPC-C's read-modify-write of a stock, district, warehouse or
-    /// customer row) then skips the descent, as InnoDB restores a persistent cursor instead of
-    /// searching again. `None` (nothing latched) when there is no hint for this store and
-    /// tree, or the page does not prove it.
+    /// show that it is the leaf for `key`: a put right after a read of the same row (TPC-C's
+    /// read-modify-write of a stock, district, warehouse or customer row) then skips the
+    /// descent, as InnoDB restores a persistent cursor instead of searching again. `None`
+    /// (nothing latched) when there is no hint for this store and tree, the page cannot be
+    /// latched, or it does not prove it.
     ///
     /// The proof is the latched page alone, so a stale hint (the page split, merged, freed,
-    /// reused by another tree or level, or the hint left by another store at the same
-    /// address) can cost a latch but never a wrong leaf: a leaf of `tree` that holds `key`, or
-    /// holds keys below and above it, is the leaf for `key`, since the tree's leaves hold
-    /// disjoint key ranges and a structure change rewrites every page it touches (a removed
-    /// leaf becomes a free page) in one mini-transaction, under the latches this one waits
-    /// for. The caller holds no latch (a leaf is latched first, as in every descent).
+    /// reused by another tree or level) can cost a latch but never a wrong leaf: a leaf of
+    /// `tree` that holds `key`, or holds keys below and above it, is the leaf for `key`, since
+    /// the tree's leaves hold disjoint key ranges and a structure change rewrites every page
+    /// it touches (a removed leaf becomes a free page) in one mini-transaction, under the
+    /// latches this one waits for. The caller holds no latch (a leaf is latched first, as in
+    /// every descent).
     fn hinted_leaf(
         &self,
         tree: &Tree,
         key: &[u8],
         txn: TxnId,
-    ) -> Result<Option<(Mtr<'_>, std::result::Result<usize, usize>)>> {
+    ) -> Option<(Mtr<'_>, std::result::Result<usize, usize>)> {
         if !self.leaf_hints.load(std::sync::atomic::Ordering::Relaxed) {
-            return Ok(None);
+            return None;
         }
         let hint = LAST_LEAF.with(std::cell::Cell::get);
-        if hint.store != std::ptr::from_ref(self) as usize || hint.tree != tree.id || hint.page == 0
-        {
-            return Ok(None);
+        if hint.store != self.id || hint.tree != tree.id || hint.page == 0 {
+            return None;
         }
-        let guard = self.db.pool().write(hint.page)?;
+        // A failure to latch the page is left to the descent to meet (or not) on its own path.
+        let Ok(guard) = self.db.pool().write(hint.page) else {
+            return None;
+        };
         let found = match NodeRef::new(hint.page, guard.data()) {
             Ok(node) if node.is_leaf() && node.tree() == tree.id => match node.search(key) {
                 Ok(Ok(slot)) => Some(Ok(slot)),
@@ -599,13 +608,11 @@ impl TreeStore {
             },
             _ => None,
         };
-        let Some(found) = found else {
-            return Ok(None);
-        };
+        let found = found?;
         let mut mtr = Mtr::new(&self.db, txn);
         mtr.add(guard);
         self.hinted_puts.add(1);
-        Ok(Some((mtr, found)))
+        Some((mtr, found))
     }
 
     /// Turns leaf hints on (the default) or off: with them, a put first tries the leaf of the
@@ -736,7 +743,7 @@ impl TreeStore {
     ) -> Result<bool> {
         for attempt in 0..ROW_RETRIES {
             let hinted = if attempt == 0 {
-                self.hinted_leaf(tree, key, txn)?
+                self.hinted_leaf(tree, key, txn)
             } else {
                 None
             };

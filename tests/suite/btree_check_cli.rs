@@ -27,7 +27,8 @@ fn temp_dir() -> tempfile::TempDir {
         .unwrap()
 }
 
-fn build_image(path: &Path) {
+/// The store's configuration: 64 frames, a 4 MiB log.
+fn config() -> KvConfig {
     let mut config = KvConfig::new(64);
     config.database.wal = WalConfig {
         log_size: 4 << 20,
@@ -35,6 +36,11 @@ fn build_image(path: &Path) {
         buffer_size: 256 * 1024,
         full_timeout: Duration::from_secs(5),
     };
+    config
+}
+
+fn build_image(path: &Path) {
+    let config = config();
     let data = format!("file:{}", path.display());
     let log = format!("file:{}.log", path.display());
     let (kv, _) = KvStore::open_specs(&data, &log, PAGE, PAGES, &config).unwrap();
@@ -175,13 +181,7 @@ fn check_passes_clean_images_and_names_the_damaged_page() {
 
 /// Opens the image at `path` (with its log), with the configuration `build_image` used.
 fn open_image(path: &Path) -> flashbuf::Result<(KvStore, flashbuf::txn::KvRecovery)> {
-    let mut config = KvConfig::new(64);
-    config.database.wal = WalConfig {
-        log_size: 4 << 20,
-        page_size: PAGE,
-        buffer_size: 256 * 1024,
-        full_timeout: Duration::from_secs(5),
-    };
+    let mut config = config();
     // No checkpoint while the test's transaction runs: its records stay in the log to redo.
     config.database.checkpoint_period_ms = 3_600_000;
     let data = format!("file:{}", path.display());

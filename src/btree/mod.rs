@@ -30,9 +30,10 @@
 //! proof needs nothing from the hint, so a stale one (split, merged, freed, reused) costs a
 //! latch, never a wrong leaf ([`TreeStore::set_leaf_hints`] turns them off).
 //!
-//! Why coupling rather than optimistic lock coupling: the pool has shared/exclusive latches
-//! and no page versions, and this module adds nothing to the pool; a lookup on cached pages
-//! takes only shared latches (the pool's page table is read without a lock).
+//! **Optimistic descents.** Latch coupling is the fallback: descents first read inner nodes
+//! optimistically, validating each page's version instead of latching it, and latch only the
+//! leaf (`optimistic.rs`; [`TreeStore::set_optimistic_descents`] turns them off). A descent
+//! falls back to coupling after a few failed validations.
 //!
 //! **Lock order** (deadlock freedom): a tree's `smo` mutex → that tree's page latches by level,
 //! top down, and within the leaf level left to right → the meta page latch → latches of pages

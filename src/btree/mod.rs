@@ -601,15 +601,14 @@ impl TreeStore {
         let Ok(guard) = self.db.pool().write(hint.page) else {
             return None;
         };
-        let found = match NodeRef::new(hint.page, guard.data()) {
-            Ok(node) if node.is_leaf() && node.tree() == tree.id => match node.search(key) {
-                Ok(Ok(slot)) => Some(Ok(slot)),
-                Ok(Err(slot)) if slot > 0 && slot < node.count() => Some(Err(slot)),
-                _ => None,
-            },
-            _ => None,
-        };
-        let found = found?;
+        let node = NodeRef::new(hint.page, guard.data())
+            .ok()
+            .filter(|node| node.is_leaf() && node.tree() == tree.id)?;
+        let found = node.search(key).ok()?;
+        if found.is_err_and(|slot| slot == 0 || slot == node.count()) {
+            // Past either end of the leaf: the page alone cannot prove the key is its.
+            return None;
+        }
         let mut mtr = Mtr::new(&self.db, txn);
         mtr.add(guard);
         self.hinted_puts.add(1);
@@ -748,12 +747,14 @@ impl TreeStore {
             } else {
                 None
             };
-            let (mut mtr, found) = match hinted {
-                Some((mtr, found)) => (mtr, Some(found)),
-                None => (self.descend_for_write(tree, key, txn)?, None),
+            let (mut mtr, found) = if let Some((mtr, found)) = hinted {
+                (mtr, Some(found))
+            } else {
+                let mtr = self.descend_for_write(tree, key, txn)?;
+                self.remember_leaf(tree, mtr.page_id(0));
+                (mtr, None)
             };
             let node = Self::node(tree, mtr.page_id(0), mtr.data(0), Some(0))?;
-            self.remember_leaf(tree, mtr.page_id(0));
             before.clear();
             let found = match found {
                 Some(found) => found,

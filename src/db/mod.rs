@@ -697,7 +697,6 @@ fn create_log(
     Ok((datafile, Arc::new(wal), recovery))
 }
 
-/// An existing database: the data file, its log (bound to it), recovery's scan.
 /// Reads the redo hook's format page ([`PageOpRedo::format_page`]) from the data device and,
 /// when it verifies (checksum, page id), lets the hook refuse its format. A page that does not
 /// verify (never written, torn) is left to redo, which restores or rewrites it.
@@ -716,6 +715,7 @@ fn check_stored_format(data: &SharedDevice, high_water: u64, redo: &dyn PageOpRe
     redo.check_format(buf.as_slice())
 }
 
+/// An existing database: the data file, its log (bound to it), recovery's scan.
 fn open_files(
     data: SharedDevice,
     log: SharedDevice,

@@ -6,7 +6,8 @@
 //!   scale;
 //! - `lookup`: point-lookup transactions (begin, `get_into` a reused buffer, commit) on a
 //!   bulk-loaded tree of `TXN_COST_KEYS` keys (default 1,000,000; 16-byte keys, 100-byte
-//!   values); `lookup-get`: the same through `get`, which returns a new `Vec`.
+//!   values); `lookup-get`: the same through `get`, which returns a new `Vec`;
+//!   `lookup-committed`: auto-commit reads (`KvEngine::get_committed_into`, no transaction).
 //!
 //! Each mode warms up with `TXN_COST_WARMUP` transactions (default 2,000), then measures
 //! `TXN_COST_TXNS` (default 20,000) inside `measured_phase`, printing allocations and bytes
@@ -179,6 +180,8 @@ enum Read {
     Into,
     /// `KvTxn::get`, a new `Vec` per lookup.
     Owned,
+    /// `KvEngine::get_committed_into`, no transaction.
+    AutoCommit,
 }
 
 fn lookup(warmup: u64, txns: u64, read: Read) {
@@ -195,10 +198,15 @@ fn lookup(warmup: u64, txns: u64, read: Read) {
     let mut value = Vec::new();
     let mut one = || {
         let n = rng.gen_range(0..keys);
+        if read == Read::AutoCommit {
+            assert!(kv.get_committed_into(tree, &key(n), &mut value).unwrap());
+            return;
+        }
         let mut txn = kv.begin().unwrap();
         let found = match read {
             Read::Into => txn.get_into(tree, &key(n), &mut value).unwrap(),
             Read::Owned => txn.get(tree, &key(n)).unwrap().is_some(),
+            Read::AutoCommit => unreachable!("handled above"),
         };
         assert!(found);
         txn.commit().unwrap();
@@ -216,9 +224,10 @@ fn main() {
         Some("tpcc") => tpcc(warmup, txns),
         Some("lookup") => lookup(warmup, txns, Read::Into),
         Some("lookup-get") => lookup(warmup, txns, Read::Owned),
+        Some("lookup-committed") => lookup(warmup, txns, Read::AutoCommit),
         _ => {
             eprintln!(
-                "usage: txn_cost tpcc|lookup|lookup-get (see the file's docs for the variables)"
+                "usage: txn_cost tpcc|lookup|lookup-get|lookup-committed (see the file's docs for the variables)"
             );
             std::process::exit(2);
         }

@@ -176,6 +176,25 @@ pub trait KvEngine: Send + Sync {
     /// A poisoned engine.
     fn begin(&self) -> Result<Box<dyn KvTxn + '_>>;
 
+    /// Reads the latest committed value of `key` outside any transaction, into `value`
+    /// (cleared first; left empty when absent); whether it was found. This is an auto-commit
+    /// read, a lone `SELECT` with autocommit on: it never returns uncommitted data, it waits
+    /// for a transaction that holds the key for writing as a transaction's read does, and it
+    /// leaves no lock behind. Two such reads are not isolated from each other: use a
+    /// transaction to read several keys consistently.
+    ///
+    /// The default runs a transaction of one read; an engine may read without one.
+    ///
+    /// # Errors
+    /// [`Error::Conflict`] (retryable) when waiting for the writer failed, an unknown tree, a
+    /// key over the size limit, I/O errors.
+    fn get_committed_into(&self, tree: TreeId, key: &[u8], value: &mut Vec<u8>) -> Result<bool> {
+        let mut txn = self.begin()?;
+        let found = txn.get_into(tree, key, value)?;
+        txn.commit()?;
+        Ok(found)
+    }
+
     /// Fills an empty tree with `pairs`, which must come in strictly ascending key order
     /// (outside any transaction; used by loaders). Returns the pairs loaded.
     ///

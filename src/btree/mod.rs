@@ -662,7 +662,7 @@ impl TreeStore {
     }
 
     /// Passes the value under `key` (borrowed from the leaf, under its latch) to `read`.
-    fn read_value<R>(
+    pub(crate) fn read_value<R>(
         &self,
         tree: TreeId,
         key: &[u8],

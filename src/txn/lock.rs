@@ -216,6 +216,10 @@ impl Entry {
 struct Entries(Vec<Entry>);
 
 impl Entries {
+    fn get(&self, hash: u64, tree: TreeId, key: &[u8]) -> Option<&Entry> {
+        self.0.iter().find(|entry| entry.is_for(hash, tree, key))
+    }
+
     fn find(&mut self, hash: u64, tree: TreeId, key: &[u8]) -> Option<&mut Entry> {
         self.0
             .iter_mut()
@@ -387,6 +391,21 @@ impl LockManager {
             entry.grant(txn, mode);
             TryLock::Granted
         }
+    }
+
+    /// Whether a transaction holds `key` exclusive now (waiters do not count: a writer changes
+    /// a row only once it holds the lock). Never waits; the bucket's mutex may be taken under a
+    /// page latch, as a try-lock's is. [`crate::txn::KvStore`]'s auto-commit read asks this under
+    /// the leaf latch: no holder means the row on the leaf is committed.
+    #[must_use]
+    pub fn is_held_exclusive(&self, hash: u64, tree: TreeId, key: &[u8]) -> bool {
+        let entries = self.bucket(hash).entries.lock();
+        entries.get(hash, tree, key).is_some_and(|entry| {
+            entry
+                .holders
+                .iter()
+                .any(|(_, mode)| *mode == Mode::Exclusive)
+        })
     }
 
     /// Takes the lock, waiting for conflicting holders.

@@ -37,6 +37,7 @@ pub mod undo;
 
 use std::ops::Bound;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Duration;
 
 use parking_lot::Mutex;
@@ -58,6 +59,17 @@ const CONFLICT_BACKOFF_US: std::ops::Range<u64> = 200..3000;
 
 /// Pairs a scan copies under one leaf latch before handing them to the caller.
 const SCAN_BATCH: usize = 64;
+
+/// Auto-commit reads ([`KvEngine::get_committed_into`]) that met a key held exclusive and ran
+/// as a one-read transaction instead (process-wide; for tests and profiles).
+static COMMITTED_READS_WAITED: AtomicU64 = AtomicU64::new(0);
+
+/// How many auto-commit reads so far found their key held exclusive and waited for it as a
+/// one-read transaction (process-wide, every store).
+#[must_use]
+pub fn committed_reads_waited() -> u64 {
+    COMMITTED_READS_WAITED.load(Ordering::Relaxed)
+}
 
 /// Options of a key-value store.
 #[derive(Debug, Clone)]
@@ -145,6 +157,9 @@ pub struct KvStore {
     store: TreeStore,
     locks: LockManager,
     failed: Mutex<Option<String>>,
+    /// Set once `failed` holds a reason: the check of every `begin` reads this word instead of
+    /// locking the mutex (a shared write per transaction).
+    has_failed: AtomicBool,
 }
 
 impl KvStore {
@@ -163,6 +178,7 @@ impl KvStore {
             store,
             locks: LockManager::new(config.lock_timeout),
             failed: Mutex::new(None),
+            has_failed: AtomicBool::new(false),
         };
         let mut recovery = KvRecovery {
             database: report,
@@ -254,9 +270,7 @@ impl KvStore {
     /// # Errors
     /// [`Error::EngineFailed`] after a rollback that could not be logged.
     pub fn transaction(&self) -> Result<Transaction<'_>> {
-        if let Some(why) = self.failed.lock().clone() {
-            return Err(Error::EngineFailed(why));
-        }
+        self.check_not_failed()?;
         Ok(Transaction {
             kv: self,
             id: self.store.database().next_txn_id(),
@@ -347,6 +361,42 @@ impl KvStore {
         if failed.is_none() {
             *failed = Some(err.to_string());
         }
+        self.has_failed.store(true, Ordering::Release);
+    }
+
+    /// [`Error::EngineFailed`] once a rollback could not be logged.
+    fn check_not_failed(&self) -> Result<()> {
+        if !self.has_failed.load(Ordering::Acquire) {
+            return Ok(());
+        }
+        let why = self.failed.lock().clone().unwrap_or_default();
+        Err(Error::EngineFailed(why))
+    }
+
+    /// [`KvEngine::get_committed_into`] for this store. The row is read under its leaf's shared
+    /// latch; under that latch, the lock manager is asked whether a transaction holds the key
+    /// exclusive. If none does, the value on the leaf is committed: a writer changes a row only
+    /// while it holds the key exclusive, and releases it only after its commit record or its
+    /// rollback, and no writer can change the leaf while the latch is held. If one does, the
+    /// read runs as a one-read transaction, which waits for the writer as any reader does.
+    fn read_committed(&self, tree: TreeId, key: &[u8], value: &mut Vec<u8>) -> Result<bool> {
+        self.check_not_failed()?;
+        self.store.limits().check(key, None)?;
+        let hash = self.locks.hash(tree, key);
+        let read = self.store.read_value(tree, key, |found| {
+            if self.locks.is_held_exclusive(hash, tree, key) {
+                return None;
+            }
+            Some(crate::kv::copy_found(found, value))
+        })?;
+        if let Some(found) = read {
+            return Ok(found);
+        }
+        COMMITTED_READS_WAITED.fetch_add(1, Ordering::Relaxed);
+        let mut txn = Box::new(self.transaction()?);
+        let found = txn.get_into(tree, key, value)?;
+        txn.commit()?;
+        Ok(found)
     }
 }
 
@@ -855,6 +905,10 @@ impl KvEngine for KvStore {
 
     fn begin(&self) -> Result<Box<dyn KvTxn + '_>> {
         Ok(Box::new(self.transaction()?))
+    }
+
+    fn get_committed_into(&self, tree: TreeId, key: &[u8], value: &mut Vec<u8>) -> Result<bool> {
+        self.read_committed(tree, key, value)
     }
 
     fn bulk_load(

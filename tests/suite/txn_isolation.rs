@@ -132,6 +132,135 @@ fn readers_wait_for_writers_and_see_only_committed_values() {
     kv.close().unwrap();
 }
 
+/// An auto-commit read (`KvEngine::get_committed_into`) of a key another transaction holds
+/// exclusive waits for that transaction, then sees its outcome: the old value after an abort,
+/// the new one after a commit. A key nobody holds is read at once, and absent keys read as
+/// absent. Size limits and unknown trees are errors, as in a transaction.
+#[test]
+fn auto_commit_reads_wait_for_writers_and_see_only_committed_values() {
+    let (data, log) = devices();
+    let (kv, _) = KvStore::open(data, log, &config()).unwrap();
+    let t = kv.open_tree("t").unwrap();
+    let mut setup = kv.begin().unwrap();
+    setup.put(t, b"k", b"old").unwrap();
+    setup.put(t, b"l", b"other").unwrap();
+    setup.commit().unwrap();
+    let mut value = Vec::new();
+    assert!(kv.get_committed_into(t, b"l", &mut value).unwrap());
+    assert_eq!(value, b"other");
+    assert!(!kv.get_committed_into(t, b"absent", &mut value).unwrap());
+    assert!(value.is_empty(), "an absent key leaves the buffer empty");
+    for (outcome, expected) in [("abort", &b"old"[..]), ("commit", &b"new"[..])] {
+        let waited_before = flashbuf::txn::committed_reads_waited();
+        std::thread::scope(|scope| {
+            let mut writer = kv.begin().unwrap();
+            writer.put(t, b"k", b"new").unwrap();
+            let reader = scope.spawn(|| {
+                let start = Instant::now();
+                let mut value = Vec::new();
+                let found = kv.get_committed_into(t, b"k", &mut value).unwrap();
+                (start.elapsed(), found, value)
+            });
+            // Unlocked keys stay readable while the writer holds `k`.
+            let mut other = Vec::new();
+            assert!(kv.get_committed_into(t, b"l", &mut other).unwrap());
+            std::thread::sleep(Duration::from_millis(100));
+            match outcome {
+                "abort" => writer.abort().unwrap(),
+                _ => writer.commit().unwrap(),
+            }
+            let (waited, found, value) = reader.join().unwrap();
+            assert!(
+                waited >= Duration::from_millis(80),
+                "the read did not wait for the writer ({outcome}): {waited:?}"
+            );
+            assert!(found);
+            assert_eq!(value, expected, "after the writer's {outcome}");
+        });
+        assert!(
+            flashbuf::txn::committed_reads_waited() > waited_before,
+            "the read should have waited as a transaction"
+        );
+    }
+    let limits = kv.trees().limits();
+    let err = kv
+        .get_committed_into(t, &vec![0; limits.max_key + 1], &mut value)
+        .unwrap_err();
+    assert!(matches!(err, Error::InvalidArgument(_)), "{err}");
+    assert!(kv.get_committed_into(99, b"k", &mut value).is_err());
+    kv.close().unwrap();
+}
+
+/// Writers put a poison value, then either overwrite it and commit or roll back, over a few
+/// keys that splits and merges move between leaves; auto-commit readers on other threads must
+/// never see the poison (an uncommitted value) and must always find the key.
+#[test]
+fn auto_commit_reads_never_see_uncommitted_values_under_stress() {
+    const KEYS: u32 = 400;
+    const POISON: &[u8] = b"uncommitted";
+    let (data, log) = devices();
+    let mut config = config();
+    config.lock_timeout = Duration::from_secs(5);
+    let (kv, _) = KvStore::open(data, log, &config).unwrap();
+    let t = kv.open_tree("t").unwrap();
+    let mut setup = kv.begin().unwrap();
+    for n in 0..KEYS {
+        setup.put(t, &n.to_be_bytes(), &[1; 40]).unwrap();
+    }
+    setup.commit().unwrap();
+    let stop = std::sync::atomic::AtomicBool::new(false);
+    let reads = std::sync::atomic::AtomicU64::new(0);
+    std::thread::scope(|scope| {
+        for writer in 0..2u32 {
+            let (kv, stop) = (&kv, &stop);
+            scope.spawn(move || {
+                let mut round = 0u32;
+                while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                    round += 1;
+                    let key = ((round * 7 + writer * 13) % KEYS).to_be_bytes();
+                    let mut txn = kv.begin().unwrap();
+                    if txn.put(t, &key, POISON).is_err() {
+                        continue; // a conflict: rolled back already
+                    }
+                    // Values of several lengths make leaves split and merge around the key.
+                    let len = 20 + (round as usize * 37) % 400;
+                    if round.is_multiple_of(3) {
+                        txn.abort().unwrap();
+                    } else if txn.put(t, &key, &vec![2; len]).is_ok() {
+                        let _ = txn.commit();
+                    }
+                }
+            });
+        }
+        for reader in 0..2u32 {
+            let (kv, stop, reads) = (&kv, &stop, &reads);
+            scope.spawn(move || {
+                let mut value = Vec::new();
+                let mut n = reader;
+                while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                    n = (n + 11) % KEYS;
+                    let key = n.to_be_bytes();
+                    match kv.get_committed_into(t, &key, &mut value) {
+                        Ok(found) => {
+                            assert!(found, "key {n} vanished");
+                            assert_ne!(value, POISON, "key {n}: an uncommitted value was read");
+                            reads.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                        }
+                        Err(err) => assert!(err.is_retryable(), "{err}"),
+                    }
+                }
+            });
+        }
+        std::thread::sleep(Duration::from_millis(1500));
+        stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    });
+    assert!(
+        reads.load(std::sync::atomic::Ordering::Relaxed) > 1000,
+        "too few reads to mean anything"
+    );
+    kv.close().unwrap();
+}
+
 #[test]
 fn conflicts_are_retryable_and_roll_the_transaction_back() {
     let (data, log) = devices();

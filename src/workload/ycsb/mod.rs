@@ -23,7 +23,9 @@
 //! read (the whole row), update (YCSB updates one random field: a read-modify-write of the
 //! row value), insert (the next number of the [`AcknowledgedCounter`], hashed), scan (from a
 //! chosen key forward, length uniform in [1, max_scan_length]), read-modify-write (read the
-//! row, then update one field, in one transaction). Each operation is one transaction,
+//! row, then update one field, in one transaction). A read is an auto-commit read
+//! ([`KvEngine::get_committed_into`]: the latest committed row, no lock left behind, as YCSB's
+//! JDBC binding reads with autocommit on); every other operation is one transaction. Both are
 //! retried on conflict up to `max_attempts`.
 //!
 //! Where it differs from YCSB: rows are binary, not JDBC columns; key numbers are `u64`
@@ -711,13 +713,18 @@ impl YcsbWorker {
         let config = &self.ycsb.shared.config;
         let attempts = self.attempts();
         let value = &mut self.value;
-        let (found, _, retries) = run_txn(engine, attempts, |txn| {
-            let found = txn.get_into(tree, &key, value)?;
-            if found {
-                check_row(config, value)?;
+        // YCSB's reads are single auto-commit operations (its JDBC binding with autocommit
+        // on): no transaction, no lock left behind (`KvEngine::get_committed_into`).
+        let mut retries = 0;
+        let found = loop {
+            match engine.get_committed_into(tree, &key, value) {
+                Err(err) if err.is_retryable() && retries + 1 < attempts.max(1) => retries += 1,
+                outcome => break outcome?,
             }
-            Ok((found, TxnEnd::Commit))
-        })?;
+        };
+        if found {
+            check_row(config, value)?;
+        }
         self.count_not_found(found);
         Ok(retries)
     }

@@ -79,6 +79,7 @@ use meta::META_PAGE;
 use mtr::Mtr;
 use node::{Limits, MAX_LEVELS, NodeRef};
 use op::PageOp;
+use optimistic::RowRead;
 use registry::TreeRegistry;
 
 /// Retries of a row operation that had to wait for a structure change (each retry follows a
@@ -658,11 +659,41 @@ impl TreeStore {
     /// # Errors
     /// As [`TreeStore::get`].
     pub fn get_into(&self, tree: TreeId, key: &[u8], value: &mut Vec<u8>) -> Result<bool> {
-        self.read_value(tree, key, |found| crate::kv::copy_found(found, value))
+        Ok(self.read_row(tree, key, value, || false)? == Some(true))
+    }
+
+    /// Reads the row `key` into `value` (cleared when absent): whether it was found, or `None`
+    /// when `blocked` returned true. `blocked` is asked after the copy, and no change to the
+    /// leaf lies between the copy and the question: on the optimistic path (no latch at all,
+    /// tried first) the leaf's validation after the question shows it unchanged since before
+    /// the copy; on the latched path (a leaf not cached, or reads that keep failing their
+    /// validation) the question is asked under the leaf's shared latch.
+    ///
+    /// # Errors
+    /// Unknown tree, corrupt pages, I/O errors.
+    pub(crate) fn read_row(
+        &self,
+        tree: TreeId,
+        key: &[u8],
+        value: &mut Vec<u8>,
+        blocked: impl Fn() -> bool,
+    ) -> Result<Option<bool>> {
+        let tree_ref = self.tree_ref(tree)?;
+        for _ in 0..self.optimistic_descents() {
+            match self.read_row_optimistic(tree_ref, key, value, &blocked) {
+                RowRead::Found(found) => return Ok(Some(found)),
+                RowRead::Blocked => return Ok(None),
+                RowRead::Retry => {}
+                RowRead::Latch => break,
+            }
+        }
+        self.read_value(tree, key, |found| {
+            (!blocked()).then(|| crate::kv::copy_found(found, value))
+        })
     }
 
     /// Passes the value under `key` (borrowed from the leaf, under its latch) to `read`.
-    pub(crate) fn read_value<R>(
+    fn read_value<R>(
         &self,
         tree: TreeId,
         key: &[u8],

@@ -7,10 +7,13 @@
 //! be torn), and the result is used only once the node's read validates. Levels are coupled as
 //! latches couple them: the child's optimistic read starts (its version is taken) *before* the
 //! parent is validated, so the child was the parent's child for the key at that instant, and
-//! the child's own validation covers the time after. The leaf is latched (shared for reads,
-//! exclusive for writes) by the caller's `latch_leaf`, and the parent is validated after the
-//! latch is held: the leaf is then the one covering the key (a structure modification latches
-//! the parent exclusive while it moves the leaf's keys, see `btree/smo.rs`).
+//! the child's own validation covers the time after. For a write (and a scan) the leaf is
+//! latched by the caller's `latch_leaf`, and the parent is validated after the latch is held:
+//! the leaf is then the one covering the key (a structure modification latches the parent
+//! exclusive while it moves the leaf's keys, see `btree/smo.rs`). A row read
+//! ([`TreeStore::read_row_optimistic`]) latches nothing: the leaf's read is coupled to its
+//! parent's as the inner levels are, the value is copied through the view, and the leaf's
+//! validation decides whether the copy counts.
 //!
 //! Any failure (a validation, a page not cached, a page latched exclusive for long, or bytes
 //! that do not decode) makes [`TreeStore::descend_optimistic`] return `None`; the caller
@@ -23,7 +26,7 @@ use super::node::{
     SLOTS_AT, TREE_AT, bound_common, key_head,
 };
 use super::{Target, Tree, TreeStore};
-use crate::core::optimistic::PageView;
+use crate::core::optimistic::{OptimisticRead, PageView};
 use crate::error::{PageId, Result};
 use crate::pool::{PageReadGuard, PageWriteGuard};
 
@@ -260,7 +263,92 @@ impl LatchedBytes for PageWriteGuard<'_> {
     }
 }
 
+/// Where an optimistic descent reached the leaf level (no read in it validated yet past the
+/// decoding of `child`).
+enum LeafEdge<'a> {
+    /// The root decoded as a leaf: its read.
+    Root(OptimisticRead<'a>),
+    /// The leaf `child` under `parent`; `low`: its low fence if asked for and there is one;
+    /// `known`: bytes a `Target::Key` shares with every key of the leaf.
+    Child {
+        parent: OptimisticRead<'a>,
+        child: PageId,
+        low: Option<Vec<u8>>,
+        known: usize,
+    },
+}
+
+/// What one optimistic row read ([`TreeStore::read_row_optimistic`]) found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum RowRead {
+    /// A validated read: whether the key was there (its value copied).
+    Found(bool),
+    /// A validated read, but `blocked` said the row may not be used.
+    Blocked,
+    /// A validation failed or the bytes did not decode: try again.
+    Retry,
+    /// The leaf is not cached (or stays latched exclusive): read it latched.
+    Latch,
+}
+
 impl TreeStore {
+    /// Descends without latches to the leaf level for `target` (see the module docs); `None`
+    /// when the descent must be retried or done with latches.
+    fn optimistic_to_leaf(
+        &self,
+        tree: &Tree,
+        target: Target<'_>,
+        want_low: bool,
+    ) -> Option<LeafEdge<'_>> {
+        let core = self.db.pool().core();
+        let mut node = core.optimistic(tree.root)?;
+        let mut level = None;
+        let mut low: Option<Vec<u8>> = None;
+        let mut low_buffer = Vec::new();
+        // Bytes the target key shares with every key of `node` (from its parent's step).
+        let mut known = 0;
+        for _ in 0..MAX_LEVELS {
+            let step = inner_step(
+                &node.view(),
+                tree.id,
+                level,
+                target,
+                want_low.then_some(&mut low_buffer),
+                known,
+            )?;
+            let (child, child_level, has_low, shared) = match step {
+                Step::Leaf => return Some(LeafEdge::Root(node)),
+                Step::Child {
+                    child,
+                    level,
+                    low,
+                    shared,
+                } => (child, level, low, shared),
+            };
+            if child_level == 0 {
+                return Some(LeafEdge::Child {
+                    parent: node,
+                    child,
+                    low: if has_low { Some(low_buffer) } else { low },
+                    known: shared,
+                });
+            }
+            // Coupling: the child's version is taken before the parent is validated.
+            let next = core.optimistic(child);
+            if !node.validate() {
+                return None;
+            }
+            let next = next?;
+            if has_low {
+                low = Some(low_buffer.clone());
+            }
+            node = next;
+            level = Some(child_level);
+            known = shared;
+        }
+        None
+    }
+
     /// One optimistic descent to the leaf for `target`, latched by `latch_leaf`; returns the
     /// latched leaf and (if `want_low`) its low fence, or `None` when the descent must be
     /// retried or done with latches (see the module docs).
@@ -277,75 +365,104 @@ impl TreeStore {
     where
         G: LatchedBytes,
     {
-        let core = self.db.pool().core();
-        let Some(mut node) = core.optimistic(tree.root) else {
-            return Ok(None);
-        };
-        let mut level = None;
-        let mut low: Option<Vec<u8>> = None;
-        let mut low_buffer = Vec::new();
-        // Bytes the target key shares with every key of `node` (from its parent's step).
-        let mut known = 0;
-        for _ in 0..MAX_LEVELS {
-            let step = inner_step(
-                &node.view(),
-                tree.id,
-                level,
-                target,
-                want_low.then_some(&mut low_buffer),
-                known,
-            );
-            let (child, child_level, has_low, shared) = match step {
-                None => return Ok(None),
-                Some(Step::Leaf) => {
-                    // Only the root decodes as a leaf (below it levels are checked), and the
-                    // root page never moves: latch it and check under the latch that it is
-                    // still a leaf (a split may have made it inner meanwhile).
-                    let guard = latch_leaf(node.page())?;
-                    let still_leaf = header(&PageView::of_stable(guard.bytes()), tree.id, Some(0));
-                    return Ok(still_leaf.map(|_| (guard, low)));
-                }
-                Some(Step::Child {
-                    child,
-                    level,
-                    low,
-                    shared,
-                }) => (child, level, low, shared),
-            };
-            if child_level == 0 {
+        match self.optimistic_to_leaf(tree, target, want_low) {
+            None => Ok(None),
+            Some(LeafEdge::Root(root)) => {
+                // Only the root decodes as a leaf (below it levels are checked), and the root
+                // page never moves: latch it and check under the latch that it is still a leaf
+                // (a split may have made it inner meanwhile).
+                let guard = latch_leaf(root.page())?;
+                let still_leaf = header(&PageView::of_stable(guard.bytes()), tree.id, Some(0));
+                Ok(still_leaf.map(|_| (guard, None)))
+            }
+            Some(LeafEdge::Child {
+                parent, child, low, ..
+            }) => {
                 // Validate before latching too: until then `child` may be garbage read from a
                 // page that changed, and latching it would fetch (and possibly read from the
                 // device) an arbitrary page, or fail on a page number past the database. After
                 // the latch, validate again: a split may have moved the leaf's keys meanwhile.
-                if !node.validate() {
+                if !parent.validate() {
                     return Ok(None);
                 }
                 let guard = latch_leaf(child)?;
-                if !node.validate() {
+                if !parent.validate() {
                     return Ok(None);
                 }
-                if has_low {
-                    low = Some(low_buffer);
-                }
-                return Ok(Some((guard, low)));
+                Ok(Some((guard, low)))
             }
-            // Coupling: the child's version is taken before the parent is validated.
-            let next = core.optimistic(child);
-            if !node.validate() {
-                return Ok(None);
-            }
-            let Some(next) = next else {
-                return Ok(None);
-            };
-            if has_low {
-                low = Some(low_buffer.clone());
-            }
-            node = next;
-            level = Some(child_level);
-            known = shared;
         }
-        Ok(None)
     }
+
+    /// Reads the row `key` without any latch, the leaf included: the leaf's optimistic read
+    /// starts before its parent is validated (coupling, as between inner levels), the value is
+    /// copied into `value` (cleared when absent), then `blocked` is asked, then the leaf is
+    /// validated. So when the answer is [`RowRead::Found`], the copy is the row as it was at
+    /// one instant and `blocked` returned false at a later one, before the validation showed
+    /// that the leaf had not changed since: no change to the leaf lies between the copy and
+    /// the question (the auto-commit read's lock probe relies on this).
+    pub(crate) fn read_row_optimistic(
+        &self,
+        tree: &Tree,
+        key: &[u8],
+        value: &mut Vec<u8>,
+        blocked: impl FnOnce() -> bool,
+    ) -> RowRead {
+        let (leaf, known) = match self.optimistic_to_leaf(tree, Target::Key(key), false) {
+            None => return RowRead::Retry,
+            Some(LeafEdge::Root(root)) => (root, 0),
+            Some(LeafEdge::Child {
+                parent,
+                child,
+                known,
+                ..
+            }) => {
+                // `child` may be garbage until the parent validates; an optimistic start only
+                // looks the page up in the table (never reads the device), so it may come first.
+                let leaf = self.db.pool().core().optimistic(child);
+                if !parent.validate() {
+                    return RowRead::Retry;
+                }
+                let Some(leaf) = leaf else {
+                    return RowRead::Latch;
+                };
+                (leaf, known)
+            }
+        };
+        let view = leaf.view();
+        let Some(found) = copy_row(&view, tree.id, key, known, value) else {
+            return RowRead::Retry;
+        };
+        let blocked = blocked();
+        if !leaf.validate() {
+            return RowRead::Retry;
+        }
+        self.remember_leaf(tree, leaf.page());
+        if blocked {
+            RowRead::Blocked
+        } else {
+            RowRead::Found(found)
+        }
+    }
+}
+
+/// Searches the leaf seen through `view` for `key` and copies its value into `value` (cleared
+/// when absent); whether it was found, `None` when the bytes do not form a leaf of `tree`.
+fn copy_row(
+    view: &PageView<'_>,
+    tree: u32,
+    key: &[u8],
+    known: usize,
+    value: &mut Vec<u8>,
+) -> Option<bool> {
+    let header = header(view, tree, Some(0))?;
+    let Ok(slot) = search(view, &header, key, known)?.0 else {
+        value.clear();
+        return Some(false);
+    };
+    let (key_at, key_len, value_len) = cell(view, &header, slot)?;
+    value.resize(value_len, 0);
+    view.copy_to(key_at + key_len, value).then_some(true)
 }
 
 // Clippy's test detection does not see through `cfg(all(test, ..))`.
@@ -473,6 +590,47 @@ mod tests {
         let cell_at = usize::from(u16::from_le_bytes([bad[second], bad[second + 1]]));
         bad[cell_at..cell_at + 2].copy_from_slice(&u16::MAX.to_le_bytes());
         assert_eq!(step(&bad, Target::Key(b"e"), None), None);
+    }
+
+    /// The optimistic row copy finds what a latched read finds on a leaf, copies the value
+    /// whole, clears the buffer for an absent key, and turns every single-byte corruption into
+    /// some answer or `None`, never a panic.
+    #[test]
+    fn row_copies_match_the_leaf_and_survive_garbage() {
+        let mut page = empty_leaf();
+        let rows: Vec<(Vec<u8>, Vec<u8>)> = (0u8..20)
+            .map(|n| (vec![b'k', n * 3], vec![n; usize::from(n) * 7 + 1]))
+            .collect();
+        for (slot, (key, value)) in rows.iter().enumerate() {
+            let op = PageOp::Insert {
+                slot: slot as u16,
+                key: key.clone(),
+                payload: value.clone(),
+            };
+            apply_all(&mut page, &[op]);
+        }
+        let view = PageView::of_stable(&page);
+        let mut out = vec![9; 3];
+        for (key, value) in &rows {
+            assert_eq!(copy_row(&view, 1, key, 0, &mut out), Some(true));
+            assert_eq!(&out, value);
+            let mut absent = key.clone();
+            absent.push(0);
+            assert_eq!(copy_row(&view, 1, &absent, 0, &mut out), Some(false));
+            assert!(out.is_empty());
+        }
+        assert_eq!(
+            copy_row(&view, 2, b"k", 0, &mut out),
+            None,
+            "another tree's leaf"
+        );
+        for at in 0..page.len() {
+            for byte in [0u8, 0x7f, 0xff] {
+                let mut bad = page.clone();
+                bad[at] = byte;
+                let _ = copy_row(&PageView::of_stable(&bad), 1, &[b'k', 9], 0, &mut out);
+            }
+        }
     }
 
     /// Both searches and the checker on a node holding `keys` (ascending): every probe gets

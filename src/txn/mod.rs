@@ -373,21 +373,20 @@ impl KvStore {
         Err(Error::EngineFailed(why))
     }
 
-    /// [`KvEngine::get_committed_into`] for this store. The row is read under its leaf's shared
-    /// latch; under that latch, the lock manager is asked whether a transaction holds the key
-    /// exclusive. If none does, the value on the leaf is committed: a writer changes a row only
-    /// while it holds the key exclusive, and releases it only after its commit record or its
-    /// rollback, and no writer can change the leaf while the latch is held. If one does, the
-    /// read runs as a one-read transaction, which waits for the writer as any reader does.
+    /// [`KvEngine::get_committed_into`] for this store. The row is copied from its leaf and
+    /// then the lock manager is asked whether a transaction holds the key exclusive, with no
+    /// change to the leaf in between (`TreeStore::read_row`: an optimistic read validated after
+    /// the question, or the leaf's shared latch held across both). If none does, the copy is
+    /// committed: a writer changes a row only while it holds the key exclusive, and releases it
+    /// only after its commit record or its rollback (a rollback changes the leaf again). If one
+    /// does, the read runs as a one-read transaction, which waits for the writer as any reader
+    /// does.
     fn read_committed(&self, tree: TreeId, key: &[u8], value: &mut Vec<u8>) -> Result<bool> {
         self.check_not_failed()?;
         self.store.limits().check(key, None)?;
         let hash = self.locks.hash(tree, key);
-        let read = self.store.read_value(tree, key, |found| {
-            if self.locks.is_held_exclusive(hash, tree, key) {
-                return None;
-            }
-            Some(crate::kv::copy_found(found, value))
+        let read = self.store.read_row(tree, key, value, || {
+            self.locks.is_held_exclusive(hash, tree, key)
         })?;
         if let Some(found) = read {
             return Ok(found);

@@ -106,6 +106,24 @@ pub trait KvTxn {
         Ok(copy_found(self.get(tree, key)?.as_deref(), value))
     }
 
+    /// As [`KvTxn::get_into`], but at read-committed isolation for this one read: the latest
+    /// committed value (or this transaction's own write), waiting for a transaction that holds
+    /// the key for writing, and without keeping the key locked, so another transaction may
+    /// change it before this one ends. For reads a workload's isolation rules allow to be
+    /// weaker (TPC-C's Stock-Level needs only level 1, no dirty reads; clause 3.4.0.1). The
+    /// default is [`KvTxn::get_into`], whose locking read is stronger.
+    ///
+    /// # Errors
+    /// As [`KvTxn::get`].
+    fn get_committed_into(
+        &mut self,
+        tree: TreeId,
+        key: &[u8],
+        value: &mut Vec<u8>,
+    ) -> Result<bool> {
+        self.get_into(tree, key, value)
+    }
+
     /// As [`KvTxn::get_for_update`], copying into `value` as [`KvTxn::get_into`] does. The
     /// default goes through [`KvTxn::get_for_update`].
     ///

@@ -812,6 +812,32 @@ impl KvTxn for Transaction<'_> {
         })
     }
 
+    /// Without a lock when this transaction holds none on the key and no other holds it
+    /// exclusive (the auto-commit read's probe, `KvStore::read_committed`); otherwise a locking
+    /// read (which reads this transaction's own write, or waits for the other writer).
+    fn get_committed_into(
+        &mut self,
+        tree: TreeId,
+        key: &[u8],
+        value: &mut Vec<u8>,
+    ) -> Result<bool> {
+        self.statement(|txn| {
+            txn.kv.store.limits().check(key, None)?;
+            txn.kv.store.tree_ref(tree)?;
+            let kv = txn.kv;
+            let hash = kv.locks.hash(tree, key);
+            if txn.locks.held_at(hash, tree, key).is_none()
+                && let Some(found) = kv.store.read_row(tree, key, value, || {
+                    kv.locks.is_held_exclusive(hash, tree, key)
+                })?
+            {
+                return Ok(found);
+            }
+            txn.lock(tree, key, Mode::Shared)?;
+            kv.store.get_into(tree, key, value)
+        })
+    }
+
     fn get_for_update_into(
         &mut self,
         tree: TreeId,

@@ -191,6 +191,56 @@ fn auto_commit_reads_wait_for_writers_and_see_only_committed_values() {
     kv.close().unwrap();
 }
 
+/// A read-committed read inside a transaction (`KvTxn::get_committed_into`) sees the
+/// transaction's own writes, waits for another transaction's uncommitted write, and keeps no
+/// lock: another transaction can change the key before the reader ends.
+#[test]
+fn read_committed_reads_in_a_transaction_keep_no_lock() {
+    let (data, log) = devices();
+    let (kv, _) = KvStore::open(data, log, &config()).unwrap();
+    let t = kv.open_tree("t").unwrap();
+    let mut setup = kv.begin().unwrap();
+    setup.put(t, b"k", b"old").unwrap();
+    setup.commit().unwrap();
+    let mut value = Vec::new();
+    let mut reader = kv.begin().unwrap();
+    assert!(reader.get_committed_into(t, b"k", &mut value).unwrap());
+    assert_eq!(value, b"old");
+    // No lock kept: a writer gets the key at once (the lock timeout is 300 ms).
+    let mut writer = kv.begin().unwrap();
+    writer.put(t, b"k", b"new").unwrap();
+    writer.commit().unwrap();
+    assert!(reader.get_committed_into(t, b"k", &mut value).unwrap());
+    assert_eq!(value, b"new", "the latest committed value");
+    // Its own write.
+    reader.put(t, b"mine", b"1").unwrap();
+    assert!(reader.get_committed_into(t, b"mine", &mut value).unwrap());
+    assert_eq!(value, b"1");
+    reader.commit().unwrap();
+    // An uncommitted write of another transaction is waited for, then its outcome seen.
+    std::thread::scope(|scope| {
+        let mut writer = kv.begin().unwrap();
+        writer.put(t, b"k", b"newer").unwrap();
+        let read = scope.spawn(|| {
+            let start = Instant::now();
+            let mut txn = kv.begin().unwrap();
+            let mut value = Vec::new();
+            assert!(txn.get_committed_into(t, b"k", &mut value).unwrap());
+            txn.commit().unwrap();
+            (start.elapsed(), value)
+        });
+        std::thread::sleep(Duration::from_millis(100));
+        writer.abort().unwrap();
+        let (waited, value) = read.join().unwrap();
+        assert!(
+            waited >= Duration::from_millis(80),
+            "did not wait: {waited:?}"
+        );
+        assert_eq!(value, b"new");
+    });
+    kv.close().unwrap();
+}
+
 /// Writers put a poison value, then either overwrite it and commit or roll back, over a few
 /// keys that splits and merges move between leaves; auto-commit readers on other threads must
 /// never see the poison (an uncommitted value) and must always find the key.

@@ -328,6 +328,9 @@ impl Core {
     /// successful [`OptimisticRead::validate`].
     pub fn optimistic(&self, page: PageId) -> Option<OptimisticRead<'_>> {
         let id = self.table.lookup(page)?;
+        // The page's first line (its header and first slots) is read next, after the frame's
+        // version: ask for both lines at once so that their cache misses overlap.
+        self.prefetch_page(id);
         let frame = self.frame(id);
         let mut spins = 0;
         let version = loop {

@@ -663,7 +663,7 @@ impl TreeStore {
     }
 
     /// Reads the row `key` into `value` (cleared when absent): whether it was found, or `None`
-    /// when `blocked` returned true. `blocked` is asked after the copy, and no change to the
+    /// (and `value` cleared) when `blocked` returned true. `blocked` is asked after the copy, and no change to the
     /// leaf lies between the copy and the question: on the optimistic path (no latch at all,
     /// tried first) the leaf's validation after the question shows it unchanged since before
     /// the copy; on the latched path (a leaf not cached, or reads that keep failing their
@@ -682,14 +682,22 @@ impl TreeStore {
         for _ in 0..self.optimistic_descents() {
             match self.read_row_optimistic(tree_ref, key, value, &blocked) {
                 RowRead::Found(found) => return Ok(Some(found)),
-                RowRead::Blocked => return Ok(None),
+                RowRead::Blocked => {
+                    // What was copied may be uncommitted: leave none of it to the caller.
+                    value.clear();
+                    return Ok(None);
+                }
                 RowRead::Retry => {}
                 RowRead::Latch => break,
             }
         }
-        self.read_value(tree, key, |found| {
+        let read = self.read_value(tree, key, |found| {
             (!blocked()).then(|| crate::kv::copy_found(found, value))
-        })
+        })?;
+        if read.is_none() {
+            value.clear();
+        }
+        Ok(read)
     }
 
     /// Passes the value under `key` (borrowed from the leaf, under its latch) to `read`.

@@ -373,6 +373,21 @@ impl KvStore {
         Err(Error::EngineFailed(why))
     }
 
+    /// The row `key` (of lock hash `hash`) read with no lock, or `None` (and `value` cleared)
+    /// when a transaction holds the key exclusive: the copy and the lock probe with no change to
+    /// the leaf between them (`TreeStore::read_row`), so a `Some` is committed.
+    fn read_unless_held(
+        &self,
+        tree: TreeId,
+        key: &[u8],
+        hash: u64,
+        value: &mut Vec<u8>,
+    ) -> Result<Option<bool>> {
+        self.store.read_row(tree, key, value, || {
+            self.locks.is_held_exclusive(hash, tree, key)
+        })
+    }
+
     /// [`KvEngine::get_committed_into`] for this store. The row is copied from its leaf and
     /// then the lock manager is asked whether a transaction holds the key exclusive, with no
     /// change to the leaf in between (`TreeStore::read_row`: an optimistic read validated after
@@ -385,10 +400,7 @@ impl KvStore {
         self.check_not_failed()?;
         self.store.limits().check(key, None)?;
         let hash = self.locks.hash(tree, key);
-        let read = self.store.read_row(tree, key, value, || {
-            self.locks.is_held_exclusive(hash, tree, key)
-        })?;
-        if let Some(found) = read {
+        if let Some(found) = self.read_unless_held(tree, key, hash, value)? {
             return Ok(found);
         }
         COMMITTED_READS_WAITED.fetch_add(1, Ordering::Relaxed);
@@ -508,6 +520,20 @@ impl Transaction<'_> {
             None => self.locks.insert_absent(hash, tree, key, mode),
         }
         Ok(())
+    }
+
+    /// Reads `key` into `value` once this transaction holds it in `mode` (waiting for it).
+    fn locked_read_into(
+        &mut self,
+        tree: TreeId,
+        key: &[u8],
+        value: &mut Vec<u8>,
+        mode: Mode,
+    ) -> Result<bool> {
+        self.kv.store.limits().check(key, None)?;
+        self.kv.store.tree_ref(tree)?;
+        self.lock(tree, key, mode)?;
+        self.kv.store.get_into(tree, key, value)
     }
 
     fn register(&mut self) {
@@ -804,12 +830,7 @@ impl KvTxn for Transaction<'_> {
     }
 
     fn get_into(&mut self, tree: TreeId, key: &[u8], value: &mut Vec<u8>) -> Result<bool> {
-        self.statement(|txn| {
-            txn.kv.store.limits().check(key, None)?;
-            txn.kv.store.tree_ref(tree)?;
-            txn.lock(tree, key, Mode::Shared)?;
-            txn.kv.store.get_into(tree, key, value)
-        })
+        self.statement(|txn| txn.locked_read_into(tree, key, value, Mode::Shared))
     }
 
     /// Without a lock when this transaction holds none on the key and no other holds it
@@ -823,18 +844,13 @@ impl KvTxn for Transaction<'_> {
     ) -> Result<bool> {
         self.statement(|txn| {
             txn.kv.store.limits().check(key, None)?;
-            txn.kv.store.tree_ref(tree)?;
-            let kv = txn.kv;
-            let hash = kv.locks.hash(tree, key);
+            let hash = txn.kv.locks.hash(tree, key);
             if txn.locks.held_at(hash, tree, key).is_none()
-                && let Some(found) = kv.store.read_row(tree, key, value, || {
-                    kv.locks.is_held_exclusive(hash, tree, key)
-                })?
+                && let Some(found) = txn.kv.read_unless_held(tree, key, hash, value)?
             {
                 return Ok(found);
             }
-            txn.lock(tree, key, Mode::Shared)?;
-            kv.store.get_into(tree, key, value)
+            txn.locked_read_into(tree, key, value, Mode::Shared)
         })
     }
 
@@ -844,12 +860,7 @@ impl KvTxn for Transaction<'_> {
         key: &[u8],
         value: &mut Vec<u8>,
     ) -> Result<bool> {
-        self.statement(|txn| {
-            txn.kv.store.limits().check(key, None)?;
-            txn.kv.store.tree_ref(tree)?;
-            txn.lock(tree, key, Mode::Exclusive)?;
-            txn.kv.store.get_into(tree, key, value)
-        })
+        self.statement(|txn| txn.locked_read_into(tree, key, value, Mode::Exclusive))
     }
 
     fn put(&mut self, tree: TreeId, key: &[u8], value: &[u8]) -> Result<()> {

@@ -7,10 +7,11 @@
 //! [`parts::Prefetcher`] and [`write_path::WritePath`].
 //!
 //! Files: `pool.rs` (the [`pool::Core`] and the public [`pool::BufferPool`]), `instance.rs`,
-//! `frame.rs`, `page_table.rs`, `lru_list.rs` (the intrusive list the LRU orders and the side
+//! `frame.rs`, `arena.rs` (the frames' page memory), `page_table.rs`, `lru_list.rs` (the intrusive list the LRU orders and the side
 //! list use), `flush_list.rs`, `guard.rs`, `io.rs` (writes, flush-all, recoverability writes),
 //! `redo.rs` (what the pool needs from the log), `stats.rs`, `invariants.rs`.
 
+pub mod arena;
 pub mod flush_list;
 pub mod frame;
 mod guard;

@@ -37,6 +37,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use crate::core::arena::FrameArena;
 use crate::core::frame::{Frame, FrameId, IO_EVICT, IO_IDLE, IO_READ, IO_WRITE, NO_PAGE, Region};
 use crate::core::guard::{PageReadGuard, PageWriteGuard};
 use crate::core::instance::{Instance, instance_of};
@@ -82,6 +83,8 @@ pub struct CoreConfig {
     /// The background time-constant scale: a background scan's price per page is
     /// `list_scan_ns` times this ([`Scanner::Background`]).
     pub background_time_scale: f64,
+    /// Ask for transparent huge pages for the frames' memory ([`FrameArena`]).
+    pub huge_pages: bool,
 }
 
 /// Who scans a list, for the emulated host's CPU ([`Core::hold_list_scan`]).
@@ -208,7 +211,7 @@ pub struct Core {
     /// Device time runs this many times slower than real time.
     pub time_scale: f64,
     epoch: Instant,
-    arena: AlignedBuf,
+    arena: FrameArena,
     /// Every frame, instance after instance.
     pub frames: Box<[Frame]>,
     /// Page id to frame.
@@ -250,6 +253,27 @@ impl Drop for HeldMove<'_> {
     }
 }
 
+/// The frames, instance after instance, in memory given the huge-page advice (when asked) before
+/// any frame is written, as the pages' arena is: the hit path reads a frame before its page.
+fn frame_slots(
+    frames: usize,
+    per_instance: usize,
+    instances: usize,
+    huge_pages: bool,
+) -> Box<[Frame]> {
+    let mut slots: Vec<Frame> = Vec::with_capacity(frames);
+    if huge_pages {
+        crate::device::mapping::advise_huge_pages(
+            slots.as_ptr().cast::<u8>(),
+            frames * std::mem::size_of::<Frame>(),
+        );
+    }
+    slots.extend(
+        (0..frames).map(|id| Frame::of_instance((id / per_instance).min(instances - 1) as u32)),
+    );
+    slots.into_boxed_slice()
+}
+
 impl Core {
     /// Builds the core over `device` with `parts`.
     ///
@@ -269,9 +293,7 @@ impl Core {
                 config.instances
             )));
         }
-        let arena_bytes = frames
-            .checked_mul(info.page_size)
-            .ok_or_else(|| Error::Config(format!("{frames} frames do not fit in memory")))?;
+        let arena = FrameArena::new(frames, info.page_size, config.huge_pages)?;
         let per_instance = frames / config.instances;
         let instances: Box<[Instance]> = (0..config.instances)
             .map(|index| {
@@ -296,10 +318,8 @@ impl Core {
             pages: info.pages,
             time_scale: info.time_scale.max(f64::MIN_POSITIVE),
             epoch: Instant::now(),
-            arena: AlignedBuf::new(arena_bytes),
-            frames: (0..frames)
-                .map(|id| Frame::of_instance((id / per_instance).min(config.instances - 1) as u32))
-                .collect(),
+            arena,
+            frames: frame_slots(frames, per_instance, config.instances, config.huge_pages),
             table: PageTable::new(info.pages),
             instances,
             counters: Counters::default(),
@@ -395,7 +415,7 @@ impl Core {
 
     /// The frame's page buffer.
     pub fn frame_buffer(&self, id: FrameId) -> IoBuffer {
-        self.arena.chunk_io_buffer(id as usize, self.page_size)
+        self.arena.page(id as usize)
     }
 
     /// Hints the CPU to start loading the first cache line of the frame's bytes (a no-op off

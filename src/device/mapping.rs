@@ -58,6 +58,22 @@ impl Mapping {
         )
     }
 
+    /// `len` bytes of zeros (rounded up to whole OS pages), allocated by the OS on first touch
+    /// but charged against the commit limit at once (no `MAP_NORESERVE`): memory the owner
+    /// means to fill, such as a buffer pool's frames, so that a pool larger than the machine
+    /// allows is refused here (under the kernel's overcommit policy) rather than on a later
+    /// page fault.
+    ///
+    /// # Errors
+    /// The OS's error (the commit limit, or address space exhausted).
+    pub fn anonymous_accounted(len: usize) -> std::io::Result<Mapping> {
+        Self::fresh(
+            round_up(len)?,
+            libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
+            None,
+        )
+    }
+
     /// The first `len` bytes of `file` (which must cover them rounded up to whole OS pages,
     /// and be open for reading and writing), shared: writes reach the file.
     ///
@@ -116,6 +132,17 @@ impl Mapping {
         self.len == 0
     }
 
+    /// Asks the kernel to back the whole [`HUGE_PAGE`] extents of the mapping with transparent
+    /// huge pages (`madvise(MADV_HUGEPAGE)`), for memory touched page by page at random (a
+    /// buffer pool's frames): one TLB entry then covers 512 pages of 4 KiB instead of one.
+    /// Advice only: the contents do not change. Takes effect for pages not yet touched (the
+    /// kernel's `khugepaged` may collapse touched ones later). Returns whether the kernel took
+    /// the advice: false off Linux, on a kernel without transparent huge pages (or with them
+    /// `never`), or for a mapping with no whole huge page.
+    pub fn advise_huge_pages(&self) -> bool {
+        advise_huge_pages(self.base, self.len)
+    }
+
     /// Makes a shared file mapping's writes durable (`msync`); nothing for other mappings.
     ///
     /// # Errors
@@ -139,6 +166,38 @@ impl Drop for Mapping {
         // SAFETY: the mapping this value created and owns; nothing borrows it past its owner.
         let _ = unsafe { libc::munmap(self.base.cast(), self.len) };
     }
+}
+
+/// The size of a transparent huge page on x86-64 and most arm64 kernels (a PMD mapping).
+pub const HUGE_PAGE: usize = 2 << 20;
+
+/// [`Mapping::advise_huge_pages`] for the `len` bytes at `ptr`, memory this process owns (a
+/// heap allocation too: the whole huge pages inside it). Advice only; the same return value.
+pub fn advise_huge_pages(ptr: *const u8, len: usize) -> bool {
+    let start = ptr as usize;
+    let Some(end) = start.checked_add(len) else {
+        return false;
+    };
+    let end = end / HUGE_PAGE * HUGE_PAGE;
+    let Some(begin) = start.checked_next_multiple_of(HUGE_PAGE) else {
+        return false;
+    };
+    if end <= begin {
+        return false;
+    }
+    advise_huge(begin, end - begin)
+}
+
+#[cfg(target_os = "linux")]
+fn advise_huge(begin: usize, len: usize) -> bool {
+    // SAFETY: the range lies inside a mapping this process owns; MADV_HUGEPAGE changes no
+    // contents and no protection.
+    unsafe { libc::madvise(begin as *mut libc::c_void, len, libc::MADV_HUGEPAGE) == 0 }
+}
+
+#[cfg(not(target_os = "linux"))]
+fn advise_huge(_begin: usize, _len: usize) -> bool {
+    false
 }
 
 fn round_up(len: usize) -> std::io::Result<usize> {

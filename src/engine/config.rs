@@ -163,8 +163,17 @@ pub struct PoolConfig {
     pub list_scan_ns: f64,
     /// Verify page checksums on read.
     pub verify_checksums: bool,
+    /// Ask the OS for transparent huge pages for the frames' memory (`madvise(MADV_HUGEPAGE)`,
+    /// Linux): fewer TLB misses on a large pool (`docs/performance.md`, "Huge pages for the
+    /// frames"); false leaves the kernel's default. InnoDB's `large_pages` plays this part.
+    #[serde(default = "default_huge_pages")]
+    pub huge_pages: bool,
     /// Run the background cleaner (off only in model tests).
     pub background: bool,
+}
+
+fn default_huge_pages() -> bool {
+    true
 }
 
 impl Default for PoolConfig {
@@ -414,6 +423,11 @@ impl PoolConfig {
             "true | false",
         ),
         key(
+            "huge_pages",
+            "ask the OS for transparent huge pages for the frames' memory (madvise MADV_HUGEPAGE, Linux): fewer TLB misses on a large pool; false leaves the kernel's default",
+            "true | false",
+        ),
+        key(
             "background",
             "run the background cleaner (off only in model tests)",
             "true | false",
@@ -506,6 +520,7 @@ impl PoolConfig {
             free_block_loop: FreeBlockLoop::Mysql57,
             list_scan_ns: 0.0,
             verify_checksums: true,
+            huge_pages: true,
             background: true,
         }
     }

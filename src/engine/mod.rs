@@ -277,6 +277,7 @@ pub fn open_pool(
         scheme: config.scheme.name.clone(),
         list_scan_ns: config.list_scan_ns,
         background_time_scale: config.effective_time_constant_scale(instance_frames),
+        huge_pages: config.huge_pages,
     };
     BufferPool::with_parts(Arc::clone(&target.data), log, core_config, parts)
 }

@@ -2,9 +2,10 @@
 //! the transaction (strict two-phase locking), with waiting, deadlock detection on a wait-for
 //! graph, and a wait timeout.
 //!
-//! **Table.** Locks live in a fixed table of buckets (4096 by default), each a mutex over a
-//! small vector of exact entries (tree, key bytes, holders, waiters; a short key and the first
-//! holder inside the entry, so an uncontended request reads no heap buffer) and one condition
+//! **Table.** Locks live in a fixed table of buckets (4096 by default), each a mutex over its
+//! exact entries (tree, key bytes, holders, waiters; a short key and the first holder inside
+//! the entry; the bucket's first entry inside the bucket, further ones in a vector, so an
+//! uncontended request reads the bucket's own cache lines and no heap buffer) and one condition
 //! variable for the bucket's waiters. A key's bucket is picked by a seeded, non-cryptographic
 //! hash of the tree and key ([`LockManager::hash`]), computed once per request and kept in the
 //! transaction's [`HeldLocks`] for the release. An uncontended acquire or release is one
@@ -67,6 +68,7 @@ const INLINE_KEY: usize = 32;
 /// A lock's key, inside the entry when it is short (TPC-C's keys are 2-39 bytes), so that
 /// comparing it touches no other cache line.
 #[derive(Debug)]
+#[repr(C)]
 struct EntryKey {
     len: usize,
     inline: [u8; INLINE_KEY],
@@ -149,7 +151,10 @@ impl Holders {
 /// next key of the bucket, keeping their buffers. The fields an uncontended acquire or release
 /// reads (hash, tree, a short key, the first holder, the waiter counts) lie inside the entry,
 /// so it touches the bucket's line and the entry's, and no heap buffer.
+/// Laid out in declaration order (`repr(C)`): what a lookup compares (hash, tree, a short key)
+/// comes first, in the entry's first cache line.
 #[derive(Debug, Default)]
+#[repr(C)]
 struct Entry {
     hash: u64,
     tree: TreeId,
@@ -211,32 +216,50 @@ impl Entry {
     }
 }
 
-/// The exact entries of one bucket.
+/// The exact entries of one bucket: the first inside the bucket (most buckets hold at most one
+/// key at a time), any others in a vector, so that an uncontended request reads the entry on
+/// the bucket's own cache lines instead of following a pointer to the heap. `first` is always
+/// there (vacant when unused); `more` never shrinks below its peak.
 #[derive(Debug, Default)]
-struct Entries(Vec<Entry>);
+#[repr(C)]
+struct Entries {
+    first: Entry,
+    more: Vec<Entry>,
+}
 
 impl Entries {
+    fn iter(&self) -> impl Iterator<Item = &Entry> {
+        std::iter::once(&self.first).chain(self.more.iter())
+    }
+
+    /// Entry `index` of [`Entries::iter`]'s order.
+    fn at(&mut self, index: usize) -> &mut Entry {
+        match index {
+            0 => &mut self.first,
+            _ => &mut self.more[index - 1],
+        }
+    }
+
     fn get(&self, hash: u64, tree: TreeId, key: &[u8]) -> Option<&Entry> {
-        self.0.iter().find(|entry| entry.is_for(hash, tree, key))
+        self.iter().find(|entry| entry.is_for(hash, tree, key))
     }
 
     fn find(&mut self, hash: u64, tree: TreeId, key: &[u8]) -> Option<&mut Entry> {
-        self.0
-            .iter_mut()
-            .find(|entry| entry.is_for(hash, tree, key))
+        let index = self.position(hash, tree, key)?;
+        Some(self.at(index))
+    }
+
+    fn position(&self, hash: u64, tree: TreeId, key: &[u8]) -> Option<usize> {
+        self.iter().position(|entry| entry.is_for(hash, tree, key))
     }
 
     /// The entry of the key, made from a vacant one (or a new one) when the key has none.
     fn find_or_add(&mut self, hash: u64, tree: TreeId, key: &[u8]) -> &mut Entry {
-        if let Some(index) = self
-            .0
-            .iter()
-            .position(|entry| entry.is_for(hash, tree, key))
-        {
-            return &mut self.0[index];
+        if let Some(index) = self.position(hash, tree, key) {
+            return self.at(index);
         }
         let index = self.vacant();
-        let entry = &mut self.0[index];
+        let entry = self.at(index);
         entry.hash = hash;
         entry.tree = tree;
         entry.key.set(key);
@@ -245,16 +268,17 @@ impl Entries {
 
     /// The position of a vacant entry, added at the end when there is none.
     fn vacant(&mut self) -> usize {
-        if let Some(index) = self.0.iter().position(Entry::is_vacant) {
+        if let Some(index) = self.iter().position(Entry::is_vacant) {
             return index;
         }
-        self.0.push(Entry::default());
-        self.0.len() - 1
+        self.more.push(Entry::default());
+        self.more.len()
     }
 }
 
-/// A bucket: its entries and the condition variable its waiters sleep on. One cache line
-/// each, so that two threads locking keys of neighbouring buckets do not share a line.
+/// A bucket: its entries (the first inside it) and the condition variable its waiters sleep
+/// on. Aligned to cache lines (three of them), so that two threads locking keys of
+/// neighbouring buckets do not share a line.
 #[derive(Debug, Default)]
 #[repr(align(64))]
 struct Bucket {

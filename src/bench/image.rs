@@ -103,6 +103,13 @@ enum Contents {
 }
 
 impl Image {
+    /// An image's capacity: its loaded pages plus as many again (at least
+    /// [`HEADROOM_PAGES_MIN`]) for the run's inserts.
+    #[must_use]
+    pub fn capacity_for(loaded_pages: u64) -> u64 {
+        loaded_pages.saturating_add(loaded_pages.max(HEADROOM_PAGES_MIN))
+    }
+
     /// Builds the image of `spec` with pages of `page_size` bytes; `progress` sees the load.
     ///
     /// # Errors
@@ -118,7 +125,7 @@ impl Image {
         let data: SharedDevice =
             Arc::new(MemoryDevice::new(page_size, DATA_START + load_capacity)?);
         let (load, loaded, loaded_pages) = load_into(spec, &data, progress)?;
-        let capacity_pages = capacity_for(loaded_pages);
+        let capacity_pages = Image::capacity_for(loaded_pages);
         let bytes = unbind(
             &loaded.data_device()?,
             page_size,
@@ -188,7 +195,7 @@ impl Image {
             &file,
         )?);
         let (load, loaded, loaded_pages) = load_into(spec, &data, progress)?;
-        let capacity_pages = capacity_for(loaded_pages);
+        let capacity_pages = Image::capacity_for(loaded_pages);
         unbind_in_place(&loaded, loaded_pages, capacity_pages)?;
         drop(loaded);
         drop(data);
@@ -454,12 +461,6 @@ fn load_into(
     let loaded = DataFile::open(Arc::clone(data))?;
     let loaded_pages = loaded.header().high_water_mark.max(trees.high_water);
     Ok((load, loaded, loaded_pages))
-}
-
-/// An image's capacity: its loaded pages plus as many again (at least
-/// [`HEADROOM_PAGES_MIN`]) for the run's inserts.
-fn capacity_for(loaded_pages: u64) -> u64 {
-    loaded_pages + loaded_pages.max(HEADROOM_PAGES_MIN)
 }
 
 /// Unbinds a cleanly closed data file in place: resets the LSN of every data page below

@@ -119,7 +119,8 @@ pub struct BenchArgs {
     #[arg(long)]
     pub model_cores: Option<f64>,
     /// Buffer size: a percentage of the database (`10%`), a page count (`4096`) or a size
-    /// (`64MiB`).
+    /// (`64MiB`). A record workload's pool may exceed its loaded database up to the room its
+    /// image keeps for inserts (`200%`: the whole database stays cached as it grows).
     #[arg(long, default_value = "10%")]
     pub buffer: String,
     /// Worker threads.
@@ -248,9 +249,14 @@ impl BenchArgs {
         // A record workload's size is known only from its image: check the form here, the
         // size in `prepare` (before loading) and `attach_image` (after).
         let buffer_pages = if record.is_some() {
-            parse_buffer(&self.buffer, RECORD_PAGES_MAX, page_size)
+            parse_buffer(
+                &self.buffer,
+                RECORD_PAGES_MAX,
+                Image::capacity_for(RECORD_PAGES_MAX),
+                page_size,
+            )
         } else {
-            parse_buffer(&self.buffer, db_pages, page_size)
+            parse_buffer(&self.buffer, db_pages, db_pages, page_size)
         }
         .map_err(|why| flag_error("--buffer", &self.buffer, &why))?;
         if record.is_none() {
@@ -796,29 +802,46 @@ pub fn parse_size(text: &str, page_size: usize) -> Result<u64, String> {
     Ok(pages as u64)
 }
 
-/// Parses the buffer size: `P%` of `db_pages` (0 < P <= 100, rounded, at least 1 page) or a
-/// size as [`parse_size`]; must not exceed the database.
+/// Parses the buffer size: `P%` of `db_pages` (rounded, at least 1 page) or a size as
+/// [`parse_size`], at most `max_pages`: the device's data pages, which for a loaded image are
+/// its loaded pages and as many again for the run's inserts, so that a pool may hold a
+/// database that grows (`--buffer 200%`: in memory for the whole run).
 ///
 /// # Errors
-/// A message naming the accepted forms.
-pub fn parse_buffer(text: &str, db_pages: u64, page_size: usize) -> Result<usize, String> {
+/// A message naming the accepted forms and the largest size.
+pub fn parse_buffer(
+    text: &str,
+    db_pages: u64,
+    max_pages: u64,
+    page_size: usize,
+) -> Result<usize, String> {
     let text = text.trim();
+    let max_pages = max_pages.max(db_pages);
+    let max_percent = (max_pages as f64 * 100.0 / db_pages.max(1) as f64 * 10.0).floor() / 10.0;
     let pages = if let Some(percent) = text.strip_suffix('%') {
         let percent: f64 = percent
             .trim()
             .parse()
             .map_err(|_| format!("`{percent}` is not a percentage"))?;
-        if !(percent > 0.0 && percent <= 100.0) {
-            return Err("the percentage must be in (0, 100]".into());
+        if !(percent > 0.0 && percent <= max_percent.max(100.0)) {
+            return Err(format!(
+                "the percentage must be in (0, {max_percent}] (the database and the room for \
+                 its inserts)"
+            ));
         }
-        ((db_pages as f64 * percent / 100.0).round() as u64).max(1)
+        ((db_pages as f64 * percent / 100.0).round() as u64).clamp(1, max_pages)
     } else {
         parse_size(text, page_size)?
     };
-    if pages > db_pages {
-        return Err(format!(
-            "{pages} pages is more than the database ({db_pages} pages)"
-        ));
+    if pages > max_pages {
+        return Err(if max_pages > db_pages {
+            format!(
+                "{pages} pages is more than the device's {max_pages} data pages (the \
+                 database's {db_pages} and the room for its inserts)"
+            )
+        } else {
+            format!("{pages} pages is more than the database ({db_pages} pages)")
+        });
     }
     usize::try_from(pages).map_err(|_| "too large".to_string())
 }
@@ -909,7 +932,7 @@ pub fn attach_image(
     image: Arc<Image>,
 ) -> Result<()> {
     let loaded = image.loaded_pages;
-    config.buffer_pages = parse_buffer(&args.buffer, loaded, image.page_size)
+    config.buffer_pages = parse_buffer(&args.buffer, loaded, image.capacity_pages, image.page_size)
         .map_err(|why| flag_error("--buffer", &args.buffer, &why))?;
     super::limits::check_frames(&args.buffer, config.buffer_pages, Some((loaded, true)))?;
     if !args.given.has("log_size") {
@@ -1249,13 +1272,21 @@ mod tests {
 
     #[test]
     fn buffers_and_ratios() {
-        assert_eq!(parse_buffer("10%", 32_768, 16384), Ok(3277));
-        assert_eq!(parse_buffer("100", 32_768, 16384), Ok(100));
-        assert_eq!(parse_buffer("16MiB", 32_768, 16384), Ok(1024));
-        assert_eq!(parse_buffer("0.001%", 100, 16384), Ok(1));
+        assert_eq!(parse_buffer("10%", 32_768, 32_768, 16384), Ok(3277));
+        assert_eq!(parse_buffer("100", 32_768, 32_768, 16384), Ok(100));
+        assert_eq!(parse_buffer("16MiB", 32_768, 32_768, 16384), Ok(1024));
+        assert_eq!(parse_buffer("0.001%", 100, 100, 16384), Ok(1));
         for bad in ["0%", "101%", "x%", "40000", "1TiB"] {
-            assert!(parse_buffer(bad, 32_768, 16384).is_err(), "{bad}");
+            assert!(parse_buffer(bad, 32_768, 32_768, 16384).is_err(), "{bad}");
         }
+        // A device with room for inserts: a pool may hold the grown database, no more.
+        assert_eq!(parse_buffer("200%", 1_000, 2_000, 16384), Ok(2_000));
+        assert_eq!(parse_buffer("150%", 1_000, 2_000, 16384), Ok(1_500));
+        assert_eq!(parse_buffer("2000", 1_000, 2_000, 16384), Ok(2_000));
+        let too_big = parse_buffer("201%", 1_000, 2_000, 16384).unwrap_err();
+        assert!(too_big.contains("(0, 200]"), "{too_big}");
+        let too_big = parse_buffer("2001", 1_000, 2_000, 16384).unwrap_err();
+        assert!(too_big.contains("2000 data pages"), "{too_big}");
         assert_eq!(parse_ratio("90%"), Ok(0.9));
         assert_eq!(parse_ratio("0.25"), Ok(0.25));
         assert!(parse_ratio("1.5").is_err());

@@ -143,7 +143,7 @@ pub(crate) fn check_record_sizes(
     config: &mut BenchConfig,
     spec: &RecordSpec,
 ) -> Result<()> {
-    let (pages, exact) = if let Some(path) = &args.db {
+    let (pages, capacity, exact) = if let Some(path) = &args.db {
         let facts = Image::peek_file(path)?;
         let wanted = spec.load_key();
         if facts.load_key != wanted {
@@ -167,12 +167,13 @@ pub(crate) fn check_record_sizes(
             ));
         }
         config.workload.page_size = facts.page_size;
-        (facts.loaded_pages, true)
+        (facts.loaded_pages, facts.capacity_pages, true)
     } else {
         check_rows_fit(spec, config.workload.page_size)?;
-        (Image::pages_at_most(spec, config.workload.page_size), false)
+        let pages = Image::pages_at_most(spec, config.workload.page_size);
+        (pages, Image::capacity_for(pages), false)
     };
-    let frames = parse_buffer(&args.buffer, pages, config.workload.page_size)
+    let frames = parse_buffer(&args.buffer, pages, capacity, config.workload.page_size)
         .map_err(|why| flag_error("--buffer", &args.buffer, &why))?;
     check_frames(&args.buffer, frames, Some((pages, exact)))
 }

@@ -104,7 +104,7 @@ enum Contents {
 
 impl Image {
     /// An image's capacity: its loaded pages plus as many again (at least
-    /// [`HEADROOM_PAGES_MIN`]) for the run's inserts.
+    /// 4,096 pages) for the run's inserts.
     #[must_use]
     pub fn capacity_for(loaded_pages: u64) -> u64 {
         loaded_pages.saturating_add(loaded_pages.max(HEADROOM_PAGES_MIN))

@@ -102,6 +102,19 @@ mod tests {
     }
 
     #[test]
+    fn huge_pages_are_reported_only_when_asked_and_possible() {
+        assert!(
+            !FrameArena::new(600, 4096, false).unwrap().huge_pages(),
+            "not asked"
+        );
+        // One page holds no whole 2 MiB extent: nothing to advise.
+        assert!(
+            !FrameArena::new(1, 4096, true).unwrap().huge_pages(),
+            "too small"
+        );
+    }
+
+    #[test]
     fn an_arena_too_large_is_a_config_error() {
         let err = FrameArena::new(usize::MAX / 2, 4096, false).unwrap_err();
         assert!(matches!(err, Error::Config(_)), "{err}");

@@ -1295,6 +1295,7 @@ impl Core {
             read_stall_wait: self.read_stall_wait.snapshot(),
             write_path: self.parts.write_path.stats(),
             instances: self.instances.len() as u64,
+            huge_pages: self.arena.huge_pages(),
             extra,
             extra_gauges,
         }

@@ -314,6 +314,10 @@ pub struct PoolStats {
     pub write_path: crate::core::write_path::WritePathStats,
     /// Buffer pool instances.
     pub instances: u64,
+    /// Whether the OS took the advice to back the frames' pages with transparent huge pages
+    /// (pool-config key `huge_pages`; `crate::core::arena::FrameArena`).
+    #[serde(default)]
+    pub huge_pages: bool,
     /// Scheme-specific counters (pointer moves, scan lengths, TWB waits, ...) and gauges
     /// (current `P_scan`, dirty-region length, ...), as their parts declared them
     /// ([`ExtraStats`]). In a snapshot the counters count since the pool opened; after
@@ -463,6 +467,7 @@ impl PoolStats {
             read_stall_wait: self.read_stall_wait.since(&earlier.read_stall_wait),
             write_path: self.write_path.since(&earlier.write_path),
             instances: self.instances,
+            huge_pages: self.huge_pages,
             extra: extra_since(&self.extra, &self.extra_gauges, &earlier.extra),
             extra_gauges: self.extra_gauges.clone(),
         }

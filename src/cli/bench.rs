@@ -816,6 +816,7 @@ pub fn parse_buffer(
     page_size: usize,
 ) -> Result<usize, String> {
     let text = text.trim();
+    // At least the database, so the percentage's bound is at least 100.
     let max_pages = max_pages.max(db_pages);
     let max_percent = (max_pages as f64 * 100.0 / db_pages.max(1) as f64 * 10.0).floor() / 10.0;
     let pages = if let Some(percent) = text.strip_suffix('%') {
@@ -823,13 +824,13 @@ pub fn parse_buffer(
             .trim()
             .parse()
             .map_err(|_| format!("`{percent}` is not a percentage"))?;
-        if !(percent > 0.0 && percent <= max_percent.max(100.0)) {
+        if !(percent > 0.0 && percent <= max_percent) {
             return Err(format!(
                 "the percentage must be in (0, {max_percent}] (the database and the room for \
                  its inserts)"
             ));
         }
-        ((db_pages as f64 * percent / 100.0).round() as u64).clamp(1, max_pages)
+        ((db_pages as f64 * percent / 100.0).round() as u64).max(1)
     } else {
         parse_size(text, page_size)?
     };

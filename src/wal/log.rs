@@ -513,7 +513,9 @@ impl Wal {
         }
         let records = batch.records();
         let encoded = batch.bytes_mut();
-        let deadline = Instant::now() + self.config.full_timeout;
+        // The wait for log space times out `full_timeout` after the first wait: taken then, so
+        // that an append that never waits reads no clock.
+        let mut deadline = None;
         let mut inner = self.inner.lock();
         let mut expired = false;
         for _round in 0..MAX_APPEND_ROUNDS {
@@ -533,6 +535,8 @@ impl Wal {
                 }
                 bump(&self.counters.full_waits, 1);
                 // Look once more after the deadline: the checkpoint may have just moved.
+                let deadline =
+                    *deadline.get_or_insert_with(|| Instant::now() + self.config.full_timeout);
                 expired = self.space.wait_until(&mut inner, deadline).timed_out();
                 continue;
             }

@@ -118,6 +118,25 @@ impl<'a> PageView<'a> {
         self.len == 0
     }
 
+    /// Hints the CPU to start loading the cache line holding byte `at` (a no-op past the end
+    /// and off x86-64). A hint only: it never faults and reads nothing the caller sees, so a
+    /// racing writer makes it at worst useless.
+    #[inline]
+    pub fn prefetch(&self, at: usize) {
+        #[cfg(target_arch = "x86_64")]
+        if at < self.len {
+            // SAFETY: `at < len`, so the address lies inside the view's bytes; a prefetch does
+            // not fault and writes nothing.
+            unsafe {
+                std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(
+                    self.ptr.add(at).cast::<i8>(),
+                );
+            }
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        let _ = at;
+    }
+
     /// The byte at `at`, `None` past the end.
     #[inline]
     #[must_use]

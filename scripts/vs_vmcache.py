@@ -6,6 +6,7 @@ usage: scripts/vs_vmcache.py --table RESULTS.json   (re-prints a sitting's table
                              [--points tpcc-mem,tpcc-oom,lookup-mem] [--work DIR]
                              [--out FILE.json] [--nice N] [--page-size BYTES]
                              [--flashbuf BINARY] [--flashbuf-oom-warehouses W]
+                             [--flashbuf-pool-config FILE.toml]
 
   git clone https://github.com/viktorleis/vmcache ~/vmcache
   scripts/vs_vmcache.py ~/vmcache --quick      # checks the script: about 4 minutes
@@ -510,6 +511,10 @@ def parse_args():
                         help="flashbuf's warehouses at tpcc-oom (20); `flashbuf load` holds "
                              "about 3x the image in RAM, about 5 GB for 20 warehouses: give "
                              "fewer on a host without it (the pool stays 28%% of the data)")
+    parser.add_argument("--flashbuf-pool-config", type=Path, default=None,
+                        help="a buffer-pool configuration file (TOML) that flashbuf's runs get "
+                             "at every point (`bench --pool-config`), e.g. one setting "
+                             "torn_page_protection = \"doublewrite8\"")
     args = parser.parse_args()
     if args.runs < 1:
         parser.error("--runs must be at least 1")
@@ -521,6 +526,8 @@ def parse_args():
         parser.error("--flashbuf-oom-warehouses must be from 1 to 1000")
     if args.flashbuf is not None and not os.access(args.flashbuf, os.X_OK):
         parser.error(f"--flashbuf {args.flashbuf}: not an executable file")
+    if args.flashbuf_pool_config is not None and not args.flashbuf_pool_config.is_file():
+        parser.error(f"--flashbuf-pool-config {args.flashbuf_pool_config}: no such file")
     if not args.vmcache.is_dir():
         parser.error(f"{args.vmcache}: no such directory")
     if args.quick:
@@ -540,6 +547,11 @@ def main():
     if args.quick:
         for point in table.values():
             point.warmup_s = 1
+    if args.flashbuf_pool_config is not None:
+        for point in table.values():
+            # A new list: points may share one (the in-memory points share their devices').
+            point.flashbuf_bench = [*point.flashbuf_bench, "--pool-config",
+                                    str(args.flashbuf_pool_config.resolve())]
     out = (args.out or work / "vs_vmcache.json").resolve()
 
     vmcache = build_vmcache(args.vmcache.resolve(), work, args.nice)
@@ -584,6 +596,9 @@ def main():
         "measured_s": args.seconds,
         "nice": args.nice,
         "flashbuf_page_size": args.page_size,
+        "flashbuf_pool_config": (None if args.flashbuf_pool_config is None
+                                 else {"path": str(args.flashbuf_pool_config),
+                                       "text": args.flashbuf_pool_config.read_text()}),
         "points": {name: {"title": table[name].title,
                           "warmup_s": table[name].warmup_s,
                           "flashbuf": ["bench", *table[name].flashbuf_load,

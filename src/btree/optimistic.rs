@@ -139,6 +139,7 @@ fn search(
         }
     }
     prefetch_probe_slots(view, count);
+    let slots = view.records(SLOTS_AT, SLOT_SIZE, count)?;
     // Bytes `key` shares with every key of the node.
     let base = prefix.max(known);
     let wanted = key_head(key, prefix);
@@ -152,8 +153,7 @@ fn search(
     // Bound: halves the range each round (count < 2^15).
     while low < high {
         let mid = low + (high - low) / 2;
-        let slot_at = SLOTS_AT + SLOT_SIZE * mid;
-        let head = view.u32_be(slot_at + HEAD_AT)?;
+        let head = slots.u32_be(mid, HEAD_AT)?;
         // Heads decide most probes (two comparisons, no cell decoded).
         if head < wanted {
             low = mid + 1;
@@ -165,7 +165,7 @@ fn search(
             high_head = head;
             continue;
         }
-        let offset = usize::from(view.u16_le(slot_at)?);
+        let offset = usize::from(slots.u16_le(mid, 0)?);
         if offset < header.cell_start {
             return None;
         }

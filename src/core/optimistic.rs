@@ -67,6 +67,70 @@ pub const OPTIMISTIC_ATTEMPTS: usize = 4;
 /// Spins on an odd version (a writer at work) before an optimistic start gives up.
 const LOCKED_SPINS: usize = 64;
 
+/// A run of equal-sized records inside a [`PageView`] (see [`PageView::records`]): loads of
+/// 2 and 4 bytes at even offsets inside a record, each a relaxed 2-byte atomic load, bounds
+/// checked by the record's index alone.
+#[derive(Clone, Copy)]
+pub struct Records<'a> {
+    first: *const u8,
+    stride: usize,
+    count: usize,
+    _bytes: PhantomData<&'a [u8]>,
+}
+
+impl Records<'_> {
+    /// The 2-byte-aligned address of `len` bytes at `offset` of record `index`, if they lie
+    /// inside the record and `offset` is even.
+    #[inline]
+    fn at(&self, index: usize, offset: usize, len: usize) -> Option<*const u8> {
+        if index >= self.count || offset + len > self.stride || !offset.is_multiple_of(2) {
+            return None;
+        }
+        // SAFETY: `index < count` and `offset + len <= stride`, so the bytes lie inside the run
+        // that `PageView::records` checked to lie inside the view.
+        Some(unsafe { self.first.add(index * self.stride + offset) })
+    }
+
+    /// Loads the 2-aligned `u16` at `at` (an address [`Records::at`] gave).
+    #[inline]
+    fn load_u16(at: *const u8) -> u16 {
+        // SAFETY: `at` lies inside the view and is 2-aligned (`Records::at`, `PageView::records`:
+        // an even start, stride and offset); the load is atomic, as `PageView::load`'s.
+        unsafe { StdAtomicU16::from_ptr(at.cast_mut().cast()) }.load(StdOrdering::Relaxed)
+    }
+
+    /// Little-endian `u16` at `offset` of record `index`.
+    #[inline]
+    #[must_use]
+    pub fn u16_le(&self, index: usize, offset: usize) -> Option<u16> {
+        let at = self.at(index, offset, 2)?;
+        Some(u16::from_le(Self::load_u16(at)))
+    }
+
+    /// Big-endian `u32` at `offset` of record `index`.
+    #[inline]
+    #[must_use]
+    pub fn u32_be(&self, index: usize, offset: usize) -> Option<u32> {
+        let at = self.at(index, offset, 4)?;
+        // SAFETY (of the `add`): the four bytes lie inside the record (`Records::at`).
+        let second = unsafe { at.add(2) };
+        Some(be_u32_of_halves(Self::load_u16(at), Self::load_u16(second)))
+    }
+}
+
+/// The big-endian `u32` whose first two bytes in memory were loaded as the native `u16`
+/// `first` and whose last two as `second`: a shift, an or and a byte swap (assembling the four
+/// bytes one by one costs twice that).
+#[inline]
+fn be_u32_of_halves(first: u16, second: u16) -> u32 {
+    let (first, second) = (u32::from(first), u32::from(second));
+    if cfg!(target_endian = "little") {
+        (first | second << 16).swap_bytes()
+    } else {
+        first << 16 | second
+    }
+}
+
 /// Read-only access to page bytes that may be changing (see the module docs): every read is
 /// bounds-checked and a single atomic load per byte; nothing here panics on any content.
 #[derive(Clone, Copy)]
@@ -199,8 +263,28 @@ impl<'a> PageView<'a> {
                 StdAtomicU16::from_ptr(first.add(2).cast_mut().cast()).load(StdOrdering::Relaxed),
             )
         };
-        let ([a, b], [c, d]) = (high.to_ne_bytes(), low.to_ne_bytes());
-        Some(u32::from_be_bytes([a, b, c, d]))
+        Some(be_u32_of_halves(high, low))
+    }
+
+    /// The `count` records of `stride` bytes each starting at `at` (a B+-tree node's slot
+    /// array), checked once to lie inside the view and to start 2-aligned with an even
+    /// stride, so that [`Records`]' loads need only an index check each; `None` otherwise.
+    #[inline]
+    #[must_use]
+    pub fn records(&self, at: usize, stride: usize, count: usize) -> Option<Records<'a>> {
+        let end = stride.checked_mul(count)?.checked_add(at)?;
+        if end > self.len || !stride.is_multiple_of(2) || !(self.ptr.addr() + at).is_multiple_of(2)
+        {
+            return None;
+        }
+        Some(Records {
+            // SAFETY: `at <= end <= len`, so the pointer stays inside the view (or one past it
+            // for an empty run).
+            first: unsafe { self.ptr.add(at) },
+            stride,
+            count,
+            _bytes: PhantomData,
+        })
     }
 
     /// Little-endian `u32` at `at`.
@@ -486,6 +570,43 @@ mod tests {
         }
         assert_eq!(view.u32_be(61), None);
         assert_eq!(view.u32_be(usize::MAX), None);
+    }
+
+    /// `records` accepts only runs inside the view that start 2-aligned with an even stride,
+    /// and its loads agree with the bytes, refusing an index past the run, an odd offset and
+    /// bytes past the record.
+    #[test]
+    fn records_load_what_the_bytes_say_and_refuse_what_lies_outside() {
+        #[repr(align(8))]
+        struct Page([u8; 64]);
+        let mut page = Page([0; 64]);
+        for (index, byte) in page.0.iter_mut().enumerate() {
+            *byte = (index as u8).wrapping_mul(37).wrapping_add(11);
+        }
+        let bytes = &page.0;
+        let view = PageView::of_stable(bytes);
+        assert!(view.records(9, 6, 2).is_none(), "odd start");
+        assert!(view.records(8, 5, 2).is_none(), "odd stride");
+        assert!(view.records(8, 6, 10).is_none(), "past the view");
+        assert!(view.records(usize::MAX, 6, 2).is_none());
+        assert!(view.records(8, usize::MAX, 2).is_none());
+        let records = view.records(8, 6, 9).expect("8 + 6 x 9 = 62 <= 64");
+        for index in 0..9 {
+            let at = 8 + 6 * index;
+            let u16_le = u16::from_le_bytes([bytes[at], bytes[at + 1]]);
+            let u32_be =
+                u32::from_be_bytes([bytes[at + 2], bytes[at + 3], bytes[at + 4], bytes[at + 5]]);
+            assert_eq!(records.u16_le(index, 0), Some(u16_le), "{index}");
+            assert_eq!(records.u32_be(index, 2), Some(u32_be), "{index}");
+            assert_eq!(records.u32_be(index, 2), view.u32_be(at + 2));
+        }
+        assert_eq!(records.u16_le(9, 0), None, "index past the run");
+        assert_eq!(records.u16_le(0, 1), None, "odd offset");
+        assert_eq!(records.u32_be(0, 4), None, "past the record");
+        assert_eq!(
+            view.records(8, 6, 0).map(|empty| empty.u16_le(0, 0)),
+            Some(None)
+        );
     }
 
     /// `compare_from` agrees with slice order and the common prefix for every start offset,

@@ -83,7 +83,8 @@ impl Records<'_> {
     /// inside the record and `offset` is even.
     #[inline]
     fn at(&self, index: usize, offset: usize, len: usize) -> Option<*const u8> {
-        if index >= self.count || offset + len > self.stride || !offset.is_multiple_of(2) {
+        let inside = offset < self.stride && len <= self.stride - offset;
+        if index >= self.count || !inside || !offset.is_multiple_of(2) {
             return None;
         }
         // SAFETY: `index < count` and `offset + len <= stride`, so the bytes lie inside the run
@@ -603,6 +604,11 @@ mod tests {
         assert_eq!(records.u16_le(9, 0), None, "index past the run");
         assert_eq!(records.u16_le(0, 1), None, "odd offset");
         assert_eq!(records.u32_be(0, 4), None, "past the record");
+        assert_eq!(
+            records.u32_be(0, usize::MAX - 1),
+            None,
+            "an offset that would wrap"
+        );
         assert_eq!(
             view.records(8, 6, 0).map(|empty| empty.u16_le(0, 0)),
             Some(None)

@@ -92,20 +92,14 @@ impl Records<'_> {
         Some(unsafe { self.first.add(index * self.stride + offset) })
     }
 
-    /// Loads the 2-aligned `u16` at `at` (an address [`Records::at`] gave).
-    #[inline]
-    fn load_u16(at: *const u8) -> u16 {
-        // SAFETY: `at` lies inside the view and is 2-aligned (`Records::at`, `PageView::records`:
-        // an even start, stride and offset); the load is atomic, as `PageView::load`'s.
-        unsafe { StdAtomicU16::from_ptr(at.cast_mut().cast()) }.load(StdOrdering::Relaxed)
-    }
-
     /// Little-endian `u16` at `offset` of record `index`.
     #[inline]
     #[must_use]
     pub fn u16_le(&self, index: usize, offset: usize) -> Option<u16> {
         let at = self.at(index, offset, 2)?;
-        Some(u16::from_le(Self::load_u16(at)))
+        // SAFETY: the two bytes lie inside the view and `at` is 2-aligned (`Records::at`,
+        // `PageView::records`: an even start, stride and offset).
+        Some(u16::from_le(unsafe { load_u16(at) }))
     }
 
     /// Big-endian `u32` at `offset` of record `index`.
@@ -113,22 +107,37 @@ impl Records<'_> {
     #[must_use]
     pub fn u32_be(&self, index: usize, offset: usize) -> Option<u32> {
         let at = self.at(index, offset, 4)?;
-        // SAFETY (of the `add`): the four bytes lie inside the record (`Records::at`).
-        let second = unsafe { at.add(2) };
-        Some(be_u32_of_halves(Self::load_u16(at), Self::load_u16(second)))
+        // SAFETY: as in `u16_le`, for four bytes.
+        Some(unsafe { load_be_u32(at) })
     }
 }
 
-/// The big-endian `u32` whose first two bytes in memory were loaded as the native `u16`
-/// `first` and whose last two as `second`: a shift, an or and a byte swap (assembling the four
-/// bytes one by one costs twice that).
+/// The relaxed atomic load of the `u16` at `at`, as `PageView::load`'s of a byte.
+///
+/// # Safety
+/// `at..at + 2` lies inside a view's bytes and `at` is 2-aligned.
 #[inline]
-fn be_u32_of_halves(first: u16, second: u16) -> u32 {
-    let (first, second) = (u32::from(first), u32::from(second));
+unsafe fn load_u16(at: *const u8) -> u16 {
+    // SAFETY: the caller's contract.
+    unsafe { StdAtomicU16::from_ptr(at.cast_mut().cast()) }.load(StdOrdering::Relaxed)
+}
+
+/// The big-endian `u32` at `first`, as two 2-byte loads, a shift, an or and a byte swap
+/// (assembling the four bytes one by one costs twice that). Each half is some value the page
+/// held at some instant; torn halves are possible, as with any two loads, and the read's
+/// validation discards what they lead to.
+///
+/// # Safety
+/// `first..first + 4` lies inside a view's bytes and `first` is 2-aligned.
+#[inline]
+unsafe fn load_be_u32(first: *const u8) -> u32 {
+    // SAFETY: the caller's contract covers both halves.
+    let (high, low) = unsafe { (load_u16(first), load_u16(first.add(2))) };
+    let (high, low) = (u32::from(high), u32::from(low));
     if cfg!(target_endian = "little") {
-        (first | second << 16).swap_bytes()
+        (high | low << 16).swap_bytes()
     } else {
-        first << 16 | second
+        high << 16 | low
     }
 }
 
@@ -256,15 +265,8 @@ impl<'a> PageView<'a> {
         if first.addr() % 2 != 0 {
             return self.array(at).map(u32::from_be_bytes);
         }
-        // SAFETY: both halves lie inside the view (checked above) and are 2-aligned; the loads
-        // are atomic, as `load`'s (module docs).
-        let (high, low) = unsafe {
-            (
-                StdAtomicU16::from_ptr(first.cast_mut().cast()).load(StdOrdering::Relaxed),
-                StdAtomicU16::from_ptr(first.add(2).cast_mut().cast()).load(StdOrdering::Relaxed),
-            )
-        };
-        Some(be_u32_of_halves(high, low))
+        // SAFETY: the four bytes lie inside the view (checked above) and `first` is 2-aligned.
+        Some(unsafe { load_be_u32(first) })
     }
 
     /// The `count` records of `stride` bytes each starting at `at` (a B+-tree node's slot

@@ -37,6 +37,7 @@ mod crash_campaign;
 mod datafile_open_validates;
 mod datafile_torn_header;
 mod db_transactions;
+mod doublewrite_failed_sync;
 mod doublewrite_syncs_per_file;
 mod emulated_device;
 mod emulated_sync_price;

@@ -36,6 +36,15 @@
 //! command's `unsynced-victim`); restoring it would silently drop the changes between the copy
 //! and the redo point, so such a page is left torn and recovery names it.
 //!
+//! **After a failed sync** (sticky; Linux keeps unsynced writes pending or drops them, see
+//! [`SyncGate`]) the in-place writes of the batch or single page whose data-file sync failed
+//! are not known durable, and may tear at a crash: their copies are the only intact images.
+//! So the slots they occupy are *retired*, never reused (the batch area is retired whole), and
+//! no copy is written once a sync of the device has failed: every later write is refused with
+//! the sticky failure before it touches the area. (InnoDB aborts on a failed fsync, so its area
+//! is never written again either.) Before this rule a batch released its slots after a failed
+//! sync and the next batch overwrote the copies of pages whose writes then tore at the crash.
+//!
 //! Lock order: `batch_running` → either gate (the gates are leaves, never held together);
 //! `single` is a leaf. No list mutex is ever held here.
 
@@ -97,6 +106,9 @@ pub(super) trait AreaRouting: WritePath {
     ) -> std::result::Result<(), DeviceError>;
     /// Frees single-page slot `slot` (taken by [`WritePath::before_single`]).
     fn release_single(&self, slot: usize);
+    /// Leaves single-page slot `slot` taken for good (its data-file sync failed) and wakes the
+    /// threads waiting for a slot, to see the failure.
+    fn retire_single(&self, slot: usize);
 
     /// Syncs the file behind `gate` when the flush method asks for syncs.
     fn sync_if_asked(&self, gate: &SyncGate) -> std::result::Result<(), DeviceError> {
@@ -106,11 +118,23 @@ pub(super) trait AreaRouting: WritePath {
         Ok(())
     }
 
+    /// The sticky failure of a sync of the device, if any: once one failed, no copy may be
+    /// written (a retired slot's copy may be the only intact image of its page; see the module
+    /// docs).
+    fn refuse_after_failed_sync(&self) -> std::result::Result<(), DeviceError> {
+        self.data_gate().failure().map_or(Ok(()), Err)
+    }
+
     /// Ends a single-page write whose in-place write completed: the data file is synced before
-    /// the slot's copy may be overwritten.
+    /// the slot's copy may be overwritten. If that sync fails the slot is retired (never freed):
+    /// the in-place write is not known durable and may tear at a crash.
     fn finish_single(&self, slot: usize) -> std::result::Result<(), DeviceError> {
         let synced = self.sync_if_asked(self.data_gate());
-        self.release_single(slot);
+        if synced.is_ok() {
+            self.release_single(slot);
+        } else {
+            self.retire_single(slot);
+        }
         synced
     }
 
@@ -159,7 +183,9 @@ pub struct Doublewrite {
     batches_through_area: bool,
     /// Largest batch a call takes (`BATCH_SLOTS` when batches use the area).
     max_batch: usize,
-    batch_running: Mutex<()>,
+    /// Held while a batch runs; `true` once the batch area is retired (a batch's data-file
+    /// sync failed: its copies must stay).
+    batch_running: Mutex<bool>,
     single: Mutex<[bool; SINGLE_SLOTS]>,
     single_freed: Condvar,
     pages: AtomicU64,
@@ -181,7 +207,7 @@ impl Doublewrite {
             fsync,
             batches_through_area: true,
             max_batch: BATCH_SLOTS,
-            batch_running: Mutex::new(()),
+            batch_running: Mutex::new(false),
             single: Mutex::new([false; SINGLE_SLOTS]),
             single_freed: Condvar::new(),
             pages: AtomicU64::new(0),
@@ -205,11 +231,13 @@ impl Doublewrite {
         self
     }
 
-    /// Takes a free single-page slot, waiting while all are taken.
+    /// Takes a free single-page slot, waiting while all are taken; refuses once a sync of the
+    /// device has failed (retired slots are never freed).
     fn acquire_slot(&self) -> std::result::Result<usize, DeviceError> {
         let mut slots = self.single.lock();
         let mut waited: Option<Instant> = None;
         for _ in 0..MAX_SLOT_WAITS {
+            self.refuse_after_failed_sync()?;
             if let Some(slot) = slots.iter().position(|taken| !taken) {
                 slots[slot] = true;
                 if let Some(began) = waited {
@@ -272,6 +300,11 @@ impl AreaRouting for Doublewrite {
         self.release_slot(slot);
     }
 
+    fn retire_single(&self, slot: usize) {
+        assert!(self.single.lock()[slot], "retired a free doublewrite slot");
+        self.single_freed.notify_all();
+    }
+
     fn write_batch(
         &self,
         pages: &[PageWrite],
@@ -281,7 +314,12 @@ impl AreaRouting for Doublewrite {
             pages.len() <= BATCH_SLOTS,
             "the core chunks batches to the area"
         );
-        let _running = self.batch_running.lock();
+        let mut area_retired = self.batch_running.lock();
+        self.refuse_after_failed_sync()?;
+        assert!(
+            !*area_retired,
+            "the batch area is retired only after a failed sync, which refuses every batch"
+        );
         let copies = pages
             .iter()
             .enumerate()
@@ -298,8 +336,11 @@ impl AreaRouting for Doublewrite {
         self.sync_if_asked(&self.area_gate)?;
         // SAFETY: as above.
         unsafe { write_in_place(&self.data_gate, pages, done) };
-        // The slots may be reused only once the in-place writes are durable.
-        self.sync_if_asked(&self.data_gate)
+        // The slots may be reused only once the in-place writes are durable; never if that
+        // sync fails (see the module docs).
+        let synced = self.sync_if_asked(&self.data_gate);
+        *area_retired = synced.is_err();
+        synced
     }
 }
 

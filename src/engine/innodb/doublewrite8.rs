@@ -47,6 +47,10 @@
 //! area pages whatever their layout, so copies written under either protection repair torn
 //! pages (the newest valid copy at or past the checkpoint's redo point wins).
 //!
+//! After a failed sync the segments and slots whose in-place writes it should have made durable
+//! are retired, and no copy is written any more, as in the 5.7 path (see its module docs,
+//! "After a failed sync").
+//!
 //! Lock order: `segments` and `singles` are leaves (never held across I/O or together); the
 //! gates are leaves.
 
@@ -171,8 +175,9 @@ impl FreeSet {
         wanted: usize,
         scale: f64,
         what: &str,
+        refuse: &dyn Fn() -> std::result::Result<(), DeviceError>,
     ) -> std::result::Result<Vec<usize>, DeviceError> {
-        let first = self.acquire(scale, what)?;
+        let first = self.acquire(scale, what, refuse)?;
         let mut held = vec![first];
         let mut taken = self.taken.lock();
         for (index, busy) in taken.iter_mut().enumerate() {
@@ -190,11 +195,18 @@ impl FreeSet {
     }
 
     /// Takes a free member, waiting while all are taken; `scale` converts real waits to device
-    /// time.
-    fn acquire(&self, scale: f64, what: &str) -> std::result::Result<usize, DeviceError> {
+    /// time. Fails with `refuse`'s error as soon as it returns one (checked before each try:
+    /// retired members are never freed).
+    fn acquire(
+        &self,
+        scale: f64,
+        what: &str,
+        refuse: &dyn Fn() -> std::result::Result<(), DeviceError>,
+    ) -> std::result::Result<usize, DeviceError> {
         let mut taken = self.taken.lock();
         let mut waited: Option<Instant> = None;
         for _ in 0..MAX_WAITS {
+            refuse()?;
             if let Some(index) = taken.iter().position(|busy| !busy) {
                 taken[index] = true;
                 if let Some(began) = waited {
@@ -226,6 +238,16 @@ impl FreeSet {
         taken[index] = false;
         drop(taken);
         self.freed.notify_one();
+    }
+
+    /// Leaves a taken member taken for good (its copy must stay; see the module docs), and
+    /// wakes every waiter to see the failure that retired it.
+    fn retire(&self, index: usize) {
+        assert!(
+            self.taken.lock()[index],
+            "retired a free doublewrite segment or slot"
+        );
+        self.freed.notify_all();
     }
 }
 
@@ -404,6 +426,10 @@ impl AreaRouting for Doublewrite8 {
         self.singles.release(slot);
     }
 
+    fn retire_single(&self, slot: usize) {
+        self.singles.retire(slot);
+    }
+
     /// A batch: cut into segment-sized groups, written in waves of as many free segments as
     /// the cap allows (at least one; see the module docs).
     fn write_batch(
@@ -418,7 +444,9 @@ impl AreaRouting for Doublewrite8 {
             let wanted = (groups.len() - next).min(self.wave_cap());
             let held = self
                 .segments
-                .acquire_up_to(wanted, self.scale(), "segment")?;
+                .acquire_up_to(wanted, self.scale(), "segment", &|| {
+                    self.refuse_after_failed_sync()
+                })?;
             let wave = &groups[next..next + held.len()];
             let wave_pages: usize = wave.iter().map(|group| group.len()).sum();
             let result = self.write_wave(
@@ -427,8 +455,13 @@ impl AreaRouting for Doublewrite8 {
                 &pages[offset..offset + wave_pages],
                 &mut |index, result| done(offset + index, result),
             );
+            // A failed wave's in-place writes are not known durable: its segments are retired.
             for &index in &held {
-                self.segments.release(index);
+                if result.is_ok() {
+                    self.segments.release(index);
+                } else {
+                    self.segments.retire(index);
+                }
             }
             result?;
             next += held.len();
@@ -457,7 +490,11 @@ impl WritePath for Doublewrite8 {
         _page: PageId,
         buf: IoBuffer,
     ) -> std::result::Result<usize, DeviceError> {
-        let slot = self.singles.acquire(self.scale(), "single-page slot")?;
+        let slot = self
+            .singles
+            .acquire(self.scale(), "single-page slot", &|| {
+                self.refuse_after_failed_sync()
+            })?;
         let copied = self
             .write_copies(
                 self.layout.single_slots[slot],

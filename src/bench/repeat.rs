@@ -342,6 +342,7 @@ fn mean_steadiness(runs: &[&RunResult]) -> Steadiness {
         cv: mean(all.iter().map(|s| s.cv)),
         steady: steady == all.len(),
         drift: mean(all.iter().map(|s| s.drift)),
+        drift_ci95: mean(all.iter().map(|s| s.drift_ci95)),
         window_s: mean(all.iter().map(|s| s.window_s)),
         windows: mean(all.iter().map(|s| s.windows as f64)).round() as usize,
         period_s: mean_option(runs, |r| r.steadiness.period_s),

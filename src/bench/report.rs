@@ -236,6 +236,10 @@ pub struct Steadiness {
     pub steady: bool,
     /// The throughput trend over the measured phase as a share of its mean (signed).
     pub drift: f64,
+    /// Half-width of the drift's 95% interval (0: fewer than three windows, or a result saved
+    /// before it was reported).
+    #[serde(default)]
+    pub drift_ci95: f64,
     /// Length of the windows judged, device seconds (at least 0.5 s, whole cycles of
     /// `period_s` when the throughput is periodic).
     pub window_s: f64,
@@ -266,6 +270,7 @@ impl Steadiness {
             cv: verdict.cv,
             steady: verdict.steady,
             drift: verdict.drift,
+            drift_ci95: verdict.drift_ci95,
             window_s: verdict.window_s,
             windows: verdict.windows,
             period_s: verdict.period_s,
@@ -835,7 +840,11 @@ fn steady_cell(run: &RunResult) -> String {
     } else if s.cv > super::timeline::STEADY_CV {
         format!("no (cv {:.2}, {:.1}s w)", s.cv, s.window_s)
     } else {
-        format!("no (drift {:+.0}%)", s.drift * 100.0)
+        format!(
+            "no (drift {:+.0}% ±{:.0}%)",
+            s.drift * 100.0,
+            s.drift_ci95 * 100.0
+        )
     }
 }
 

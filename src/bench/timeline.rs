@@ -251,6 +251,11 @@ pub struct SteadyVerdict {
     /// The least-squares trend of the window means over the phase, as a share of their mean
     /// (+0.2: throughput rose by 20% of its mean from the first window to the last).
     pub drift: f64,
+    /// Half-width of the drift's 95% interval (from the scatter of the window means about
+    /// their trend; 0 with fewer than [`MIN_WINDOWS`] windows). A drift beyond
+    /// [`STEADY_DRIFT`] whose interval reaches back inside it may be the windows' noise: the
+    /// phase was too short to tell.
+    pub drift_ci95: f64,
     /// Length of one window, device seconds.
     pub window_s: f64,
     /// Windows judged.
@@ -274,6 +279,7 @@ pub fn judge_steadiness(points: &[TimelinePoint]) -> SteadyVerdict {
             steady: false,
             cv: 0.0,
             drift: 0.0,
+            drift_ci95: 0.0,
             window_s,
             windows: means.len(),
             period_s,
@@ -283,12 +289,15 @@ pub fn judge_steadiness(points: &[TimelinePoint]) -> SteadyVerdict {
         };
     }
     let cv = coefficient_of_variation(&means);
-    let drift = relative_trend(&means);
+    let (drift, drift_ci95) = relative_trend_with_interval(&means);
     let steady = cv <= STEADY_CV && drift.abs() <= STEADY_DRIFT;
     let why = if steady {
         "yes"
     } else if cv > STEADY_CV {
         "no: varies"
+    } else if drift.abs() - drift_ci95 <= STEADY_DRIFT {
+        // The drift's interval reaches inside the limit: a longer phase would tell.
+        "no: drifts, or noise (too short to tell)"
     } else {
         "no: drifts"
     };
@@ -297,12 +306,14 @@ pub fn judge_steadiness(points: &[TimelinePoint]) -> SteadyVerdict {
         steady,
         cv,
         drift,
+        drift_ci95,
         window_s,
         windows: means.len(),
         period_s,
         reason: format!(
-            "{why} (cv {cv:.2}, drift {:+.0}% over {} windows of {window_s:.1} s{cycles})",
+            "{why} (cv {cv:.2}, drift {:+.0}% ±{:.0}% over {} windows of {window_s:.1} s{cycles})",
             drift * 100.0,
+            drift_ci95 * 100.0,
             means.len()
         ),
     }
@@ -562,14 +573,32 @@ fn least_squares(series: &[f64]) -> (f64, f64) {
     (mean_y - slope * mean_x, slope)
 }
 
-/// The least-squares change of `means` from the first to the last, over their mean.
-fn relative_trend(means: &[f64]) -> f64 {
-    let mean = means.iter().sum::<f64>() / means.len().max(1) as f64;
-    if mean <= 0.0 || means.len() < 2 {
-        return 0.0;
+/// The least-squares change of `means` from the first to the last, over their mean, and the
+/// half-width of its 95% interval: the slope's standard error from
+/// the residuals about the line (`n - 2` degrees of freedom, Student's t), on the same scale.
+/// The half-width is 0 below three points (no residual freedom).
+fn relative_trend_with_interval(means: &[f64]) -> (f64, f64) {
+    let n = means.len();
+    let mean = means.iter().sum::<f64>() / n.max(1) as f64;
+    if mean <= 0.0 || n < 2 {
+        return (0.0, 0.0);
     }
-    let (_, slope) = least_squares(means);
-    slope * (means.len() - 1) as f64 / mean
+    let (intercept, slope) = least_squares(means);
+    let span = (n - 1) as f64 / mean;
+    if n < 3 {
+        return (slope * span, 0.0);
+    }
+    let mean_x = (n - 1) as f64 / 2.0;
+    let (residuals, sxx) = means
+        .iter()
+        .enumerate()
+        .fold((0.0, 0.0), |(rss, sxx), (i, y)| {
+            let x = i as f64;
+            let residual = y - (intercept + slope * x);
+            (rss + residual * residual, sxx + (x - mean_x) * (x - mean_x))
+        });
+    let slope_se = (residuals / (n - 2) as f64 / sxx).sqrt();
+    (slope * span, super::stats::t_975(n - 2) * slope_se * span)
 }
 
 #[cfg(test)]
@@ -650,6 +679,42 @@ mod tests {
         assert!((verdict.window_s - 0.6).abs() < 1e-9, "{}", verdict.reason);
         assert!(verdict.steady, "{}", verdict.reason);
         assert!(verdict.reason.contains("cycles"), "{}", verdict.reason);
+    }
+
+    #[test]
+    fn the_drift_carries_its_interval_and_a_noisy_short_drift_says_so() {
+        // An exact line: no scatter about it, no interval.
+        let (drift, half) = relative_trend_with_interval(&[100.0, 95.0, 90.0, 85.0]);
+        assert!((drift - (-15.0 * 4.0 / 370.0)).abs() < 1e-12, "{drift}");
+        assert!(half.abs() < 1e-12, "{half}");
+        // Scatter about the line: the interval is the slope's standard error from the
+        // residuals, times t(0.975, n - 2), over the phase. Residuals of [100, 90, 100, 90] about
+        // its line (slope -2, intercept 98): 2, -6, 6, -2; their squares sum to 80.
+        let (drift, half) = relative_trend_with_interval(&[100.0, 90.0, 100.0, 90.0]);
+        let slope_se = (80.0_f64 / 2.0 / 5.0).sqrt();
+        assert!((drift - (-2.0 * 3.0 / 95.0)).abs() < 1e-12, "{drift}");
+        assert!(
+            (half - crate::bench::stats::t_975(2) * slope_se * 3.0 / 95.0).abs() < 1e-12,
+            "{half}"
+        );
+        assert!(relative_trend_with_interval(&[5.0, 7.0]).1.abs() < f64::EPSILON);
+        // A 2 s phase whose windows wobble by 20%: its trend passes the limit, but the
+        // interval reaches back inside it, and the verdict says it could be noise.
+        let verdict = judge_steadiness(&series(
+            [900.0, 1100.0, 1000.0, 800.0]
+                .iter()
+                .flat_map(|&mean| (0..5).map(move |_| mean)),
+        ));
+        assert!(!verdict.steady, "{}", verdict.reason);
+        assert!(verdict.drift.abs() > STEADY_DRIFT, "{}", verdict.reason);
+        assert!(verdict.drift.abs() - verdict.drift_ci95 <= STEADY_DRIFT);
+        assert!(
+            verdict
+                .reason
+                .starts_with("no: drifts, or noise (too short to tell)"),
+            "{}",
+            verdict.reason
+        );
     }
 
     #[test]

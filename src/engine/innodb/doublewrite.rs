@@ -316,10 +316,15 @@ impl AreaRouting for Doublewrite {
         );
         let mut area_retired = self.batch_running.lock();
         self.refuse_after_failed_sync()?;
-        assert!(
-            !*area_retired,
-            "the batch area is retired only after a failed sync, which refuses every batch"
-        );
+        if *area_retired {
+            // Retired by a sync that failed without a sticky failure (a gate that gave up
+            // waiting): its copies must stay all the same.
+            return Err(DeviceError::Io {
+                page: None,
+                kind: std::io::ErrorKind::Other,
+                message: "the doublewrite batch area is retired: a data-file sync failed".into(),
+            });
+        }
         let copies = pages
             .iter()
             .enumerate()

@@ -13,6 +13,13 @@
 //! vacated entry keeps its key and holder buffers for the next key of the bucket, and
 //! [`HeldLocks`] is recycled per thread, so the steady state allocates nothing.
 //!
+//! **Exclusive holds per bucket.** Each bucket also counts the exclusive holds of its entries
+//! (changed under its mutex, on a grant that makes a transaction an exclusive holder and on the
+//! release of one). The auto-commit read's probe ([`LockManager::is_held_exclusive`]) reads
+//! that count first and takes the mutex only when it is not zero, so a read of a key whose
+//! bucket nobody writes writes no shared cache line. Invariant: the count equals the number of
+//! (transaction, key) pairs of the bucket held exclusive.
+//!
 //! **Collisions.** Entries compare the whole key, so keys whose hashes collide (same bucket, or
 //! even the same 64-bit hash) never conflict with each other: a collision cannot make a key
 //! wait for another key's lock, cannot add a wait-for edge, and cannot let two conflicting
@@ -45,7 +52,7 @@ use std::time::{Duration, Instant};
 
 use crate::error::{Error, Result};
 use crate::kv::TreeId;
-use crate::sync::{Condvar, Mutex, MutexGuard};
+use crate::sync::{AtomicUsize, Condvar, Mutex, MutexGuard, Ordering};
 use crate::wal::TxnId;
 
 /// Buckets of a lock manager made by [`LockManager::new`].
@@ -136,14 +143,18 @@ impl Holders {
         }
     }
 
-    /// Removes `txn` (if it holds the lock), keeping the invariants.
-    fn remove(&mut self, txn: TxnId) {
-        if self.first.is_some_and(|(holder, _)| holder == txn) {
+    /// Removes `txn` (if it holds the lock), keeping the invariants; the mode it held.
+    fn remove(&mut self, txn: TxnId) -> Option<Mode> {
+        let removed = if let Some((_, mode)) = self.first.filter(|(holder, _)| *holder == txn) {
             self.first = self.more.pop();
+            Some(mode)
         } else if let Some(at) = self.more.iter().position(|(holder, _)| *holder == txn) {
-            self.more.swap_remove(at);
-        }
+            Some(self.more.swap_remove(at).1)
+        } else {
+            None
+        };
         debug_assert!(self.first.is_some() || self.more.is_empty());
+        removed
     }
 }
 
@@ -207,12 +218,17 @@ impl Entry {
         blockers
     }
 
-    fn grant(&mut self, txn: TxnId, mode: Mode) {
+    /// Grants `mode` to `txn` (raising a mode it holds); whether this made `txn` an
+    /// exclusive holder it was not before (for [`Bucket::exclusive_holds`]).
+    #[must_use]
+    fn grant(&mut self, txn: TxnId, mode: Mode) -> bool {
         if let Some((_, held)) = self.holders.iter_mut().find(|(holder, _)| *holder == txn) {
+            let raised = *held == Mode::Shared && mode == Mode::Exclusive;
             *held = (*held).max(mode);
-            return;
+            return raised;
         }
         self.holders.push((txn, mode));
+        mode == Mode::Exclusive
     }
 }
 
@@ -276,14 +292,29 @@ impl Entries {
     }
 }
 
-/// A bucket: its entries (the first inside it) and the condition variable its waiters sleep
-/// on. Aligned to cache lines (three of them), so that two threads locking keys of
-/// neighbouring buckets do not share a line.
+/// A bucket: its entries (the first inside it), the condition variable its waiters sleep on,
+/// and how many exclusive holds its entries have. Aligned to cache lines (three of them), so
+/// that two threads locking keys of neighbouring buckets do not share a line.
 #[derive(Debug, Default)]
 #[repr(align(64))]
 struct Bucket {
     entries: Mutex<Entries>,
     waiters: Condvar,
+    /// The number of (transaction, key) pairs of this bucket held exclusive. Changed only under
+    /// `entries`' mutex, by [`Bucket::grant`] and [`LockManager::release`]; read without it by
+    /// [`LockManager::is_held_exclusive`], for which zero means that no key of the bucket is
+    /// held exclusive (see there for why a reader may trust it).
+    exclusive_holds: AtomicUsize,
+}
+
+impl Bucket {
+    /// [`Entry::grant`], counting a new exclusive hold; `entry` is one of this bucket's, and
+    /// the caller holds its mutex.
+    fn grant(&self, entry: &mut Entry, txn: TxnId, mode: Mode) {
+        if entry.grant(txn, mode) {
+            self.exclusive_holds.fetch_add(1, Ordering::Release);
+        }
+    }
 }
 
 /// Counters of the lock manager.
@@ -407,12 +438,13 @@ impl LockManager {
         key: &[u8],
         mode: Mode,
     ) -> TryLock {
-        let mut entries = self.bucket(hash).entries.lock();
+        let bucket = self.bucket(hash);
+        let mut entries = bucket.entries.lock();
         let entry = entries.find_or_add(hash, tree, key);
         if entry.is_blocked(txn, mode) {
             TryLock::Busy
         } else {
-            entry.grant(txn, mode);
+            bucket.grant(entry, txn, mode);
             TryLock::Granted
         }
     }
@@ -421,9 +453,23 @@ impl LockManager {
     /// a row only once it holds the lock). Never waits; the bucket's mutex may be taken under a
     /// page latch, as a try-lock's is. [`crate::txn::KvStore`]'s auto-commit read asks this under
     /// the leaf latch: no holder means the row on the leaf is committed.
+    ///
+    /// When no key of the bucket is held exclusive (its count is zero, the common case) this
+    /// answers from that count alone, without the bucket's mutex: one read of a line that
+    /// only grants and releases of exclusive locks write. The answer is as good as the mutex's
+    /// for the reader's purpose. A writer counts its hold (under the mutex) before it changes
+    /// any row, and it changes a row only under the leaf's exclusive latch. So a reader that
+    /// saw the change, having taken the leaf latch or read its version after the writer left
+    /// it, sees the count raised, or lowered again only by the release after the commit (when
+    /// the row it saw is committed). A change the reader did not see happens after its copy,
+    /// and its validation or its latch catches it.
     #[must_use]
     pub fn is_held_exclusive(&self, hash: u64, tree: TreeId, key: &[u8]) -> bool {
-        let entries = self.bucket(hash).entries.lock();
+        let bucket = self.bucket(hash);
+        if bucket.exclusive_holds.load(Ordering::Acquire) == 0 {
+            return false;
+        }
+        let entries = bucket.entries.lock();
         entries.get(hash, tree, key).is_some_and(|entry| {
             entry
                 .holders
@@ -457,7 +503,7 @@ impl LockManager {
         let mut entries = bucket.entries.lock();
         let entry = entries.find_or_add(hash, tree, key);
         if !entry.is_blocked(txn, mode) {
-            entry.grant(txn, mode);
+            bucket.grant(entry, txn, mode);
             return Ok(());
         }
         self.wait_for_lock(bucket, entries, txn, hash, (tree, key), mode)
@@ -482,7 +528,7 @@ impl LockManager {
             let entry = entries.find_or_add(hash, tree, key);
             let blockers = entry.blockers(txn, mode);
             if blockers.is_empty() {
-                entry.grant(txn, mode);
+                bucket.grant(entry, txn, mode);
                 entry.exclusive_waiters.retain(|w| *w != txn);
                 self.waits_for.lock().remove(&txn);
                 self.count_wait(wait_began);
@@ -574,7 +620,13 @@ impl LockManager {
         let mut entries = bucket.entries.lock();
         let mut wake = false;
         if let Some(entry) = entries.find(hash, tree, key) {
-            entry.holders.remove(txn);
+            if entry.holders.remove(txn) == Some(Mode::Exclusive) {
+                let before = bucket.exclusive_holds.fetch_sub(1, Ordering::Release);
+                debug_assert!(
+                    before > 0,
+                    "an exclusive hold released that was never counted"
+                );
+            }
             wake = entry.waiting > 0;
         }
         drop(entries);
@@ -859,6 +911,85 @@ mod tests {
         assert_eq!((stats.waits, stats.deadlocks), (0, 0));
         locks.release_all(1, &held(&locks, &[b"a", b"c"]));
         assert_eq!(locks.try_lock(2, 0, b"a", Mode::Shared), TryLock::Granted);
+    }
+
+    /// Checks every bucket's exclusive-hold count against its entries.
+    fn assert_counts(locks: &LockManager) {
+        for (n, bucket) in locks.buckets.iter().enumerate() {
+            let entries = bucket.entries.lock();
+            let exact = entries
+                .iter()
+                .flat_map(|entry| entry.holders.iter())
+                .filter(|(_, mode)| *mode == Mode::Exclusive)
+                .count();
+            assert_eq!(
+                bucket.exclusive_holds.load(Ordering::Acquire),
+                exact,
+                "bucket {n}: counted exclusive holds against its entries"
+            );
+        }
+    }
+
+    #[test]
+    fn exclusive_holds_are_counted_through_grants_upgrades_and_releases() {
+        // One bucket: every key collides, so the count covers several keys at once.
+        let locks = LockManager::with_buckets(Duration::from_millis(30), 1);
+        let hash = |key: &[u8]| locks.hash(0, key);
+        let probe = |key: &[u8]| locks.is_held_exclusive(hash(key), 0, key);
+        locks.lock(1, 0, b"a", Mode::Shared).unwrap();
+        locks.lock(2, 0, b"a", Mode::Shared).unwrap();
+        assert_counts(&locks);
+        assert!(!probe(b"a"), "shared holders only");
+        assert_eq!(
+            locks.try_lock(3, 0, b"b", Mode::Exclusive),
+            TryLock::Granted
+        );
+        assert_eq!(
+            locks.try_lock(3, 0, b"b", Mode::Exclusive),
+            TryLock::Granted
+        );
+        assert_counts(&locks);
+        assert!(probe(b"b"));
+        assert!(
+            !probe(b"a"),
+            "the count is raised by b, the exact answer for a stays no"
+        );
+        locks.release(2, hash(b"a"), 0, b"a");
+        locks.lock(1, 0, b"a", Mode::Exclusive).unwrap();
+        assert_counts(&locks);
+        assert!(probe(b"a"), "an upgrade makes an exclusive holder");
+        locks.lock(1, 0, b"a", Mode::Shared).unwrap();
+        assert_counts(&locks);
+        assert!(probe(b"a"), "a shared request keeps the exclusive hold");
+        locks.release(1, hash(b"a"), 0, b"a");
+        assert_counts(&locks);
+        assert!(!probe(b"a") && probe(b"b"));
+        locks.release(3, hash(b"b"), 0, b"b");
+        locks.release(3, hash(b"b"), 0, b"b");
+        locks.release(9, hash(b"c"), 0, b"c");
+        assert_counts(&locks);
+        assert_eq!(locks.buckets[0].exclusive_holds.load(Ordering::Acquire), 0);
+        assert!(!probe(b"a") && !probe(b"b"));
+    }
+
+    #[test]
+    fn exclusive_holds_granted_after_a_wait_are_counted() {
+        let locks = Arc::new(LockManager::with_buckets(Duration::from_secs(10), 4));
+        locks.lock(1, 0, b"k", Mode::Shared).unwrap();
+        let waiter = {
+            let locks = Arc::clone(&locks);
+            std::thread::spawn(move || locks.lock(2, 0, b"k", Mode::Exclusive))
+        };
+        while locks.stats().waits == 0 {
+            std::thread::yield_now();
+        }
+        locks.release(1, locks.hash(0, b"k"), 0, b"k");
+        waiter.join().unwrap().unwrap();
+        assert_counts(&locks);
+        assert!(locks.is_held_exclusive(locks.hash(0, b"k"), 0, b"k"));
+        locks.release(2, locks.hash(0, b"k"), 0, b"k");
+        assert_counts(&locks);
+        assert!(!locks.is_held_exclusive(locks.hash(0, b"k"), 0, b"k"));
     }
 
     #[test]

@@ -42,7 +42,9 @@
 //!
 //! Bounds: a wait is bounded by the timeout, woken at least every [`WAIT_SLICE`] to look again;
 //! a cycle search visits each waiting transaction at most once; a bucket holds one entry per
-//! key locked or waited for in it at once (its vector never shrinks below its peak).
+//! key locked or waited for in it at once, plus its first entry when that is vacant (an entry
+//! past the first is removed when it falls vacant, so a lookup never scans vacant heap
+//! entries; the vector keeps its capacity, so the next key of the bucket allocates nothing).
 //!
 //! With the `shuttle` feature the mutexes and condition variables are shuttle's
 //! (`crate::sync`), so `tests/shuttle/lock.rs` runs this code under randomized schedules.
@@ -235,7 +237,10 @@ impl Entry {
 /// The exact entries of one bucket: the first inside the bucket (most buckets hold at most one
 /// key at a time), any others in a vector, so that an uncontended request reads the entry on
 /// the bucket's own cache lines instead of following a pointer to the heap. `first` is always
-/// there (vacant when unused); `more` never shrinks below its peak.
+/// there (vacant when unused). Invariant, outside a critical section that is changing an
+/// entry: no entry of `more` is vacant ([`Entries::trim`] removes one that falls vacant), so a
+/// lookup reads only the bucket's own lines and the heap entries of keys locked now. `more`
+/// keeps its capacity when it shrinks.
 #[derive(Debug, Default)]
 #[repr(C)]
 struct Entries {
@@ -260,11 +265,6 @@ impl Entries {
         self.iter().find(|entry| entry.is_for(hash, tree, key))
     }
 
-    fn find(&mut self, hash: u64, tree: TreeId, key: &[u8]) -> Option<&mut Entry> {
-        let index = self.position(hash, tree, key)?;
-        Some(self.at(index))
-    }
-
     fn position(&self, hash: u64, tree: TreeId, key: &[u8]) -> Option<usize> {
         self.iter().position(|entry| entry.is_for(hash, tree, key))
     }
@@ -280,6 +280,19 @@ impl Entries {
         entry.tree = tree;
         entry.key.set(key);
         entry
+    }
+
+    /// Removes entry `index` (of [`Entries::iter`]'s order) if it fell vacant and is not the
+    /// first: the others keep their entries, in another order.
+    fn trim(&mut self, index: usize) {
+        if index > 0 && self.more[index - 1].is_vacant() {
+            self.more.swap_remove(index - 1);
+        }
+    }
+
+    /// Whether every entry past the first is in use (the invariant above).
+    fn is_trimmed(&self) -> bool {
+        self.more.iter().all(|entry| !entry.is_vacant())
     }
 
     /// The position of a vacant entry, added at the end when there is none.
@@ -559,9 +572,12 @@ impl LockManager {
             let _ = bucket
                 .waiters
                 .wait_for(&mut entries, (deadline - now).min(WAIT_SLICE));
-            // The entry stayed this key's: it was not vacant while this request waited.
-            if let Some(entry) = entries.find(hash, tree, key) {
-                entry.waiting -= 1;
+            // The entry stayed this key's: it was not vacant while this request waited. It may
+            // fall vacant now (its holders and exclusive waiters gone); the next round's
+            // `find_or_add` takes it, or another, again.
+            if let Some(index) = entries.position(hash, tree, key) {
+                entries.at(index).waiting -= 1;
+                entries.trim(index);
             }
         }
     }
@@ -584,13 +600,16 @@ impl LockManager {
         (tree, key): (TreeId, &[u8]),
     ) {
         self.waits_for.lock().remove(&txn);
-        if let Some(entry) = entries.find(hash, tree, key) {
+        if let Some(index) = entries.position(hash, tree, key) {
+            let entry = entries.at(index);
             let before = entry.exclusive_waiters.len();
             entry.exclusive_waiters.retain(|w| *w != txn);
             if entry.exclusive_waiters.len() < before && entry.waiting > 0 {
                 bucket.waiters.notify_all();
             }
+            entries.trim(index);
         }
+        debug_assert!(entries.is_trimmed());
     }
 
     /// Records `txn → blockers` and reports whether a cycle now runs through `txn`.
@@ -619,7 +638,8 @@ impl LockManager {
         let bucket = self.bucket(hash);
         let mut entries = bucket.entries.lock();
         let mut wake = false;
-        if let Some(entry) = entries.find(hash, tree, key) {
+        if let Some(index) = entries.position(hash, tree, key) {
+            let entry = entries.at(index);
             if entry.holders.remove(txn) == Some(Mode::Exclusive) {
                 let before = bucket.exclusive_holds.fetch_sub(1, Ordering::Release);
                 debug_assert!(
@@ -628,7 +648,9 @@ impl LockManager {
                 );
             }
             wake = entry.waiting > 0;
+            entries.trim(index);
         }
+        debug_assert!(entries.is_trimmed());
         drop(entries);
         if wake {
             bucket.waiters.notify_all();
@@ -970,6 +992,44 @@ mod tests {
         assert_counts(&locks);
         assert_eq!(locks.buckets[0].exclusive_holds.load(Ordering::Acquire), 0);
         assert!(!probe(b"a") && !probe(b"b"));
+    }
+
+    #[test]
+    fn entries_past_the_first_leave_when_they_fall_vacant_and_keep_the_capacity() {
+        let locks = LockManager::with_buckets(Duration::from_millis(30), 1);
+        let keys: Vec<[u8; 4]> = (0u32..8).map(u32::to_be_bytes).collect();
+        let mut held = HeldLocks::default();
+        for key in &keys {
+            locks.lock(1, 0, key, Mode::Exclusive).unwrap();
+            held.insert(locks.hash(0, key), 0, key, Mode::Exclusive);
+        }
+        // A shared request that times out behind the writer leaves no entry behind either.
+        assert!(locks.lock(2, 0, &keys[5], Mode::Shared).is_err());
+        assert_eq!(locks.buckets[0].entries.lock().more.len(), 7);
+        locks.release(1, locks.hash(0, &keys[3]), 0, &keys[3]);
+        {
+            let entries = locks.buckets[0].entries.lock();
+            assert_eq!(entries.more.len(), 6, "the vacated entry left");
+            assert!(entries.is_trimmed());
+        }
+        for key in &keys {
+            assert_eq!(
+                locks.try_lock(3, 0, key, Mode::Shared),
+                if key == &keys[3] {
+                    TryLock::Granted
+                } else {
+                    TryLock::Busy
+                },
+                "every other key still held, found after the reorder"
+            );
+        }
+        locks.release_all(1, &held);
+        locks.release(3, locks.hash(0, &keys[3]), 0, &keys[3]);
+        let entries = locks.buckets[0].entries.lock();
+        assert!(entries.more.is_empty() && entries.more.capacity() >= 7);
+        assert!(entries.first.is_vacant());
+        drop(entries);
+        assert_counts(&locks);
     }
 
     #[test]

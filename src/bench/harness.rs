@@ -393,10 +393,7 @@ fn run_scheme(
     let control = Control::new(config.threads);
     let (measured, histograms, lateness) = std::thread::scope(|scope| {
         let control = &control;
-        let lateness = std::thread::Builder::new()
-            .name("bench-lateness".into())
-            .spawn_scoped(scope, move || probe_lateness(control))
-            .ok();
+        let lateness = spawn_lateness_probe(scope, control, device.info().emulated);
         let mut handles = Vec::with_capacity(config.threads);
         for thread in 0..config.threads {
             let run = &*run;
@@ -472,9 +469,7 @@ fn run_scheme(
         )));
     }
     let mut result = build_result(config, driver, scheme, device, &measured, &outcome);
-    // Only an emulated device's timing depends on wake-ups (`mem` and real files do not sleep).
-    let emulated = device.info().emulated;
-    result.host_lateness = lateness.filter(|_| emulated).and_then(|probe| {
+    result.host_lateness = lateness.and_then(|probe| {
         let reference = super::lateness::reference_us(
             result.fsync.count,
             result.fsync.mean_ms,
@@ -491,6 +486,24 @@ fn run_scheme(
     result.check = check;
     result.check_skipped = !config.check && driver.is_record();
     Ok(result)
+}
+
+/// Starts [`probe_lateness`] for a run on an emulated device. Only an emulated device's timing
+/// depends on wake-ups (`mem` and real files do not sleep), so only its runs have the probe:
+/// elsewhere its thousand wake-ups a second would take CPU from the workers for a figure
+/// nobody reads.
+fn spawn_lateness_probe<'scope>(
+    scope: &'scope std::thread::Scope<'scope, '_>,
+    control: &'scope Control,
+    emulated: bool,
+) -> Option<std::thread::ScopedJoinHandle<'scope, Option<super::lateness::LatenessProbe>>> {
+    if !emulated {
+        return None;
+    }
+    std::thread::Builder::new()
+        .name("bench-lateness".into())
+        .spawn_scoped(scope, move || probe_lateness(control))
+        .ok()
 }
 
 /// The lateness probe's thread ([`super::lateness`]): sleeps until the run stops, recording

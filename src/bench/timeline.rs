@@ -588,15 +588,14 @@ fn relative_trend_with_interval(means: &[f64]) -> (f64, f64) {
     if n < 3 {
         return (slope * span, 0.0);
     }
-    let mean_x = (n - 1) as f64 / 2.0;
-    let (residuals, sxx) = means
+    let residuals: f64 = means
         .iter()
         .enumerate()
-        .fold((0.0, 0.0), |(rss, sxx), (i, y)| {
-            let x = i as f64;
-            let residual = y - (intercept + slope * x);
-            (rss + residual * residual, sxx + (x - mean_x) * (x - mean_x))
-        });
+        .map(|(i, y)| (y - (intercept + slope * i as f64)).powi(2))
+        .sum();
+    // The spread of the abscissas 0..n about their mean: n (n^2 - 1) / 12.
+    let count = n as f64;
+    let sxx = count * (count * count - 1.0) / 12.0;
     let slope_se = (residuals / (n - 2) as f64 / sxx).sqrt();
     (slope * span, super::stats::t_975(n - 2) * slope_se * span)
 }

@@ -79,6 +79,18 @@ pub struct Meta {
     pub catalog_end: usize,
 }
 
+/// The meta page's page allocation state, read by [`decode_allocation`] without the catalog
+/// (a page allocation needs no tree names).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Allocation {
+    /// First page never allocated.
+    pub high_water: PageId,
+    /// Head of the free list (0 = empty).
+    pub free_head: PageId,
+    /// Pages on the free list.
+    pub free_count: u64,
+}
+
 /// Whether the page was never formatted (all zero payload): a new database.
 #[must_use]
 pub fn is_blank(page: &[u8]) -> bool {
@@ -128,17 +140,7 @@ pub fn check_stored_version(page: &[u8]) -> Result<()> {
 /// [`crate::Error::CorruptPage`] naming what does not verify.
 pub fn decode(page: &[u8]) -> Result<Meta> {
     let bad = |why: String| corrupt(META_PAGE, format!("meta page: {why}"));
-    if page[KIND_AT] != KIND_META || page[MAGIC_AT..MAGIC_AT + 4] != META_MAGIC {
-        return Err(bad("no B+-tree meta data (kind or magic)".into()));
-    }
-    check_version(page)?;
-    let page_size = get_u32(page, PAGE_SIZE_AT);
-    if page_size as usize != page.len() {
-        return Err(bad(format!(
-            "created with {page_size}-byte pages, opened with {}",
-            page.len()
-        )));
-    }
+    let allocation = decode_allocation(page)?;
     let count = get_u32(page, TREE_COUNT_AT) as usize;
     let mut trees = Vec::with_capacity(count.min(page.len()));
     let mut at = CATALOG_AT;
@@ -162,12 +164,38 @@ pub fn decode(page: &[u8]) -> Result<Meta> {
         at = end;
     }
     Ok(Meta {
-        page_size,
+        page_size: get_u32(page, PAGE_SIZE_AT),
+        high_water: allocation.high_water,
+        free_head: allocation.free_head,
+        free_count: allocation.free_count,
+        trees,
+        catalog_end: at,
+    })
+}
+
+/// Checks the meta page's header (kind, magic, format version, page size) and reads its
+/// allocation state, leaving the catalog alone: what a page allocation or free needs, with no
+/// allocation of its own.
+///
+/// # Errors
+/// [`crate::Error::CorruptPage`] naming what does not verify.
+pub fn decode_allocation(page: &[u8]) -> Result<Allocation> {
+    let bad = |why: String| corrupt(META_PAGE, format!("meta page: {why}"));
+    if page[KIND_AT] != KIND_META || page[MAGIC_AT..MAGIC_AT + 4] != META_MAGIC {
+        return Err(bad("no B+-tree meta data (kind or magic)".into()));
+    }
+    check_version(page)?;
+    let page_size = get_u32(page, PAGE_SIZE_AT);
+    if page_size as usize != page.len() {
+        return Err(bad(format!(
+            "created with {page_size}-byte pages, opened with {}",
+            page.len()
+        )));
+    }
+    Ok(Allocation {
         high_water: get_u64(page, HIGH_WATER_AT),
         free_head: get_u64(page, FREE_HEAD_AT),
         free_count: get_u64(page, FREE_COUNT_AT),
-        trees,
-        catalog_end: at,
     })
 }
 
@@ -183,4 +211,58 @@ pub fn next_free(id: PageId, page: &[u8]) -> Result<PageId> {
         ));
     }
     Ok(get_u64(page, NEXT_FREE_AT))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::btree::op::{PageOp, apply};
+
+    fn meta_page(size: u32, trees: &[&str]) -> Vec<u8> {
+        let mut page = vec![0u8; size as usize];
+        apply(META_PAGE, &mut page, &PageOp::InitMeta { page_size: size }).unwrap();
+        for (n, name) in trees.iter().enumerate() {
+            let op = PageOp::MetaAddTree {
+                name: name.as_bytes().to_vec(),
+                root: 10 + n as PageId,
+            };
+            apply(META_PAGE, &mut page, &op).unwrap();
+        }
+        let op = PageOp::MetaAlloc {
+            high_water: 77,
+            free_head: 12,
+            free_count: 3,
+        };
+        apply(META_PAGE, &mut page, &op).unwrap();
+        page
+    }
+
+    #[test]
+    fn the_allocation_state_reads_as_the_whole_decode_does_and_checks_the_header() {
+        let page = meta_page(4096, &["warehouse", "district", "stock"]);
+        let meta = decode(&page).unwrap();
+        let allocation = decode_allocation(&page).unwrap();
+        assert_eq!(
+            (
+                allocation.high_water,
+                allocation.free_head,
+                allocation.free_count
+            ),
+            (meta.high_water, meta.free_head, meta.free_count)
+        );
+        assert_eq!(
+            (meta.high_water, meta.free_head, meta.free_count),
+            (77, 12, 3)
+        );
+        assert_eq!(meta.trees.len(), 3);
+        // A page of another size, another format version, or no meta data is refused.
+        assert!(decode_allocation(&page[..2048]).is_err());
+        let mut other_version = page.clone();
+        other_version[VERSION_AT..VERSION_AT + 4]
+            .copy_from_slice(&(FORMAT_VERSION + 1).to_le_bytes());
+        assert!(decode_allocation(&other_version).is_err());
+        let mut not_meta = page;
+        not_meta[MAGIC_AT] ^= 0xFF;
+        assert!(decode_allocation(&not_meta).is_err());
+    }
 }

@@ -360,7 +360,7 @@ impl TreeStore {
         meta_slot: mtr::Slot,
         count: usize,
     ) -> Result<Vec<PageId>> {
-        let meta = meta::decode(mtr.data(meta_slot))?;
+        let meta = meta::decode_allocation(mtr.data(meta_slot))?;
         let (mut high_water, mut free_head, mut free_count) =
             (meta.high_water, meta.free_head, meta.free_count);
         let mut pages = Vec::with_capacity(count);
@@ -404,7 +404,7 @@ impl TreeStore {
         if slots.is_empty() {
             return Ok(());
         }
-        let meta = meta::decode(mtr.data(meta_slot))?;
+        let meta = meta::decode_allocation(mtr.data(meta_slot))?;
         let (mut free_head, mut free_count) = (meta.free_head, meta.free_count);
         for &slot in slots {
             mtr.apply(slot, &PageOp::InitFree { next: free_head })?;

@@ -522,7 +522,7 @@ pub fn apply_op<B: AsRef<[u8]>>(id: PageId, page: &mut [u8], op: &PageOp<B>) -> 
             free_head,
             free_count,
         } => {
-            super::meta::decode(page)?;
+            super::meta::decode_allocation(page)?;
             set_u64(page, HIGH_WATER_AT, *high_water);
             set_u64(page, FREE_HEAD_AT, *free_head);
             set_u64(page, FREE_COUNT_AT, *free_count);

@@ -5,7 +5,8 @@
 //! is never violated: no reader beside a writer, never two writers. Deadlock victims release
 //! everything and go on; a 60-second wait timeout means a deadlock the detector missed, so
 //! none may time out. Run once with one bucket (every key collides with every other) and once
-//! with the default table.
+//! with the default table. Before each release the auto-commit read's probe
+//! (`is_held_exclusive`) must see every key as the releasing transaction holds it.
 
 #![cfg(not(feature = "shuttle"))]
 
@@ -78,9 +79,20 @@ impl Shared {
         }
     }
 
-    /// Called right before `txn` releases everything in `held`.
+    /// Called right before `txn` releases everything in `held`. The auto-commit read's probe
+    /// must see each key as `txn` holds it: exclusive where it holds it exclusive, and not
+    /// exclusive where it holds it shared (no other transaction can hold it exclusive then),
+    /// whatever the other keys of the bucket are doing (the probe answers from a count of the
+    /// bucket's exclusive holds when that is zero).
     fn releasing(&self, txn: u64, held: &HeldLocks) {
         for lock in held.iter() {
+            let probed = self.locks.is_held_exclusive(lock.hash, lock.tree, lock.key);
+            if probed != (lock.mode == Mode::Exclusive) {
+                self.violation(format!(
+                    "{txn} holds {:?}/{:?} {:?} but the probe says exclusive: {probed}",
+                    lock.tree, lock.key, lock.mode
+                ));
+            }
             let key = usize::from(lock.key[0]);
             let state = self.state(lock.tree, key);
             match lock.mode {

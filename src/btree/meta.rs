@@ -79,6 +79,11 @@ pub struct Meta {
     pub catalog_end: usize,
 }
 
+/// The error of a meta page that does not verify: `why`, on the meta page.
+fn bad_meta(why: impl std::fmt::Display) -> crate::error::Error {
+    corrupt(META_PAGE, format!("meta page: {why}"))
+}
+
 /// The meta page's page allocation state, read by [`decode_allocation`] without the catalog
 /// (a page allocation needs no tree names).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -139,24 +144,23 @@ pub fn check_stored_version(page: &[u8]) -> Result<()> {
 /// # Errors
 /// [`crate::Error::CorruptPage`] naming what does not verify.
 pub fn decode(page: &[u8]) -> Result<Meta> {
-    let bad = |why: String| corrupt(META_PAGE, format!("meta page: {why}"));
     let allocation = decode_allocation(page)?;
     let count = get_u32(page, TREE_COUNT_AT) as usize;
     let mut trees = Vec::with_capacity(count.min(page.len()));
     let mut at = CATALOG_AT;
     for index in 0..count {
         let Some(&len) = page.get(at) else {
-            return Err(bad(format!(
+            return Err(bad_meta(format!(
                 "catalog entry {index} starts past the page end"
             )));
         };
         let len = usize::from(len);
         let end = at + 1 + len + 8;
         if len == 0 || len > MAX_NAME || end > page.len() {
-            return Err(bad(format!("catalog entry {index} is malformed")));
+            return Err(bad_meta(format!("catalog entry {index} is malformed")));
         }
         let name = std::str::from_utf8(&page[at + 1..at + 1 + len])
-            .map_err(|_| bad(format!("catalog entry {index}: name is not UTF-8")))?;
+            .map_err(|_| bad_meta(format!("catalog entry {index}: name is not UTF-8")))?;
         trees.push(TreeEntry {
             name: name.to_string(),
             root: get_u64(page, at + 1 + len),
@@ -180,14 +184,13 @@ pub fn decode(page: &[u8]) -> Result<Meta> {
 /// # Errors
 /// [`crate::Error::CorruptPage`] naming what does not verify.
 pub fn decode_allocation(page: &[u8]) -> Result<Allocation> {
-    let bad = |why: String| corrupt(META_PAGE, format!("meta page: {why}"));
     if page[KIND_AT] != KIND_META || page[MAGIC_AT..MAGIC_AT + 4] != META_MAGIC {
-        return Err(bad("no B+-tree meta data (kind or magic)".into()));
+        return Err(bad_meta("no B+-tree meta data (kind or magic)"));
     }
     check_version(page)?;
     let page_size = get_u32(page, PAGE_SIZE_AT);
     if page_size as usize != page.len() {
-        return Err(bad(format!(
+        return Err(bad_meta(format!(
             "created with {page_size}-byte pages, opened with {}",
             page.len()
         )));

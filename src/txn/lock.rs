@@ -238,7 +238,7 @@ impl Entry {
 /// key at a time), any others in a vector, so that an uncontended request reads the entry on
 /// the bucket's own cache lines instead of following a pointer to the heap. `first` is always
 /// there (vacant when unused). Invariant, outside a critical section that is changing an
-/// entry: no entry of `more` is vacant ([`Entries::trim`] removes one that falls vacant), so a
+/// entry: no entry of `more` is vacant ([`Entries::change`] removes one that falls vacant), so a
 /// lookup reads only the bucket's own lines and the heap entries of keys locked now. `more`
 /// keeps its capacity when it shrinks.
 #[derive(Debug, Default)]
@@ -282,12 +282,23 @@ impl Entries {
         entry
     }
 
-    /// Removes entry `index` (of [`Entries::iter`]'s order) if it fell vacant and is not the
-    /// first: the others keep their entries, in another order.
-    fn trim(&mut self, index: usize) {
+    /// Applies `change` to the key's entry, if it has one, and removes the entry if that left
+    /// it vacant and it is not the first (the others keep their entries, in another order):
+    /// every change that can vacate an entry goes through here, which keeps the invariant.
+    fn change<R>(
+        &mut self,
+        hash: u64,
+        tree: TreeId,
+        key: &[u8],
+        change: impl FnOnce(&mut Entry) -> R,
+    ) -> Option<R> {
+        let index = self.position(hash, tree, key)?;
+        let result = change(self.at(index));
         if index > 0 && self.more[index - 1].is_vacant() {
             self.more.swap_remove(index - 1);
         }
+        debug_assert!(self.is_trimmed());
+        Some(result)
     }
 
     /// Whether every entry past the first is in use (the invariant above).
@@ -575,10 +586,7 @@ impl LockManager {
             // The entry stayed this key's: it was not vacant while this request waited. It may
             // fall vacant now (its holders and exclusive waiters gone); the next round's
             // `find_or_add` takes it, or another, again.
-            if let Some(index) = entries.position(hash, tree, key) {
-                entries.at(index).waiting -= 1;
-                entries.trim(index);
-            }
+            entries.change(hash, tree, key, |entry| entry.waiting -= 1);
         }
     }
 
@@ -600,16 +608,13 @@ impl LockManager {
         (tree, key): (TreeId, &[u8]),
     ) {
         self.waits_for.lock().remove(&txn);
-        if let Some(index) = entries.position(hash, tree, key) {
-            let entry = entries.at(index);
+        entries.change(hash, tree, key, |entry| {
             let before = entry.exclusive_waiters.len();
             entry.exclusive_waiters.retain(|w| *w != txn);
             if entry.exclusive_waiters.len() < before && entry.waiting > 0 {
                 bucket.waiters.notify_all();
             }
-            entries.trim(index);
-        }
-        debug_assert!(entries.is_trimmed());
+        });
     }
 
     /// Records `txn → blockers` and reports whether a cycle now runs through `txn`.
@@ -637,20 +642,18 @@ impl LockManager {
     pub fn release(&self, txn: TxnId, hash: u64, tree: TreeId, key: &[u8]) {
         let bucket = self.bucket(hash);
         let mut entries = bucket.entries.lock();
-        let mut wake = false;
-        if let Some(index) = entries.position(hash, tree, key) {
-            let entry = entries.at(index);
-            if entry.holders.remove(txn) == Some(Mode::Exclusive) {
-                let before = bucket.exclusive_holds.fetch_sub(1, Ordering::Release);
-                debug_assert!(
-                    before > 0,
-                    "an exclusive hold released that was never counted"
-                );
-            }
-            wake = entry.waiting > 0;
-            entries.trim(index);
-        }
-        debug_assert!(entries.is_trimmed());
+        let wake = entries
+            .change(hash, tree, key, |entry| {
+                if entry.holders.remove(txn) == Some(Mode::Exclusive) {
+                    let before = bucket.exclusive_holds.fetch_sub(1, Ordering::Release);
+                    debug_assert!(
+                        before > 0,
+                        "an exclusive hold released that was never counted"
+                    );
+                }
+                entry.waiting > 0
+            })
+            .unwrap_or(false);
         drop(entries);
         if wake {
             bucket.waiters.notify_all();

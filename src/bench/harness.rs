@@ -4,7 +4,8 @@
 //! doublewrite area and the data pages), create the data file and load the workload's image
 //! into it (not bound to a log), open a fresh log device if the run has a log, build the target
 //! with the [`TargetFactory`], start `threads` workers, warm up (unmeasured) until the pool is
-//! full and throughput is steady, measure for the configured device time, stop the workers,
+//! full and throughput is steady (on an emulated SSD, ageing its flash layout with the run's
+//! own writes once on the way, `Aging`), measure for the configured device time, stop the workers,
 //! shut the target down (final write-back). Measured: per-op latency (HdrHistogram per worker,
 //! merged), a timeline at the configured device-time step, pool, device and log counter deltas,
 //! process CPU, and the device's peak bandwidth at the run's mix.
@@ -41,7 +42,8 @@ use super::report::{
 use super::timeline::{TimelineRecorder, background_is_steady, judge_steadiness, tail_is_steady};
 use super::{BenchConfig, BenchTarget, LOG_PAGE_SIZE, TargetFactory, TargetSpec, WarmUp};
 use crate::datafile::DATA_START;
-use crate::device::{DeviceStats, OpenOptions, SharedDevice, open};
+use crate::device::emulated::aging::AgingReport;
+use crate::device::{DeviceStats, DeviceTimeControl, OpenOptions, SharedDevice, open};
 use crate::engine::Composition;
 use crate::error::{Error, Result};
 use crate::pool::PoolStats;
@@ -375,6 +377,7 @@ impl Snapshot {
 struct Measured {
     warmup_device_s: f64,
     warmup_steady: bool,
+    aging: Option<AgingReport>,
     start: Snapshot,
     end: Snapshot,
     timeline: TimelineRecorder,
@@ -642,6 +645,43 @@ impl WorkerOutcome {
 
 /// Whether the pool has been filled (no free frame, or as many misses as frames: schemes that
 /// keep a free list replenished may never reach zero free).
+/// The warm-up's aging of an emulated SSD with the workload's own writes
+/// (`device::emulated::aging`): once per run, when the pool is full and either throughput has
+/// levelled or half the warm-up is spent (the later, the more writes the estimate rests on;
+/// steadiness is then judged again on the aged device), else at the warm-up's end.
+struct Aging {
+    /// Aging is still to do (false on devices without time control, and once done).
+    pending: bool,
+    report: Option<AgingReport>,
+}
+
+impl Aging {
+    /// Starts counting the device's host writes.
+    fn new(device: &SharedDevice) -> Aging {
+        let control = device.time_control();
+        if let Some(control) = control {
+            control.restart_write_history();
+        }
+        Aging {
+            pending: control.is_some(),
+            report: None,
+        }
+    }
+
+    fn is_pending(&self) -> bool {
+        self.pending
+    }
+
+    fn is_due(&self, ready: bool) -> bool {
+        self.pending && ready
+    }
+
+    fn age(&mut self, device: &SharedDevice) {
+        self.pending = false;
+        self.report = device.time_control().and_then(DeviceTimeControl::age_flash);
+    }
+}
+
 fn pool_full(stats: &PoolStats) -> bool {
     stats.frames > 0 && (stats.free_frames == 0 || stats.misses >= stats.frames)
 }
@@ -667,6 +707,7 @@ fn control_loop(
     let mut warmup_steady = !until_steady;
     let window_s =
         (warmup_max.as_secs_f64() / 4.0).clamp(super::timeline::MIN_WINDOW_S, WARMUP_WINDOW_MAX_S);
+    let mut aging = Aging::new(device);
     // Warm-up. Bound: `warmup_real`, in TICK steps.
     while !control.stopped() && !interrupt::interrupted() && began.elapsed() < warmup_real {
         std::thread::sleep(TICK);
@@ -676,10 +717,28 @@ fn control_loop(
         if recorded {
             warm.note_device(&device.stats());
         }
-        if recorded
-            && until_steady
-            && pool_full(&stats)
-            && tail_is_steady(warm.points(), window_s, STEADY_WINDOWS, STEADY_TOLERANCE)
+        if !recorded || !pool_full(&stats) {
+            continue;
+        }
+        let throughput_steady =
+            tail_is_steady(warm.points(), window_s, STEADY_WINDOWS, STEADY_TOLERANCE);
+        let half_spent = began.elapsed() >= warmup_real / 2;
+        if aging.is_due(throughput_steady || half_spent) {
+            aging.age(device);
+            // Steadiness is judged afresh on the aged device.
+            warm = TimelineRecorder::new(
+                Instant::now(),
+                control.total_ops(),
+                &target.stats(),
+                scale,
+                config.step,
+            );
+            warm.note_device(&device.stats());
+            continue;
+        }
+        if until_steady
+            && !aging.is_pending()
+            && throughput_steady
             && background_is_steady(
                 warm.points(),
                 window_s,
@@ -690,6 +749,11 @@ fn control_loop(
             warmup_steady = true;
             break;
         }
+    }
+    // A warm-up that ran out before the pool filled still hands the measured phase an aged
+    // device.
+    if aging.is_pending() && !control.stopped() && !interrupt::interrupted() {
+        aging.age(device);
     }
     let warmup_device_s = began.elapsed().as_secs_f64() / scale;
     let start = Snapshot::take(control, target, device);
@@ -728,6 +792,7 @@ fn control_loop(
     Measured {
         warmup_device_s,
         warmup_steady,
+        aging: aging.report,
         start,
         end,
         timeline,
@@ -859,11 +924,7 @@ fn build_result(
         phases_real_s: super::progress::PhaseTimes::default(),
         warmup_s: measured.warmup_device_s,
         time_scale: scale,
-        model_host: format!(
-            "{} cores x time scale {scale} = {:.0} cores",
-            cpu.available_cores,
-            cpu.available_cores as f64 * scale
-        ),
+        model_host: model_host(cpu.available_cores, scale),
         ops,
         throughput: per_device_second(ops),
         unit: if driver.is_record() { "tx/s" } else { "ops/s" }.to_string(),
@@ -918,8 +979,17 @@ fn build_result(
         device_stats,
         regime: None,
         host_lateness: None,
+        device_aging: measured.aging,
         repeats: None,
     }
+}
+
+/// `2 cores x time scale 8 = 16 cores`: the host the device sees.
+fn model_host(cores: usize, scale: f64) -> String {
+    format!(
+        "{cores} cores x time scale {scale} = {:.0} cores",
+        cores as f64 * scale
+    )
 }
 
 /// The doublewrite buffer's work over the measured phase.

@@ -13,6 +13,7 @@
 //!   mixed 1/3`); `steadiness.steady` holds when every repeat was steady, its verdict counts
 //!   them;
 //! - `host_lateness`: the means, and its warning when any repeat had one;
+//! - `device_aging`: the means of the repeats that aged, `settled` when all of them settled;
 //! - `timeline`, `config_diff`, `check`, `pool_stats` and `device_stats` (raw counters) are
 //!   the first completed repeat's: every repeat's are under `runs`, and `summary` has the means
 //!   and intervals of the raw counters too.
@@ -37,6 +38,7 @@ use super::report::{
     TypeResult,
 };
 use super::stats::{Interval, format_pm, interval, ratio_interval};
+use crate::device::emulated::aging::AgingReport;
 
 /// Upper bound on `--repeat`.
 pub const MAX_REPEATS: usize = 100;
@@ -457,7 +459,27 @@ fn mean_record(runs: &[&RunResult]) -> Option<RunResult> {
                 .collect::<Vec<_>>(),
         ),
         host_lateness: mean_lateness(runs),
+        device_aging: mean_aging(runs),
         repeats: None,
+    })
+}
+
+fn mean_aging(runs: &[&RunResult]) -> Option<AgingReport> {
+    let all: Vec<&AgingReport> = runs
+        .iter()
+        .filter_map(|r| r.device_aging.as_ref())
+        .collect();
+    let m = |f: fn(&AgingReport) -> f64| mean(all.iter().map(|a| f(a)));
+    let count = |f: fn(&AgingReport) -> u64| mean(all.iter().map(|a| f(a) as f64)).round() as u64;
+    (!all.is_empty()).then(|| AgingReport {
+        sampled_writes: count(|a| a.sampled_writes),
+        sampled_pages: count(|a| a.sampled_pages),
+        logical_pages: count(|a| a.logical_pages),
+        replayed_writes: count(|a| a.replayed_writes),
+        passes: m(|a| a.passes),
+        gc_per_write_first: m(|a| a.gc_per_write_first),
+        gc_per_write_last: m(|a| a.gc_per_write_last),
+        settled: all.iter().all(|a| a.settled),
     })
 }
 
@@ -601,6 +623,7 @@ mod tests {
             phases_real_s: crate::bench::progress::PhaseTimes::default(),
             regime: None,
             host_lateness: None,
+            device_aging: None,
             repeats: None,
         }
     }

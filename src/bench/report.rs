@@ -35,6 +35,8 @@
 //!               pool_stats {..}, device_stats {..},
 //!               host_lateness {samples, mean_us, p50_us, p99_us, max_us, device_mean_us,
 //!                              reference_us, error_share, warning} | null,
+//!               device_aging {sampled_writes, sampled_pages, logical_pages, replayed_writes,
+//!                             passes, gc_per_write_first, gc_per_write_last, settled} | null,
 //!               runs [ {..} | null ], summary { PATH: {mean, ci95, n} } } ],
 //!   "failures": [ { scheme, error } ] }
 //! ```
@@ -402,6 +404,11 @@ pub struct RunResult {
     /// How late the host woke sleeping threads in the measured phase, and the timing error
     /// that makes ([`super::lateness`]; `None`: not measured).
     pub host_lateness: Option<super::lateness::Lateness>,
+    /// How the warm-up aged the emulated SSD's flash layout with the workload's own writes
+    /// (`docs/devices.md`, "Aging the flash with the workload's writes"); `None`: not aged (no
+    /// FTL, `age=off`, no writes counted, or a result saved before aging existed).
+    #[serde(default)]
+    pub device_aging: Option<crate::device::emulated::aging::AgingReport>,
     /// `--repeat N` (N > 1): every repeat's record and the summary; the fields above are then
     /// the means ([`super::repeat`]). `None` for a single run.
     #[serde(flatten)]

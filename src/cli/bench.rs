@@ -1201,6 +1201,19 @@ pub fn run_prepared(args: &BenchArgs, config: &BenchConfig) -> Result<BenchResul
     Ok(results)
 }
 
+/// `, flash aged: GC 0.25 -> 0.52 per write in 3.5 passes from 45k writes` (or `, not
+/// settled in ...`).
+fn describe_aging(aging: &crate::device::emulated::aging::AgingReport) -> String {
+    format!(
+        ", flash aged: GC {:.2} -> {:.2} per write in {:.1} passes from {} counted writes{}",
+        aging.gc_per_write_first,
+        aging.gc_per_write_last,
+        aging.passes,
+        aging.sampled_writes,
+        if aging.settled { "" } else { " (not settled)" }
+    )
+}
+
 /// After each run: the results so far go to disk at once (results.json grows run by run, so
 /// a kill or a failing later scheme loses nothing measured) and a summary line is printed.
 fn on_run_finished(
@@ -1220,7 +1233,7 @@ fn on_run_finished(
     }
     match finished {
         crate::bench::harness::Finished::Run(run) => eprintln!(
-            "  done: {} {:.0} {}, read stalls {:.1}%, {}{}, steady {}, {} real{}{}",
+            "  done: {} {:.0} {}, read stalls {:.1}%, {}{}{}, steady {}, {} real{}{}",
             run.scheme,
             run.throughput,
             run.unit,
@@ -1233,6 +1246,9 @@ fn on_run_finished(
                     late.mean_us,
                     late.error_share * 100.0
                 )),
+            run.device_aging
+                .as_ref()
+                .map_or_else(String::new, describe_aging),
             run.steadiness.verdict,
             crate::bench::progress::format_seconds(run.scheme_real_s),
             match run.phases_real_s.describe(run.unit == "tx/s") {

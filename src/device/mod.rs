@@ -284,6 +284,18 @@ pub trait DeviceTimeControl: Send + Sync {
     /// Lets device time pass until the work queued so far (programs, garbage collection) is
     /// done, so the device is idle; returns the device nanoseconds that passed.
     fn settle(&self) -> u64;
+
+    /// Starts counting host writes afresh for [`DeviceTimeControl::age_flash`].
+    fn restart_write_history(&self) {}
+
+    /// Ages a flash device's layout with the distribution of the host writes counted since
+    /// [`DeviceTimeControl::restart_write_history`], in no device time (`docs/devices.md`,
+    /// "Aging the flash with the workload's writes"). May be called with I/O in flight: it
+    /// holds the model for its duration (about a second per million physical pages). `None`
+    /// when the device has no FTL, its `age` option is off, or no writes were counted.
+    fn age_flash(&self) -> Option<emulated::aging::AgingReport> {
+        None
+    }
 }
 
 /// A page-granular block device with batched asynchronous I/O.

@@ -416,6 +416,39 @@ fn a_failing_target_is_reported_under_its_scheme() {
     assert!(table.contains("FAILED cflru"), "{table}");
 }
 
+/// On an emulated SSD the warm-up ages the flash with the run's own writes and the record
+/// says so; `age=off` keeps the uniform preconditioning, and `mem` has nothing to age.
+#[test]
+fn the_warm_up_ages_an_emulated_ssd_with_the_runs_writes() {
+    let emulated = |age: &str| DeviceSpec::Emulated {
+        profile: "ssd-a".into(),
+        options: vec![
+            ("time_scale".into(), "1".into()),
+            ("age".into(), age.into()),
+        ],
+    };
+    let mut config = small_config(Mix::Ms, vec![Scheme::Vanilla]);
+    config.duration = Duration::from_millis(300);
+    config.warmup = WarmUp::For(Duration::from_millis(400));
+    config.device = emulated("on");
+    let results = run_bench(&config, &*cache_factory(None)).unwrap();
+    let aging = results.runs[0].device_aging.expect("the SSD was aged");
+    assert!(
+        aging.sampled_writes > 0 && aging.replayed_writes > 0,
+        "{aging:?}"
+    );
+    assert!(aging.logical_pages >= 2048, "{aging:?}");
+    let json = serde_json::to_value(&results).unwrap();
+    assert!(json["runs"][0]["device_aging"]["gc_per_write_last"].is_f64());
+
+    config.device = emulated("off");
+    let results = run_bench(&config, &*cache_factory(None)).unwrap();
+    assert_eq!(results.runs[0].device_aging, None);
+    config.device = DeviceSpec::Memory;
+    let results = run_bench(&config, &*cache_factory(None)).unwrap();
+    assert_eq!(results.runs[0].device_aging, None);
+}
+
 #[test]
 fn the_default_factory_runs_every_scheme_on_the_buffer_pool() {
     let mut config = small_config(Mix::Ms, Scheme::ALL.to_vec());

@@ -359,6 +359,60 @@ fn device_time_control_preconditions_and_settles_without_real_time() {
     assert!(!cloud.info().supports_fused_rw);
 }
 
+/// Aging (`aging.rs`) rewrites the layout from the writes counted since the restart, in no
+/// device time and without moving a counter; it is refused with `age=off`, without counted
+/// writes, and by devices without an FTL.
+#[test]
+fn aging_replays_the_counted_writes_in_no_device_time() {
+    let options = OpenOptions {
+        page_size: 16 * 1024,
+        pages: 4096,
+        create: true,
+    };
+    let device = emulated::open_emulated("ssd-a", &overrides(&[("age", "on")]), &options).unwrap();
+    let control = device.time_control().unwrap();
+    control.restart_write_history();
+    assert_eq!(control.age_flash(), None, "nothing counted yet");
+    // 8192 writes over the first 512 pages (eight whole extents), counted as host writes.
+    control.precondition(512, 8192, 32, 5).unwrap();
+    control.settle();
+    let (now, stats, started) = (control.now_ns(), device.stats(), std::time::Instant::now());
+    let report = control
+        .age_flash()
+        .expect("an SSD with counted writes ages");
+    assert_eq!(report.sampled_writes, 8192);
+    assert_eq!(report.sampled_pages, 512);
+    assert_eq!(report.logical_pages, 4096);
+    assert!(report.settled, "{report:?}");
+    assert!(
+        report.passes >= 2.0,
+        "two passes at least to judge: {report:?}"
+    );
+    // The clock only ran on with real time (time scale 10): no modelled time was spent.
+    let real_ns = started.elapsed().as_nanos() as u64;
+    assert!(
+        control.now_ns() - now <= real_ns / 10 + 1_000_000,
+        "aging took {} ns of device time in {real_ns} ns real",
+        control.now_ns() - now
+    );
+    let after = device.stats();
+    assert_eq!(
+        (after.writes, after.gc_writes, after.flash_programs),
+        (stats.writes, stats.gc_writes, stats.flash_programs),
+        "aging moves no counter"
+    );
+    for off in [vec![("age", "off")], vec![]] {
+        let off = emulated::open_emulated("ssd-a", &overrides(&off), &options).unwrap();
+        let off_control = off.time_control().unwrap();
+        off_control.precondition(512, 1024, 8, 5).unwrap();
+        assert_eq!(off_control.age_flash(), None, "age=off, the default");
+    }
+    let hdd = emulated::open("hdd", &overrides(&[("age", "on")]), &options).unwrap();
+    let hdd_control = hdd.time_control().unwrap();
+    hdd_control.precondition(512, 64, 4, 5).unwrap();
+    assert_eq!(hdd_control.age_flash(), None, "no FTL");
+}
+
 #[test]
 fn reads_of_buffered_pages_are_served_from_the_buffer() {
     let mut model = ssd("ssd-a", &[], 16 * 1024, 4096);

@@ -35,6 +35,8 @@ fn run(scheme: &str, index: usize) -> RunResult {
             p_scan: (index == 0).then(|| 100.0 + f64::from(step) * 10.0),
             p_io: (index == 0).then(|| 400.0 - f64::from(step) * 5.0),
             gc_per_write: None,
+            host_writes: 0,
+            gc_writes: 0,
         })
         .collect();
     let mutex_wait_ms: BTreeMap<String, f64> =
@@ -145,6 +147,7 @@ fn run(scheme: &str, index: usize) -> RunResult {
         device_stats: DeviceStats::default(),
         regime: None,
         host_lateness: None,
+        device_aging: None,
         repeats: None,
     }
 }

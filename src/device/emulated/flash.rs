@@ -5,7 +5,8 @@
 //!
 //! Resources: dies (channels x ways; die `d` hangs on channel `d % channels`), channels, a host
 //! link (two directions for PCIe, one shared for SATA), the controller's DRAM buffer as a pool of
-//! page slots, and the FTL (`ftl.rs`).
+//! page slots, and the FTL (`ftl.rs`). Host writes are counted per logical page for the bench
+//! warm-up's aging of the layout (`aging.rs`, [`SsdModel::age`]).
 //!
 //! - Read: firmware; a buffer slot (S-Buf: a slot of the shared write buffer, so under write
 //!   load the read waits until a dirty slot's program completes, the RW paper's read stall;
@@ -51,6 +52,7 @@
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap, VecDeque};
 
+use super::aging::{self, AgingReport, WriteHistory};
 use super::ftl::{Ftl, GcWork};
 use super::profile::{PROFILE_PAGE_BYTES, Profile};
 use crate::error::Result;
@@ -233,6 +235,11 @@ pub struct SsdModel {
     background: Vec<Background>,
     unflushed: Unflushed,
     stats: FlashStats,
+    /// Host writes per logical page since the last restart, for [`SsdModel::age`].
+    history: WriteHistory,
+    /// Whether [`SsdModel::age`] may age the layout (`age=on`).
+    aging: bool,
+    seed: u64,
 }
 
 /// The background work of one die, done whenever it has no host program or read to run: SLC
@@ -371,6 +378,9 @@ impl SsdModel {
             background: vec![Background::default(); dies as usize],
             unflushed: Unflushed::new(4 * buffer as usize),
             stats: FlashStats::default(),
+            history: WriteHistory::new(pages),
+            aging: profile.age,
+            seed: profile.seed,
         };
         model.precondition(profile.fill, profile.seed);
         Ok(model)
@@ -409,6 +419,31 @@ impl SsdModel {
         if self.ftl.die_of(lpn).is_none() {
             self.place(lpn);
         }
+    }
+
+    /// Forgets the host writes counted so far ([`SsdModel::age`] estimates its distribution
+    /// from the writes counted after this).
+    pub fn restart_write_history(&mut self) {
+        self.history.clear();
+    }
+
+    /// Ages the flash layout with the host writes counted since the last
+    /// [`SsdModel::restart_write_history`] (`aging.rs`): writes drawn from their estimated
+    /// distribution are placed, untimed, until the GC cost per write settles. No device time
+    /// passes and no counter moves. `None` with `age=off` or no writes counted.
+    pub fn age(&mut self) -> Option<AgingReport> {
+        if !self.aging {
+            return None;
+        }
+        let logical = self.ftl.logical_pages();
+        let physical = self.ftl.physical_pages();
+        let seed = self.seed ^ self.history.total();
+        let history = std::mem::replace(&mut self.history, WriteHistory::new(0));
+        let report = aging::age(&history, logical, physical, seed, |lpn| {
+            self.place(lpn).1.copies
+        });
+        self.history = history;
+        report
     }
 
     /// The fixed costs in use.
@@ -575,6 +610,7 @@ impl SsdModel {
 
     /// A write whose command was parsed at `cmd`; returns its acknowledgement time.
     fn write_at(&mut self, cmd: DeviceNs, lpn: u64) -> DeviceNs {
+        self.history.record(lpn);
         if self.write_through {
             let data_in = self.host_transfer(cmd, cmd, false);
             let programmed = self.program(data_in, lpn);

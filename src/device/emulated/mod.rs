@@ -2,11 +2,13 @@
 //! section 7; profiles, physics and calibration in `docs/devices.md`).
 //!
 //! Files: `profile.rs` (profiles, option overrides, the paper figures each profile is
-//! calibrated against), `ftl.rs` (page map and greedy GC), `flash.rs` (the SSD timing model:
-//! dies, channels, host link, command queue, write buffer, S-Buf / R-Buf, fused RW), `hdd.rs`
-//! (one actuator), `cloud.rs` (provisioned-IOPS volume: rate limiter, network, replicated
-//! servers), `sim.rs` (the models behind one interface and closed-loop drivers for
-//! calibration, the probe's model runs and tests), this file (the [`Device`]).
+//! calibrated against), `ftl.rs` (page map and greedy GC), `aging.rs` (the bench warm-up's
+//! fast-forward of the FTL to a workload's own steady state, from its counted writes),
+//! `flash.rs` (the SSD timing model: dies, channels, host link, command queue, write buffer,
+//! S-Buf / R-Buf, fused RW), `hdd.rs` (one actuator), `cloud.rs` (provisioned-IOPS volume:
+//! rate limiter, network, replicated servers), `sim.rs` (the models behind one interface and
+//! closed-loop drivers for calibration, the probe's model runs and tests), this file (the
+//! [`Device`]).
 //!
 //! How a request runs: the data moves at submission (a [`PageStore`], so a read sees the data
 //! as of its submission); under one short mutex the timing model computes the completion time
@@ -99,6 +101,7 @@
 //!
 //! Lock order: the model mutex only; the page store's stripe locks are taken outside it.
 
+pub mod aging;
 pub mod cloud;
 pub mod flash;
 pub mod ftl;
@@ -428,6 +431,14 @@ impl DeviceTimeControl for EmulatedDevice {
             self.stats.count(IoOp::Write, self.info.page_size);
         }
         Ok(end - start)
+    }
+
+    fn restart_write_history(&self) {
+        self.model.lock().restart_write_history();
+    }
+
+    fn age_flash(&self) -> Option<aging::AgingReport> {
+        self.model.lock().age()
     }
 
     fn settle(&self) -> u64 {

@@ -105,6 +105,22 @@ impl Model {
         }
     }
 
+    /// Forgets the host writes counted for [`Model::age`] (SSDs; others count none).
+    pub fn restart_write_history(&mut self) {
+        if let Model::Ssd(m) = self {
+            m.restart_write_history();
+        }
+    }
+
+    /// Ages an SSD's flash layout with the host writes counted since the last restart
+    /// ([`SsdModel::age`]); `None` for other models, `age=off` or no writes counted.
+    pub fn age(&mut self) -> Option<super::aging::AgingReport> {
+        match self {
+            Model::Ssd(m) => m.age(),
+            Model::Hdd(_) | Model::Cloud(_) | Model::Ideal(_) => None,
+        }
+    }
+
     /// Maps a page without timing (bulk loads).
     pub fn map_untimed(&mut self, page: u64) {
         if let Model::Ssd(m) = self {

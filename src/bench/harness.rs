@@ -646,9 +646,10 @@ impl WorkerOutcome {
 /// Whether the pool has been filled (no free frame, or as many misses as frames: schemes that
 /// keep a free list replenished may never reach zero free).
 /// The warm-up's aging of an emulated SSD with the workload's own writes
-/// (`device::emulated::aging`): once per run, when the pool is full and either throughput has
-/// levelled or half the warm-up is spent (the later, the more writes the estimate rests on;
-/// steadiness is then judged again on the aged device), else at the warm-up's end.
+/// (`device::emulated::aging`): once per run, when the pool is full and half the warm-up is
+/// spent or, for an automatic warm-up, throughput has levelled (the later, the more writes the
+/// estimate rests on; steadiness is then judged again on the aged device), else at the
+/// warm-up's end.
 struct Aging {
     /// Aging is still to do (false on devices without time control, and once done).
     pending: bool,
@@ -723,7 +724,9 @@ fn control_loop(
         let throughput_steady =
             tail_is_steady(warm.points(), window_s, STEADY_WINDOWS, STEADY_TOLERANCE);
         let half_spent = began.elapsed() >= warmup_real / 2;
-        if aging.is_due(throughput_steady || half_spent) {
+        // A fixed warm-up ages at its middle, counting as many writes as it can; an automatic
+        // one as soon as throughput has levelled (it may end soon after).
+        if aging.is_due(half_spent || (until_steady && throughput_steady)) {
             aging.age(device);
             // Steadiness is judged afresh on the aged device.
             warm = TimelineRecorder::new(

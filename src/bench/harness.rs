@@ -643,8 +643,6 @@ impl WorkerOutcome {
     }
 }
 
-/// Whether the pool has been filled (no free frame, or as many misses as frames: schemes that
-/// keep a free list replenished may never reach zero free).
 /// The warm-up's aging of an emulated SSD with the workload's own writes
 /// (`device::emulated::aging`): once per run, when the pool is full and half the warm-up is
 /// spent or, for an automatic warm-up, throughput has levelled (the later, the more writes the
@@ -673,16 +671,14 @@ impl Aging {
         self.pending
     }
 
-    fn is_due(&self, ready: bool) -> bool {
-        self.pending && ready
-    }
-
     fn age(&mut self, device: &SharedDevice) {
         self.pending = false;
         self.report = device.time_control().and_then(DeviceTimeControl::age_flash);
     }
 }
 
+/// Whether the pool has been filled (no free frame, or as many misses as frames: schemes that
+/// keep a free list replenished may never reach zero free).
 fn pool_full(stats: &PoolStats) -> bool {
     stats.frames > 0 && (stats.free_frames == 0 || stats.misses >= stats.frames)
 }
@@ -726,7 +722,7 @@ fn control_loop(
         let half_spent = began.elapsed() >= warmup_real / 2;
         // A fixed warm-up ages at its middle, counting as many writes as it can; an automatic
         // one as soon as throughput has levelled (it may end soon after).
-        if aging.is_due(half_spent || (until_steady && throughput_steady)) {
+        if aging.is_pending() && (half_spent || (until_steady && throughput_steady)) {
             aging.age(device);
             // Steadiness is judged afresh on the aged device.
             warm = TimelineRecorder::new(

@@ -235,10 +235,9 @@ pub struct SsdModel {
     background: Vec<Background>,
     unflushed: Unflushed,
     stats: FlashStats,
-    /// Host writes per logical page since the last restart, for [`SsdModel::age`].
-    history: WriteHistory,
-    /// Whether [`SsdModel::age`] may age the layout (`age=on`).
-    aging: bool,
+    /// Host writes per logical page since the last restart, for [`SsdModel::age`]; kept only
+    /// with `age=on` (else nothing is counted or allocated).
+    history: Option<WriteHistory>,
     seed: u64,
 }
 
@@ -378,8 +377,7 @@ impl SsdModel {
             background: vec![Background::default(); dies as usize],
             unflushed: Unflushed::new(4 * buffer as usize),
             stats: FlashStats::default(),
-            history: WriteHistory::new(pages),
-            aging: profile.age,
+            history: profile.age.then(|| WriteHistory::new(pages)),
             seed: profile.seed,
         };
         model.precondition(profile.fill, profile.seed);
@@ -424,7 +422,9 @@ impl SsdModel {
     /// Forgets the host writes counted so far ([`SsdModel::age`] estimates its distribution
     /// from the writes counted after this).
     pub fn restart_write_history(&mut self) {
-        self.history.clear();
+        if let Some(history) = self.history.as_mut() {
+            history.clear();
+        }
     }
 
     /// Ages the flash layout with the host writes counted since the last
@@ -432,17 +432,15 @@ impl SsdModel {
     /// distribution are placed, untimed, until the GC cost per write settles. No device time
     /// passes and no counter moves. `None` with `age=off` or no writes counted.
     pub fn age(&mut self) -> Option<AgingReport> {
-        if !self.aging {
-            return None;
-        }
+        // Taken out for the replay, which places pages through `self`; put back after.
+        let history = self.history.take()?;
         let logical = self.ftl.logical_pages();
         let physical = self.ftl.physical_pages();
-        let seed = self.seed ^ self.history.total();
-        let history = std::mem::replace(&mut self.history, WriteHistory::new(0));
+        let seed = self.seed ^ history.total();
         let report = aging::age(&history, logical, physical, seed, |lpn| {
             self.place(lpn).1.copies
         });
-        self.history = history;
+        self.history = Some(history);
         report
     }
 
@@ -610,7 +608,9 @@ impl SsdModel {
 
     /// A write whose command was parsed at `cmd`; returns its acknowledgement time.
     fn write_at(&mut self, cmd: DeviceNs, lpn: u64) -> DeviceNs {
-        self.history.record(lpn);
+        if let Some(history) = self.history.as_mut() {
+            history.record(lpn);
+        }
         if self.write_through {
             let data_in = self.host_transfer(cmd, cmd, false);
             let programmed = self.program(data_in, lpn);

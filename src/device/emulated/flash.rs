@@ -54,7 +54,7 @@ use std::collections::{BinaryHeap, HashMap, VecDeque};
 
 use super::aging::{self, AgingReport, WriteHistory};
 use super::ftl::{Ftl, GcWork};
-use super::profile::{PROFILE_PAGE_BYTES, Profile};
+use super::profile::{PROFILE_PAGE_BYTES, Precondition, Profile};
 use crate::error::Result;
 
 /// Device time in nanoseconds since the device was opened.
@@ -324,8 +324,9 @@ impl Unflushed {
 
 impl SsdModel {
     /// A model of `profile` with `pages` logical pages of `page_size` bytes, preconditioned:
-    /// a fraction `fill` of the pages is written sequentially, then overwritten at random
-    /// twice over (seeded), so the FTL starts in its random-write steady state.
+    /// a fraction `fill` of the pages is written sequentially, then (with
+    /// `precondition=random`, the default) overwritten at random twice over (seeded), so the
+    /// FTL starts in its random-write steady state.
     ///
     /// # Errors
     /// [`crate::error::Error::Config`] when the device is too large for the FTL.
@@ -380,11 +381,11 @@ impl SsdModel {
             history: profile.age.then(|| WriteHistory::new(pages)),
             seed: profile.seed,
         };
-        model.precondition(profile.fill, profile.seed);
+        model.precondition(profile.fill, profile.precondition, profile.seed);
         Ok(model)
     }
 
-    fn precondition(&mut self, fill: f64, seed: u64) {
+    fn precondition(&mut self, fill: f64, how: Precondition, seed: u64) {
         use rand::{Rng, SeedableRng};
         #[allow(
             clippy::cast_possible_truncation,
@@ -395,7 +396,7 @@ impl SsdModel {
         for lpn in 0..filled {
             self.place(lpn);
         }
-        if filled == 0 {
+        if filled == 0 || how == Precondition::Sequential {
             return;
         }
         let mut rng = rand::rngs::SmallRng::seed_from_u64(seed);

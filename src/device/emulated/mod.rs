@@ -123,7 +123,7 @@ use super::{
 };
 use crate::error::{DeviceError, PageId, Result};
 pub use flash::DeviceNs;
-pub use profile::{Kind, OPTION_NAMES, PROFILE_NAMES, Profile};
+pub use profile::{Kind, OPTION_NAMES, PROFILE_NAMES, Precondition, Profile};
 pub use sim::{ClientKind, ClosedLoop, Model, ModelOp};
 
 /// Maps device time to real instants: device nanosecond `t` happens at

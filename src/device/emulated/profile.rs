@@ -34,6 +34,48 @@ use crate::error::{Error, Result};
 /// half.
 pub const HALF_FULL_OP: f64 = 2.0 * 1.07 - 1.0;
 
+/// How an emulated SSD's filled pages (`fill`) were written before the first request.
+///
+/// The LRU-C and RW papers "initialize the database storage device using the dd command" (LRU-C
+/// §5.1; RW §5.1: "to deliver steady-state performance results, we always precondition the SSD
+/// using the dd command") and then run for 35 minutes: their drives start with every block
+/// written once, in order, and no page yet overwritten. `docs/devices.md`, "Which state the
+/// papers' drives were in", compares the three states a run can start from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Precondition {
+    /// Written in order, then overwritten at random twice over (seeded): the steady state of
+    /// uniform random writes, where the FTL already collects garbage. The default.
+    Random,
+    /// Written once, in order (a `dd` over the drive): every block full of valid pages, so
+    /// garbage collection starts only once the host's overwrites have used the spare blocks.
+    Sequential,
+}
+
+impl Precondition {
+    /// The option value naming it.
+    #[must_use]
+    pub fn name(self) -> &'static str {
+        match self {
+            Precondition::Random => "random",
+            Precondition::Sequential => "sequential",
+        }
+    }
+
+    /// Parses the `precondition` option's value.
+    ///
+    /// # Errors
+    /// [`Error::Config`] naming the option and the accepted values.
+    pub fn parse(value: &str) -> Result<Self> {
+        match value {
+            "random" => Ok(Precondition::Random),
+            "sequential" | "dd" => Ok(Precondition::Sequential),
+            _ => Err(Error::Config(format!(
+                "emulated device option `precondition` must be random or sequential (got `{value}`)"
+            ))),
+        }
+    }
+}
+
 /// Bytes of the page size the profiles' latencies are quoted for.
 pub const PROFILE_PAGE_BYTES: usize = 16 * 1024;
 
@@ -127,6 +169,8 @@ pub struct Profile {
     pub op: f64,
     /// Fraction of logical pages mapped (written) before the first request.
     pub fill: f64,
+    /// How the filled pages were written before the first request: see [`Precondition`].
+    pub precondition: Precondition,
     /// SSD: a bench run's warm-up ages the flash layout with the workload's own writes
     /// (`aging.rs`; off, the default: the run starts from the uniform preconditioning;
     /// `docs/devices.md` says why it is not yet the default).
@@ -402,6 +446,7 @@ pub const OPTION_NAMES: &[&str] = &[
     "pack",
     "op",
     "fill",
+    "precondition",
     "age",
     "pages_per_block",
     "gc_defer_blocks",
@@ -522,6 +567,13 @@ pub const OPTIONS: &[OptionInfo] = &[
         "fill",
         "fraction of logical pages written before the first request",
         "0..=1",
+    ),
+    opt(
+        "precondition",
+        "SSD: how the filled pages were written before the first request: `random` (then \
+         overwritten at random twice, the random-write steady state) or `sequential` (once, in \
+         order: what a `dd` over the drive leaves, the papers' protocol)",
+        "random | sequential",
     ),
     opt(
         "age",
@@ -768,6 +820,7 @@ pub fn option_value(p: &Profile, key: &str) -> Option<String> {
         "pack" => flag(p.pack),
         "op" => format!("{:.2}", p.op),
         "fill" => p.fill.to_string(),
+        "precondition" => p.precondition.name().to_string(),
         "age" => flag(p.age),
         "pages_per_block" => p.pages_per_block.to_string(),
         "gc_defer_blocks" => p.gc_defer_blocks.to_string(),
@@ -868,6 +921,7 @@ fn ssd_base(name: &'static str) -> Profile {
         flush_us: None,
         op: HALF_FULL_OP,
         fill: 1.0,
+        precondition: Precondition::Random,
         age: false,
         pages_per_block: 256,
         gc_defer_blocks: GC_DEFER_BLOCKS,
@@ -1322,6 +1376,7 @@ pub fn apply_override(p: &mut Profile, key: &str, value: &str) -> Result<()> {
         "pack" => p.pack = parse_flag(key, value)?,
         "op" => p.op = in_range(key, value, 0.02, 16.0)?,
         "fill" => p.fill = in_range(key, value, 0.0, 1.0)?,
+        "precondition" => p.precondition = Precondition::parse(value)?,
         "age" => p.age = parse_flag(key, value)?,
         "pages_per_block" => p.pages_per_block = buffer(value)?,
         "gc_defer_blocks" => {

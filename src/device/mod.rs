@@ -178,20 +178,27 @@ pub struct DeviceStats {
     /// image larger than RAM whose page is not cached, a preempted thread).
     #[serde(default)]
     pub late_copies: u64,
+    /// File-system journal pages the device wrote for syncs (emulated `flush=noop` devices,
+    /// whose sync is the journal commit; 0 elsewhere). Counted in `flash_programs`, not in
+    /// `writes`.
+    #[serde(default)]
+    pub journal_writes: u64,
     /// Device time, in nanoseconds, by which those copies overran their completions.
     #[serde(default)]
     pub late_copy_ns: u64,
 }
 
 impl DeviceStats {
-    /// Write amplification: flash programs per host write (1.0 when the device does not model it).
+    /// Write amplification: flash programs per host write, the file system's journal pages
+    /// counted as host writes (1.0 when the device does not model it).
     #[must_use]
     #[allow(clippy::cast_precision_loss)]
     pub fn write_amplification(&self) -> f64 {
-        if self.writes == 0 || self.flash_programs == 0 {
+        let host = self.writes + self.journal_writes;
+        if host == 0 || self.flash_programs == 0 {
             1.0
         } else {
-            self.flash_programs as f64 / self.writes as f64
+            self.flash_programs as f64 / host as f64
         }
     }
 
@@ -208,6 +215,7 @@ impl DeviceStats {
             gc_writes: self.gc_writes.saturating_sub(earlier.gc_writes),
             flash_programs: self.flash_programs.saturating_sub(earlier.flash_programs),
             late_copies: self.late_copies.saturating_sub(earlier.late_copies),
+            journal_writes: self.journal_writes.saturating_sub(earlier.journal_writes),
             late_copy_ns: self.late_copy_ns.saturating_sub(earlier.late_copy_ns),
         }
     }
@@ -220,6 +228,10 @@ pub enum WriteCache {
     /// A volatile write cache without power-loss protection (`plp=off`, client and consumer
     /// SSDs): `sync` waits until every acknowledged write is on the medium.
     Volatile,
+    /// A volatile write cache whose firmware completes a flush without draining it (the Cosmos+
+    /// OpenSSD's reference firmware): `sync` costs command time and whatever the file system
+    /// writes for it, and acknowledged writes do not survive a power loss even after a sync.
+    FlushIgnored,
     /// A power-loss protected write cache (`plp=on`, enterprise SSDs; replicated cloud volumes):
     /// acknowledged writes are durable, `sync` costs only command time.
     Protected,
@@ -235,6 +247,7 @@ impl WriteCache {
     pub fn plp_label(self) -> &'static str {
         match self {
             WriteCache::Volatile => "plp=off",
+            WriteCache::FlushIgnored => "plp=off, flush ignored",
             WriteCache::Protected => "plp=on",
             WriteCache::WriteThrough => "no cache",
             WriteCache::Unknown => "unknown",
@@ -247,6 +260,10 @@ impl WriteCache {
         match self {
             WriteCache::Volatile => {
                 "volatile write cache: sync waits until every acknowledged write is on the medium"
+            }
+            WriteCache::FlushIgnored => {
+                "volatile write cache whose firmware ignores flushes: sync does not wait for the \
+                 medium, and acknowledged writes are not durable"
             }
             WriteCache::Protected => {
                 "power-loss protected: acknowledged writes are durable, sync costs only command time"

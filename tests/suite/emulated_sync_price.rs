@@ -4,7 +4,9 @@
 //! the dirty data; it stays within the published measurements the model is fitted to; with
 //! `plp=on` it is firmware time; `flush_us` replaces the model by a fixed price; without an SLC
 //! cache the dirty data drains at TLC program time; sustained writes fill the SLC cache and keep
-//! the sustained (TLC) write rate LRU-C Table 1 measured, and idle time empties it again.
+//! the sustained (TLC) write rate LRU-C Table 1 measured, and idle time empties it again. On a
+//! board whose firmware ignores FLUSH (`flush=noop`, the Cosmos+ OpenSSD) a sync drains nothing
+//! and costs the file system's journal commit.
 
 use flashbuf::device::OpenOptions;
 use flashbuf::device::emulated::flash::{DeviceNs, SsdModel};
@@ -221,4 +223,88 @@ fn the_live_device_charges_the_same_price() {
             assert!(took >= std::time::Duration::from_micros(2000), "{took:?}");
         }
     }
+}
+
+/// The Cosmos+ OpenSSD's firmware completes a FLUSH at once (`flush=noop`, its default): a
+/// sync after a burst that fills the buffer does not wait for the burst's programs, only for
+/// the file system's journal commit, three journal pages written through the buffer; the same
+/// board with `flush=drain` waits for the burst. The journal's pages are counted, programmed
+/// and collected like any other, and the option is refused where it means nothing.
+#[test]
+fn a_flush_the_firmware_ignores_costs_the_journal_commit_only() {
+    let burst = 1024;
+    let mut noop = ssd("openssd", &[]);
+    let mut drain = ssd("openssd", &[("flush", "drain")]);
+    let noop_ns = burst_then_sync(&mut noop, 0, burst);
+    let drain_ns = burst_then_sync(&mut drain, 0, burst);
+    let programs_behind = noop.quiescent_at();
+    eprintln!(
+        "openssd: sync after {burst} pages: noop {noop_ns} ns, drain {drain_ns} ns; \
+         the burst's programs end at {programs_behind} ns"
+    );
+    assert!(drain_ns > 20 * noop_ns, "noop {noop_ns}, drain {drain_ns}");
+    assert_eq!(noop.stats().journal_writes, 3);
+    assert_eq!(drain.stats().journal_writes, 0);
+    // Syncs in the jiffy (4 ms) a commit started in share it: the inode's modification time
+    // has not changed since it was logged. A sync in a later jiffy commits again; one issued
+    // while that commit runs waits for it and commits next (jbd2 commits one at a time).
+    let mut board = ssd("openssd", &[]);
+    let first = board.sync(0);
+    assert_eq!(board.stats().journal_writes, 3);
+    assert_eq!(board.sync(1_000_000), 1_000_000 + board.times().firmware);
+    assert!(board.sync(first / 2) <= first + board.times().firmware);
+    assert_eq!(board.stats().journal_writes, 3);
+    board.sync(5_000_000);
+    assert_eq!(board.stats().journal_writes, 6);
+    // A commit begun 10 us before a jiffy ends is still running when the next jiffy's sync
+    // comes: that sync commits after it.
+    let running = board.sync(11_990_000);
+    assert_eq!(board.stats().journal_writes, 9);
+    assert!(running > 12_010_000, "{running}");
+    let queued = board.sync(12_010_000);
+    assert_eq!(board.stats().journal_writes, 12);
+    assert!(queued > running, "{queued} after {running}");
+    // Two dependent steps of buffered writes and the no-op flush command between them: at
+    // least two writes' firmware time, far below one page program.
+    let times = noop.times();
+    assert!(noop_ns >= 2 * times.firmware, "{noop_ns}");
+    assert!(
+        noop_ns < times.prog,
+        "{noop_ns} against tPROG {}",
+        times.prog
+    );
+    // The journal pages are programmed: three more programs than the burst alone.
+    assert_eq!(
+        noop.stats().flash_programs - noop.stats().gc_writes,
+        drain.stats().flash_programs - drain.stats().gc_writes + 3
+    );
+    // With a full buffer the journal's writes wait for slots like the host's: a sync issued
+    // while a burst twice the buffer is still arriving costs more than on an idle board.
+    let mut busy = ssd("openssd", &[]);
+    let acked = (0..2 * 1920u64)
+        .map(|index| busy.write(0, (index * 7919) % PAGES))
+        .max()
+        .unwrap();
+    let mut idle = ssd("openssd", &[]);
+    let idle_ns = idle.sync(0);
+    let busy_ns = busy.sync(acked) - acked;
+    assert!(busy_ns > idle_ns, "busy {busy_ns}, idle {idle_ns}");
+    // The write cache says what a sync means there.
+    let profile = resolve("openssd", &[]).unwrap();
+    assert_eq!(
+        profile.write_cache(),
+        flashbuf::device::WriteCache::FlushIgnored
+    );
+    // Refused where it means nothing, naming the option.
+    for bad in [
+        ("ssd-a", vec![("flush", "noop"), ("plp", "on")]),
+        ("pcie", vec![("flush", "noop")]),
+        ("hdd", vec![("flush", "noop")]),
+        ("openssd", vec![("flush_us", "100")]),
+        ("openssd", vec![("flush", "sometimes")]),
+    ] {
+        let err = resolve(bad.0, &overrides(&bad.1)).unwrap_err().to_string();
+        assert!(err.contains("flush"), "{bad:?}: {err}");
+    }
+    assert!(resolve("ssd-a", &overrides(&[("flush", "noop")])).is_ok());
 }

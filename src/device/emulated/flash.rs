@@ -41,6 +41,11 @@
 //!   `plp=on` (enterprise drives: capacitors flush the buffer on power loss, so it counts as
 //!   durable) a sync costs only firmware time. Concurrent flushes overlap: each waits for its
 //!   own dirty data.
+//! - Sync with `flush=noop` (the Cosmos+ OpenSSD's firmware completes a FLUSH without touching
+//!   its buffer): nothing drains; the sync costs the file system's journal commit, modelled as
+//!   the journal's writes through the buffer like any host write (a descriptor and an inode
+//!   block at once, then the commit block), to a circular journal region of the FTL's logical
+//!   pages past the device's own (`Journal`).
 //!
 //! Approximations (documented, deliberate): completion times handed out are never revised, so
 //! a read that suspends a program pushes back later programs but not ones already promised;
@@ -54,7 +59,7 @@ use std::collections::{BinaryHeap, HashMap, VecDeque};
 
 use super::aging::{self, AgingReport, WriteHistory};
 use super::ftl::{Ftl, GcWork};
-use super::profile::{PROFILE_PAGE_BYTES, Precondition, Profile};
+use super::profile::{Flush, PROFILE_PAGE_BYTES, Precondition, Profile};
 use crate::error::Result;
 
 /// Device time in nanoseconds since the device was opened.
@@ -172,6 +177,9 @@ pub struct FlashStats {
     pub buffer_hits: u64,
     /// Host pages programmed in SLC mode (the SLC cache had room).
     pub slc_writes: u64,
+    /// File-system journal pages written by syncs (`flush=noop`), included in
+    /// `flash_programs`.
+    pub journal_writes: u64,
 }
 
 /// A pool of buffer slots, each with the device time it becomes free.
@@ -195,6 +203,69 @@ impl SlotPool {
         self.free_at.push(Reverse(at));
     }
 }
+
+/// The file system's journal on a drive whose firmware ignores FLUSH (`flush=noop`): logical
+/// pages past the device's own, written in a circle, as ext4's jbd2 writes its journal, and the
+/// last commit, which later syncs may share.
+#[derive(Debug, Clone, Copy)]
+struct Journal {
+    first: u64,
+    pages: u64,
+    next: u64,
+    /// The last commit scheduled: (start, end), device ns.
+    last: Option<(DeviceNs, DeviceNs)>,
+}
+
+impl Journal {
+    fn new(device_pages: u64) -> Self {
+        Journal {
+            first: device_pages,
+            pages: Self::pages_for(device_pages),
+            next: 0,
+            last: None,
+        }
+    }
+
+    /// Pages in the journal of a device of `pages` pages: ext4's default journal is 1/256 of a
+    /// file system of 16-32 GB (128 MiB on the OpenSSD's 32 GB), at least 64 pages.
+    fn pages_for(pages: u64) -> u64 {
+        (pages / 256).max(64)
+    }
+
+    /// The next `N` journal pages to write.
+    fn advance<const N: usize>(&mut self) -> [u64; N] {
+        std::array::from_fn(|_| {
+            let lpn = self.first + self.next;
+            self.next = (self.next + 1) % self.pages;
+            lpn
+        })
+    }
+
+    /// What a sync issued at `now` does with the journal: `Err(end)` when it shares a commit
+    /// that ends at `end`, `Ok(start)` when it needs a new commit from `start` (jbd2 commits
+    /// one transaction at a time; an fsync whose inode changed since the last commit began
+    /// waits for that commit and then commits the next one). The inode's modification time has
+    /// a jiffy's granularity, so writes in the jiffy a commit started in leave the inode as
+    /// that commit logged it: a sync issued then only waits for that commit.
+    fn plan(&self, now: DeviceNs) -> Result<DeviceNs, DeviceNs> {
+        match self.last {
+            Some((start, end)) if now < start || now / JIFFY_NS == start / JIFFY_NS => {
+                Err(end.max(now))
+            }
+            Some((_, end)) if now < end => Ok(end),
+            _ => Ok(now),
+        }
+    }
+}
+
+/// Journal blocks written before the commit block of one jbd2 commit: a descriptor and the
+/// inode's block (the file's modification time changed, so a commit has an inode to log).
+const JOURNAL_BLOCKS_BEFORE_COMMIT: usize = 2;
+
+/// The kernel's timer tick, the granularity of a file's modification time (ext4 takes the
+/// coarse clock): 4 ms at `HZ=250`, the default of the distribution kernels of the papers'
+/// time (the RW paper ran Linux 5.4).
+const JIFFY_NS: DeviceNs = 4_000_000;
 
 /// The flash SSD model.
 #[derive(Debug)]
@@ -234,6 +305,8 @@ pub struct SsdModel {
     /// Per die: the background work it does in idle time.
     background: Vec<Background>,
     unflushed: Unflushed,
+    /// `flush=noop`: the journal a sync writes (`None`: the flush drains).
+    journal: Option<Journal>,
     stats: FlashStats,
     /// Host writes per logical page since the last restart, for [`SsdModel::age`]; kept only
     /// with `age=on` (else nothing is counted or allocated).
@@ -332,7 +405,9 @@ impl SsdModel {
     /// [`crate::error::Error::Config`] when the device is too large for the FTL.
     pub fn new(profile: &Profile, page_size: usize, pages: u64) -> Result<Self> {
         let dies = profile.dies();
-        let ftl = Ftl::new(pages, dies, profile.pages_per_block, profile.op)?;
+        let journal = (profile.flush == Flush::Noop && !profile.plp).then(|| Journal::new(pages));
+        let logical = pages + journal.map_or(0, |j| j.pages);
+        let ftl = Ftl::new(logical, dies, profile.pages_per_block, profile.op)?;
         let buffer = profile.buffer_pages.max(1);
         let erase_fraction =
             f64::from(ftl.pages_per_block()) / f64::from(profile.pages_per_block.max(1));
@@ -377,8 +452,9 @@ impl SsdModel {
                 * (times.read + times.prog + 2 * times.channel),
             background: vec![Background::default(); dies as usize],
             unflushed: Unflushed::new(4 * buffer as usize),
+            journal,
             stats: FlashStats::default(),
-            history: profile.age.then(|| WriteHistory::new(pages)),
+            history: profile.age.then(|| WriteHistory::new(logical)),
             seed: profile.seed,
         };
         model.precondition(profile.fill, profile.precondition, profile.seed);
@@ -622,7 +698,7 @@ impl SsdModel {
         let ack = self.host_transfer(cmd, cmd.max(slot), false);
         let programmed = self.program(ack, lpn);
         self.write_slots.give(programmed);
-        if !self.plp {
+        if !self.plp && self.journal.is_none() {
             self.unflushed.push(ack, programmed, cmd);
         }
         self.remember_buffered(lpn, programmed, cmd);
@@ -744,9 +820,13 @@ impl SsdModel {
     /// - `plp=off`, the model: when the dirty data (acknowledged, not yet programmed) is
     ///   programmed (into SLC while the cache had room, else TLC), plus the flush commit; at
     ///   once when nothing is dirty.
+    /// - `flush=noop`: no drain; the file system's journal commit (its blocks, then the
+    ///   commit block, each a host write through the buffer).
     pub fn sync(&mut self, now: DeviceNs) -> DeviceNs {
         let durable = if self.plp {
             now
+        } else if let Some(journal) = self.journal {
+            self.journal_sync(journal, now)
         } else if let Some(fixed) = self.times.flush_fixed {
             now + fixed
         } else {
@@ -755,6 +835,38 @@ impl SsdModel {
                 .map_or(now, |programmed| programmed + self.times.flush_commit)
         };
         durable + self.times.firmware
+    }
+
+    /// A sync on a drive that ignores FLUSH: it shares the last journal commit or makes the
+    /// next one ([`Journal::plan`]); returns when that commit is acknowledged.
+    fn journal_sync(&mut self, mut journal: Journal, now: DeviceNs) -> DeviceNs {
+        let start = match journal.plan(now) {
+            Err(shared_end) => return shared_end,
+            Ok(start) => start,
+        };
+        let pages: [u64; JOURNAL_BLOCKS_BEFORE_COMMIT + 1] = journal.advance();
+        let end = self.journal_commit(start, pages);
+        journal.last = Some((start, end));
+        self.journal = Some(journal);
+        end
+    }
+
+    /// One jbd2 commit from `start`: the journal blocks at once, and when all are acknowledged
+    /// the commit block (its cache flush and FUA are no-ops in such firmware, so only their
+    /// command time is paid). Returns when the commit block is acknowledged.
+    fn journal_commit(
+        &mut self,
+        start: DeviceNs,
+        pages: [u64; JOURNAL_BLOCKS_BEFORE_COMMIT + 1],
+    ) -> DeviceNs {
+        let [blocks @ .., commit] = pages;
+        let blocks_in = blocks
+            .iter()
+            .map(|&lpn| self.write(start, lpn))
+            .fold(start, DeviceNs::max);
+        let preflush = self.firmware(blocks_in, self.times.firmware);
+        self.stats.journal_writes += pages.len() as u64;
+        self.write(preflush, commit)
     }
 
     /// Whether the write buffer is power-loss protected.

@@ -123,7 +123,7 @@ use super::{
 };
 use crate::error::{DeviceError, PageId, Result};
 pub use flash::DeviceNs;
-pub use profile::{Kind, OPTION_NAMES, PROFILE_NAMES, Precondition, Profile};
+pub use profile::{Flush, Kind, OPTION_NAMES, PROFILE_NAMES, Precondition, Profile};
 pub use sim::{ClientKind, ClosedLoop, Model, ModelOp};
 
 /// Maps device time to real instants: device nanosecond `t` happens at
@@ -372,6 +372,7 @@ impl Device for EmulatedDevice {
         let mut stats = self.stats.snapshot();
         stats.gc_writes = flash.gc_writes;
         stats.flash_programs = flash.flash_programs;
+        stats.journal_writes = flash.journal_writes;
         stats.late_copies = self.late_copies.load(Ordering::Relaxed);
         stats.late_copy_ns = self.late_copy_ns.load(Ordering::Relaxed);
         stats

@@ -76,6 +76,50 @@ impl Precondition {
     }
 }
 
+/// What the drive's firmware does with a FLUSH command when its write buffer is volatile
+/// (`plp=off`).
+///
+/// Drives that honour the command make a sync wait for the buffered writes (`Drain`, the
+/// default). The Cosmos+ OpenSSD's reference firmware completes a FLUSH at once and leaves the
+/// buffer as it is (`nvme_io_cmd.c` of every GreedyFTL release, 2.5.0 to 3.0.0: the flush case
+/// posts the completion and does nothing else), so on that board a sync costs the file
+/// system's journal commit and no drain (`docs/devices.md`, "A flush the firmware ignores").
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Flush {
+    /// A sync waits until the dirty data is programmed, then pays the flush commit
+    /// (`flush_commit_us`), or the fixed `flush_us`.
+    Drain,
+    /// The firmware completes a FLUSH at once: a sync costs the file system's journal commit,
+    /// modelled as the journal's writes through the write buffer, and acknowledged writes are
+    /// no more durable after it than before.
+    Noop,
+}
+
+impl Flush {
+    /// The option value naming it.
+    #[must_use]
+    pub fn name(self) -> &'static str {
+        match self {
+            Flush::Drain => "drain",
+            Flush::Noop => "noop",
+        }
+    }
+
+    /// Parses the `flush` option's value.
+    ///
+    /// # Errors
+    /// [`Error::Config`] naming the option and the accepted values.
+    pub fn parse(value: &str) -> Result<Self> {
+        match value {
+            "drain" => Ok(Flush::Drain),
+            "noop" => Ok(Flush::Noop),
+            _ => Err(Error::Config(format!(
+                "emulated device option `flush` must be drain or noop (got `{value}`)"
+            ))),
+        }
+    }
+}
+
 /// Bytes of the page size the profiles' latencies are quoted for.
 pub const PROFILE_PAGE_BYTES: usize = 16 * 1024;
 
@@ -165,6 +209,8 @@ pub struct Profile {
     /// A fixed price for a `plp=off` flush, microseconds, replacing the model (`None`: the
     /// model: dirty data drains at SLC or TLC program time, then the commit).
     pub flush_us: Option<f64>,
+    /// What the firmware does with a FLUSH (`plp=off`): drain the buffer, or nothing.
+    pub flush: Flush,
     /// Over-provisioning: physical pages = logical pages x (1 + op).
     pub op: f64,
     /// Fraction of logical pages mapped (written) before the first request.
@@ -172,7 +218,7 @@ pub struct Profile {
     /// How the filled pages were written before the first request: see [`Precondition`].
     pub precondition: Precondition,
     /// SSD: a bench run's warm-up ages the flash layout with the workload's own writes
-    /// (`aging.rs`; off, the default: the run starts from the uniform preconditioning;
+    /// (`aging.rs`; off, the default: the run starts from the preconditioning, `precondition`;
     /// `docs/devices.md` says why it is not yet the default).
     pub age: bool,
     /// Pages per erase block (lowered automatically on small devices, see `ftl.rs`).
@@ -311,6 +357,7 @@ impl Profile {
             Kind::Hdd => WriteCache::WriteThrough,
             Kind::Cloud | Kind::Ideal => WriteCache::Protected,
             Kind::Ssd if self.plp => WriteCache::Protected,
+            Kind::Ssd if self.flush == Flush::Noop => WriteCache::FlushIgnored,
             Kind::Ssd => WriteCache::Volatile,
         }
     }
@@ -443,6 +490,7 @@ pub const OPTION_NAMES: &[&str] = &[
     "t_slc_prog_us",
     "flush_commit_us",
     "flush_us",
+    "flush",
     "pack",
     "op",
     "fill",
@@ -554,6 +602,13 @@ pub const OPTIONS: &[OptionInfo] = &[
         "model | >= 0",
     ),
     opt(
+        "flush",
+        "plp=off: what the firmware does with a FLUSH: `drain` waits for the buffered writes; \
+         `noop` completes at once (the Cosmos+ OpenSSD's firmware), so a sync costs the file \
+         system's journal writes",
+        "drain | noop",
+    ),
+    opt(
         "pack",
         "pack small pages into one flash page (off: read-modify-write)",
         "on | off",
@@ -578,7 +633,7 @@ pub const OPTIONS: &[OptionInfo] = &[
     opt(
         "age",
         "SSD: a bench warm-up ages the flash layout with the workload's own writes until GC \
-         per write settles (off: the run starts from the uniform preconditioning)",
+         per write settles (off: the run starts from the preconditioning, `precondition`)",
         "on | off",
     ),
     opt("pages_per_block", "pages per erase block", "1..=1048576"),
@@ -817,6 +872,7 @@ pub fn option_value(p: &Profile, key: &str) -> Option<String> {
         "flush_us" => p
             .flush_us
             .map_or_else(|| FLUSH_MODEL.to_string(), |us| us.to_string()),
+        "flush" => p.flush.name().to_string(),
         "pack" => flag(p.pack),
         "op" => format!("{:.2}", p.op),
         "fill" => p.fill.to_string(),
@@ -919,6 +975,7 @@ fn ssd_base(name: &'static str) -> Profile {
         t_slc_prog_us: 800.0 * SLC_OVER_TLC,
         flush_commit_us: FLUSH_COMMIT_US,
         flush_us: None,
+        flush: Flush::Drain,
         op: HALF_FULL_OP,
         fill: 1.0,
         precondition: Precondition::Random,
@@ -1128,6 +1185,8 @@ pub fn profile(name: &str) -> Result<Profile> {
             t_slc_prog_us: 720.0 * SLC_OVER_TLC,
             // The reference FTL collects garbage on demand, in the foreground.
             gc_defer_blocks: 0,
+            // Its firmware completes a FLUSH without draining the buffer (`Flush::Noop`).
+            flush: Flush::Noop,
             fw_us: 13.5,
             fw_cores: 2,
             pack: false,
@@ -1373,6 +1432,7 @@ pub fn apply_override(p: &mut Profile, key: &str, value: &str) -> Result<()> {
         "t_slc_prog_us" => p.t_slc_prog_us = time(value)?,
         "flush_commit_us" => p.flush_commit_us = time(value)?,
         "flush_us" => p.flush_us = parse_flush_us(value)?,
+        "flush" => p.flush = Flush::parse(value)?,
         "pack" => p.pack = parse_flag(key, value)?,
         "op" => p.op = in_range(key, value, 0.02, 16.0)?,
         "fill" => p.fill = in_range(key, value, 0.0, 1.0)?,
@@ -1469,6 +1529,24 @@ pub fn resolve(name: &str, overrides: &[(String, String)]) -> Result<Profile> {
                 "not a flash SSD"
             }
         )));
+    }
+    if p.flush == Flush::Noop && (p.kind != Kind::Ssd || p.plp) {
+        return Err(Error::Config(format!(
+            "emulated device option `flush=noop` describes the firmware of a volatile write \
+             cache: it needs a flash profile with plp=off (emu:{name} is {})",
+            if p.kind == Kind::Ssd {
+                "plp=on"
+            } else {
+                "not a flash SSD"
+            }
+        )));
+    }
+    if p.flush == Flush::Noop && p.flush_us.is_some() {
+        return Err(Error::Config(
+            "emulated device options `flush_us` and `flush=noop` contradict each other: \
+             `flush_us` prices a flush that drains, `noop` one that does nothing"
+                .to_string(),
+        ));
     }
     if p.kind != Kind::Ssd && (p.host_read_us > 0.0 || p.host_write_us > 0.0) {
         return Err(Error::Config(format!(

@@ -225,7 +225,7 @@ fn the_live_device_charges_the_same_price() {
     }
 }
 
-/// The Cosmos+ OpenSSD's firmware completes a FLUSH at once (`flush=noop`, its default): a
+/// The Cosmos+ OpenSSD's reference firmware completes a FLUSH at once (`flush=noop`): a
 /// sync after a burst that fills the buffer does not wait for the burst's programs, only for
 /// the file system's journal commit, three journal pages written through the buffer; the same
 /// board with `flush=drain` waits for the burst. The journal's pages are counted, programmed
@@ -233,8 +233,8 @@ fn the_live_device_charges_the_same_price() {
 #[test]
 fn a_flush_the_firmware_ignores_costs_the_journal_commit_only() {
     let burst = 1024;
-    let mut noop = ssd("openssd", &[]);
-    let mut drain = ssd("openssd", &[("flush", "drain")]);
+    let mut noop = ssd("openssd", &[("flush", "noop")]);
+    let mut drain = ssd("openssd", &[]);
     let noop_ns = burst_then_sync(&mut noop, 0, burst);
     let drain_ns = burst_then_sync(&mut drain, 0, burst);
     let programs_behind = noop.quiescent_at();
@@ -248,7 +248,7 @@ fn a_flush_the_firmware_ignores_costs_the_journal_commit_only() {
     // Syncs in the jiffy (4 ms) a commit started in share it: the inode's modification time
     // has not changed since it was logged. A sync in a later jiffy commits again; one issued
     // while that commit runs waits for it and commits next (jbd2 commits one at a time).
-    let mut board = ssd("openssd", &[]);
+    let mut board = ssd("openssd", &[("flush", "noop")]);
     let first = board.sync(0);
     assert_eq!(board.stats().journal_writes, 3);
     assert_eq!(board.sync(1_000_000), 1_000_000 + board.times().firmware);
@@ -280,17 +280,17 @@ fn a_flush_the_firmware_ignores_costs_the_journal_commit_only() {
     );
     // With a full buffer the journal's writes wait for slots like the host's: a sync issued
     // while a burst twice the buffer is still arriving costs more than on an idle board.
-    let mut busy = ssd("openssd", &[]);
+    let mut busy = ssd("openssd", &[("flush", "noop")]);
     let acked = (0..2 * 1920u64)
         .map(|index| busy.write(0, (index * 7919) % PAGES))
         .max()
         .unwrap();
-    let mut idle = ssd("openssd", &[]);
+    let mut idle = ssd("openssd", &[("flush", "noop")]);
     let idle_ns = idle.sync(0);
     let busy_ns = busy.sync(acked) - acked;
     assert!(busy_ns > idle_ns, "busy {busy_ns}, idle {idle_ns}");
     // The write cache says what a sync means there.
-    let profile = resolve("openssd", &[]).unwrap();
+    let profile = resolve("openssd", &overrides(&[("flush", "noop")])).unwrap();
     assert_eq!(
         profile.write_cache(),
         flashbuf::device::WriteCache::FlushIgnored
@@ -300,7 +300,7 @@ fn a_flush_the_firmware_ignores_costs_the_journal_commit_only() {
         ("ssd-a", vec![("flush", "noop"), ("plp", "on")]),
         ("pcie", vec![("flush", "noop")]),
         ("hdd", vec![("flush", "noop")]),
-        ("openssd", vec![("flush_us", "100")]),
+        ("openssd", vec![("flush", "noop"), ("flush_us", "100")]),
         ("openssd", vec![("flush", "sometimes")]),
     ] {
         let err = resolve(bad.0, &overrides(&bad.1)).unwrap_err().to_string();

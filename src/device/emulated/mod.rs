@@ -30,15 +30,15 @@
 //!
 //! `sync` (cache flush) depends on power-loss protection ([`Device::write_cache`]):
 //! - `plp=off` (the papers' client and consumer drives: ssd-a Intel P4101, ssd-b Samsung 970
-//!   Pro, ssd-c Crucial MX500, ssd-d WD SN570): the DRAM write buffer is volatile, so a
+//!   Pro, ssd-c Crucial MX500, ssd-d WD SN570, openssd): the DRAM write buffer is volatile, so a
 //!   sync waits until the dirty data (writes acknowledged before it, not yet programmed; writes
 //!   still in flight are not covered, as with NVMe FLUSH) is on flash, in SLC mode while the
 //!   drive's SLC cache has room, then the flush commit (`flush_commit_us`, fitted); `flush_us`
 //!   replaces that by a fixed latency. Garbage collection is deferred to idle die time on the
 //!   client profiles (`gc_defer_blocks`), so a flush at moderate load does not wait behind it.
 //!   `docs/devices.md` ("The sync price") gives the sources, the fit and the figures;
-//! - `plp=off` with `flush=noop` (openssd: the Cosmos+ firmware completes a FLUSH without
-//!   draining its buffer): nothing drains; the sync costs ext4's journal commit, written through
+//! - `plp=off` with `flush=noop` (an option: the Cosmos+ OpenSSD's reference firmware completes
+//!   a FLUSH without draining its buffer): nothing drains; the sync costs ext4's journal commit, written through
 //!   the buffer and shared between syncs as jbd2 shares it (`docs/devices.md`, "A flush the
 //!   firmware ignores");
 //! - `plp=on` (the enterprise drives: pcie Intel P4510, sata Intel S4610, optane P4800X; and

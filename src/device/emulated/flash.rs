@@ -45,7 +45,8 @@
 //!   its buffer): nothing drains; the sync costs the file system's journal commit, modelled as
 //!   the journal's writes through the buffer like any host write (a descriptor and an inode
 //!   block at once, then the commit block), to a circular journal region of the FTL's logical
-//!   pages past the device's own (`Journal`).
+//!   pages past the device's own (`Journal`). Syncs share commits as jbd2 does: one commit at
+//!   a time, and none needed within the jiffy (4 ms) the last one began in.
 //!
 //! Approximations (documented, deliberate): completion times handed out are never revised, so
 //! a read that suspends a program pushes back later programs but not ones already promised;
@@ -241,21 +242,29 @@ impl Journal {
         })
     }
 
-    /// What a sync issued at `now` does with the journal: `Err(end)` when it shares a commit
-    /// that ends at `end`, `Ok(start)` when it needs a new commit from `start` (jbd2 commits
-    /// one transaction at a time; an fsync whose inode changed since the last commit began
+    /// What a sync issued at `now` does with the journal: share a commit, or make a new one
+    /// (jbd2 commits one transaction at a time; an fsync whose inode changed since the last commit began
     /// waits for that commit and then commits the next one). The inode's modification time has
     /// a jiffy's granularity, so writes in the jiffy a commit started in leave the inode as
     /// that commit logged it: a sync issued then only waits for that commit.
-    fn plan(&self, now: DeviceNs) -> Result<DeviceNs, DeviceNs> {
+    fn plan(&self, now: DeviceNs) -> Commit {
         match self.last {
             Some((start, end)) if now < start || now / JIFFY_NS == start / JIFFY_NS => {
-                Err(end.max(now))
+                Commit::Share { end: end.max(now) }
             }
-            Some((_, end)) if now < end => Ok(end),
-            _ => Ok(now),
+            Some((_, end)) if now < end => Commit::New { start: end },
+            _ => Commit::New { start: now },
         }
     }
+}
+
+/// What a sync on a drive that ignores FLUSH does with the journal ([`Journal::plan`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Commit {
+    /// Waits for the commit that ends at `end`.
+    Share { end: DeviceNs },
+    /// Writes a new commit from `start`.
+    New { start: DeviceNs },
 }
 
 /// Journal blocks written before the commit block of one jbd2 commit: a descriptor and the
@@ -841,8 +850,8 @@ impl SsdModel {
     /// next one ([`Journal::plan`]); returns when that commit is acknowledged.
     fn journal_sync(&mut self, mut journal: Journal, now: DeviceNs) -> DeviceNs {
         let start = match journal.plan(now) {
-            Err(shared_end) => return shared_end,
-            Ok(start) => start,
+            Commit::Share { end } => return end,
+            Commit::New { start } => start,
         };
         let pages: [u64; JOURNAL_BLOCKS_BEFORE_COMMIT + 1] = journal.advance();
         let end = self.journal_commit(start, pages);

@@ -1380,6 +1380,22 @@ fn parse_share(key: &str, value: &str) -> Result<f64> {
     }
 }
 
+/// Refuses an option about a volatile write cache's flush (`what`) on a device without one: a
+/// `plp=on` drive or a device that is not a flash SSD.
+fn needs_volatile_flash(p: &Profile, name: &str, what: &str) -> Result<()> {
+    if p.kind == Kind::Ssd && !p.plp {
+        return Ok(());
+    }
+    Err(Error::Config(format!(
+        "emulated device {what}: it needs a flash profile with plp=off (emu:{name} is {})",
+        if p.kind == Kind::Ssd {
+            "plp=on"
+        } else {
+            "not a flash SSD"
+        }
+    )))
+}
+
 /// `flush_us`: `model` (`None`) or a latency in microseconds.
 fn parse_flush_us(value: &str) -> Result<Option<f64>> {
     if value == FLUSH_MODEL {
@@ -1522,27 +1538,19 @@ pub fn resolve(name: &str, overrides: &[(String, String)]) -> Result<Profile> {
             p.mb_s_limit = mb_s;
         }
     }
-    if p.flush_us.is_some() && (p.kind != Kind::Ssd || p.plp) {
-        return Err(Error::Config(format!(
-            "emulated device option `flush_us` prices the flush of a volatile write cache: it \
-             needs a flash profile with plp=off (emu:{name} is {})",
-            if p.kind == Kind::Ssd {
-                "plp=on"
-            } else {
-                "not a flash SSD"
-            }
-        )));
+    if p.flush_us.is_some() {
+        needs_volatile_flash(
+            &p,
+            name,
+            "option `flush_us` prices the flush of a volatile write cache",
+        )?;
     }
-    if p.flush == Flush::Noop && (p.kind != Kind::Ssd || p.plp) {
-        return Err(Error::Config(format!(
-            "emulated device option `flush=noop` describes the firmware of a volatile write \
-             cache: it needs a flash profile with plp=off (emu:{name} is {})",
-            if p.kind == Kind::Ssd {
-                "plp=on"
-            } else {
-                "not a flash SSD"
-            }
-        )));
+    if p.flush == Flush::Noop {
+        needs_volatile_flash(
+            &p,
+            name,
+            "option `flush=noop` describes the firmware of a volatile write cache",
+        )?;
     }
     if p.flush == Flush::Noop && p.flush_us.is_some() {
         return Err(Error::Config(

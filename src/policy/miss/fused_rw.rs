@@ -21,10 +21,12 @@
 //! **The victim's protection.** By default the victim is protected as any single-page flush
 //! (the doublewrite copies it to a slot and syncs; the data file is synced after the command),
 //! so the miss waits for two syncs. With `unsynced_victim` (the scheme part `+unsynced-victim`)
-//! the command is all there is, as in the RW paper's MySQL: the WAL rule still holds (the log
-//! is flushed to the victim's newest change first), the write is counted on the data file's
-//! sync gate so that the next checkpoint's sync covers it, and nothing else: no doublewrite
-//! copy, no sync (docs/policies.md, "RW as its paper ran it").
+//! the command is all there is, as in the RW paper's MySQL (its public prototype's
+//! `buf_flush_page_with_rw_cmd`): the WAL rule still holds (the log is flushed to the victim's
+//! newest change first), the write is counted on the data file's sync gate so that the next
+//! checkpoint's sync covers it, and nothing else: no doublewrite copy, no sync
+//! (docs/policies.md, "RW as its paper ran it"). As in the prototype, the loop does not sleep
+//! before the command in its later iterations.
 
 use crate::core::frame::{FrameId, IO_EVICT, NO_PAGE};
 use crate::core::instance::Instance;
@@ -87,6 +89,10 @@ struct Fused {
 impl StallStep for Fused {
     fn is_read_stall(&self) -> bool {
         true
+    }
+
+    fn sleeps_before_step(&self) -> bool {
+        false
     }
 
     fn step(&self, core: &Core, instance: &Instance) -> Result<Option<Acquired>> {

@@ -40,6 +40,7 @@ mod db_transactions;
 mod doublewrite_failed_sync;
 mod doublewrite_syncs_per_file;
 mod emulated_device;
+mod emulated_lazy_writeback;
 mod emulated_sync_price;
 mod fault_crash_switch;
 mod fault_device;

@@ -41,6 +41,12 @@
 //!   `plp=on` (enterprise drives: capacitors flush the buffer on power loss, so it counts as
 //!   durable) a sync costs only firmware time. Concurrent flushes overlap: each waits for its
 //!   own dirty data.
+//! - Lazy write-back (`writeback=lazy`, the Cosmos+ OpenSSD's firmware; `lazy_buffer.rs`):
+//!   the buffer's slots keep their pages in LRU order and nothing is programmed in the
+//!   background. A write to a buffered page rewrites its slot (no program); any other write,
+//!   and with S-Buf any read of a page not buffered, takes the least recently used slot, and
+//!   when that slot's page is dirty, programs it first and waits for the program. A draining
+//!   flush programs every dirty page.
 //! - Sync with `flush=noop` (the Cosmos+ OpenSSD's firmware completes a FLUSH without touching
 //!   its buffer): nothing drains; the sync costs the file system's journal commit, modelled as
 //!   the journal's writes through the buffer like any host write (a descriptor and an inode
@@ -60,7 +66,8 @@ use std::collections::{BinaryHeap, HashMap, VecDeque};
 
 use super::aging::{self, AgingReport, WriteHistory};
 use super::ftl::{Ftl, GcWork};
-use super::profile::{Flush, PROFILE_PAGE_BYTES, Precondition, Profile};
+use super::lazy_buffer::{Evicted, LazyBuffer};
+use super::profile::{Flush, PROFILE_PAGE_BYTES, Precondition, Profile, Writeback};
 use crate::error::Result;
 
 /// Device time in nanoseconds since the device was opened.
@@ -181,6 +188,9 @@ pub struct FlashStats {
     /// File-system journal pages written by syncs (`flush=noop`), included in
     /// `flash_programs`.
     pub journal_writes: u64,
+    /// Host writes to a page still in the write buffer, which cost no program of their own
+    /// (`writeback=lazy` only: an eager buffer programs every write).
+    pub buffer_write_hits: u64,
 }
 
 /// A pool of buffer slots, each with the device time it becomes free.
@@ -316,6 +326,9 @@ pub struct SsdModel {
     unflushed: Unflushed,
     /// `flush=noop`: the journal a sync writes (`None`: the flush drains).
     journal: Option<Journal>,
+    /// `writeback=lazy`: the buffer's pages and LRU order (`None`: eager write-back through
+    /// `write_slots`).
+    lazy: Option<LazyBuffer>,
     stats: FlashStats,
     /// Host writes per logical page since the last restart, for [`SsdModel::age`]; kept only
     /// with `age=on` (else nothing is counted or allocated).
@@ -462,6 +475,8 @@ impl SsdModel {
             background: vec![Background::default(); dies as usize],
             unflushed: Unflushed::new(4 * buffer as usize),
             journal,
+            lazy: (profile.writeback == Writeback::Lazy && profile.buffer_pages > 0)
+                .then(|| LazyBuffer::new(buffer)),
             stats: FlashStats::default(),
             history: profile.age.then(|| WriteHistory::new(logical)),
             seed: profile.seed,
@@ -678,7 +693,11 @@ impl SsdModel {
     /// A read whose command was parsed at `cmd`; its data may go to the host no earlier than
     /// `host_not_before`. Returns the completion time.
     fn read_at(&mut self, cmd: DeviceNs, lpn: u64, host_not_before: DeviceNs) -> DeviceNs {
-        if self.in_buffer(lpn, cmd) {
+        if self.lazy.is_some() {
+            if let Some(done) = self.lazy_read_at(cmd, lpn, host_not_before) {
+                return done;
+            }
+        } else if self.in_buffer(lpn, cmd) {
             self.stats.buffer_hits += 1;
             return self.host_transfer(cmd, cmd.max(host_not_before), true);
         }
@@ -703,6 +722,9 @@ impl SsdModel {
             self.unflushed.push(programmed, programmed, cmd);
             return programmed;
         }
+        if self.lazy.is_some() {
+            return self.lazy_write_at(cmd, lpn);
+        }
         let slot = self.write_slots.take();
         let ack = self.host_transfer(cmd, cmd.max(slot), false);
         let programmed = self.program(ack, lpn);
@@ -712,6 +734,90 @@ impl SsdModel {
         }
         self.remember_buffered(lpn, programmed, cmd);
         ack
+    }
+
+    /// `writeback=lazy`: the slot for `lpn` at `cmd`: its own when buffered (`true`), else
+    /// the least recently used one, whose page, if dirty, is programmed now. Returns the slot,
+    /// whether it was a hit, and when the slot can take the request's data (a hit: when its
+    /// data is in place; an eviction: when the victim's program completes, as the firmware
+    /// makes the new request wait for the evicting NAND request).
+    fn lazy_slot(&mut self, cmd: DeviceNs, lpn: u64) -> (u32, bool, DeviceNs) {
+        let buffer = self.lazy.as_mut().expect("lazy write-back");
+        if let Some((slot, ready)) = buffer.find(lpn) {
+            return (slot, true, ready);
+        }
+        let (slot, evicted) = buffer.take_lru(lpn);
+        let free_at = match evicted {
+            Some(Evicted {
+                lpn: victim,
+                dirty: true,
+                ready,
+            }) => self.program(cmd.max(ready), victim),
+            Some(Evicted { ready, .. }) => ready,
+            None => 0,
+        };
+        (slot, false, free_at)
+    }
+
+    /// A write with lazy write-back: into its page's slot (a rewrite costs no program) or an
+    /// evicted one; acknowledged when its data is in. Returns the acknowledgement time.
+    fn lazy_write_at(&mut self, cmd: DeviceNs, lpn: u64) -> DeviceNs {
+        let (slot, hit, free_at) = self.lazy_slot(cmd, lpn);
+        if hit {
+            self.stats.buffer_write_hits += 1;
+        }
+        let ack = self.host_transfer(cmd, cmd.max(free_at), false);
+        self.lazy
+            .as_mut()
+            .expect("lazy write-back")
+            .fill(slot, true, ack);
+        ack
+    }
+
+    /// A read with lazy write-back: a buffered page is served from the buffer; otherwise, with
+    /// S-Buf (no separate read buffer), the read takes a slot of the shared buffer as a write
+    /// does, waiting for its dirty victim's program (the RW paper's read stall in the storage
+    /// buffer) and leaving the page there clean. `None`: not buffered and R-Buf serves it.
+    fn lazy_read_at(
+        &mut self,
+        cmd: DeviceNs,
+        lpn: u64,
+        host_not_before: DeviceNs,
+    ) -> Option<DeviceNs> {
+        let buffer = self.lazy.as_mut().expect("lazy write-back");
+        if let Some((slot, ready)) = buffer.find(lpn) {
+            buffer.hit(slot);
+            self.stats.buffer_hits += 1;
+            return Some(self.host_transfer(cmd, cmd.max(ready).max(host_not_before), true));
+        }
+        if self.read_slots.is_some() {
+            return None;
+        }
+        let (slot, _, free_at) = self.lazy_slot(cmd, lpn);
+        let die = self.die_of(lpn);
+        let sensed = self.die_read(die, cmd.max(free_at));
+        let moved = self.channel_read(die, sensed);
+        self.lazy
+            .as_mut()
+            .expect("lazy write-back")
+            .fill(slot, false, moved);
+        Some(self.host_transfer(cmd, moved.max(host_not_before), true))
+    }
+
+    /// A draining flush with lazy write-back: programs every dirty page now; returns when the
+    /// last program completes (`None`: nothing was dirty).
+    fn lazy_drain(&mut self, now: DeviceNs) -> Option<DeviceNs> {
+        let dirty = self.lazy.as_ref().expect("lazy write-back").dirty();
+        let mut last = None;
+        for (slot, lpn, ready) in dirty {
+            let programmed = self.program(now.max(ready), lpn);
+            self.lazy
+                .as_mut()
+                .expect("lazy write-back")
+                .mark_clean(slot, programmed);
+            last = Some(last.map_or(programmed, |t: DeviceNs| t.max(programmed)));
+        }
+        last
     }
 
     /// Places `lpn` on the next die and programs it once its data is in the device at
@@ -838,6 +944,9 @@ impl SsdModel {
             self.journal_sync(journal, now)
         } else if let Some(fixed) = self.times.flush_fixed {
             now + fixed
+        } else if self.lazy.is_some() {
+            self.lazy_drain(now)
+                .map_or(now, |programmed| programmed + self.times.flush_commit)
         } else {
             self.unflushed
                 .dirty_until(now)

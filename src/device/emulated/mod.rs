@@ -111,6 +111,7 @@ pub mod flash;
 pub mod ftl;
 pub mod hdd;
 pub mod ideal;
+pub mod lazy_buffer;
 pub mod profile;
 pub mod sim;
 
@@ -127,7 +128,7 @@ use super::{
 };
 use crate::error::{DeviceError, PageId, Result};
 pub use flash::DeviceNs;
-pub use profile::{Flush, Kind, OPTION_NAMES, PROFILE_NAMES, Precondition, Profile};
+pub use profile::{Flush, Kind, OPTION_NAMES, PROFILE_NAMES, Precondition, Profile, Writeback};
 pub use sim::{ClientKind, ClosedLoop, Model, ModelOp};
 
 /// Maps device time to real instants: device nanosecond `t` happens at

@@ -122,6 +122,49 @@ impl Flush {
     }
 }
 
+/// When the write buffer programs a page it holds.
+///
+/// Most drives program buffered writes in the background as fast as their dies allow
+/// (`Eager`, the default): a slot frees when its program completes. The Cosmos+ OpenSSD's
+/// GreedyFTL programs a dirty buffer entry only when a request needs the entry for another page
+/// (`Lazy`; `request_transform.c`, `EvictDataBufEntry`): the buffer stays full of dirty pages
+/// under sustained writes, a request that misses it waits for its victim's program, a rewrite
+/// of a buffered page costs no program, and reads share the buffer unless R-Buf separates
+/// them (`docs/devices.md`, "Lazy write-back").
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Writeback {
+    /// Each write's program is scheduled when it is acknowledged.
+    Eager,
+    /// A dirty page is programmed when its slot is taken for another page, or by a draining
+    /// flush.
+    Lazy,
+}
+
+impl Writeback {
+    /// The option value naming it.
+    #[must_use]
+    pub fn name(self) -> &'static str {
+        match self {
+            Writeback::Eager => "eager",
+            Writeback::Lazy => "lazy",
+        }
+    }
+
+    /// Parses the `writeback` option's value.
+    ///
+    /// # Errors
+    /// [`Error::Config`] naming the option and the accepted values.
+    pub fn parse(value: &str) -> Result<Self> {
+        match value {
+            "eager" => Ok(Writeback::Eager),
+            "lazy" => Ok(Writeback::Lazy),
+            _ => Err(Error::Config(format!(
+                "emulated device option `writeback` must be eager or lazy (got `{value}`)"
+            ))),
+        }
+    }
+}
+
 /// Bytes of the page size the profiles' latencies are quoted for.
 pub const PROFILE_PAGE_BYTES: usize = 16 * 1024;
 
@@ -213,6 +256,8 @@ pub struct Profile {
     pub flush_us: Option<f64>,
     /// What the firmware does with a FLUSH (`plp=off`): drain the buffer, or nothing.
     pub flush: Flush,
+    /// When a buffered write is programmed: at once, or when its slot is needed.
+    pub writeback: Writeback,
     /// Over-provisioning: physical pages = logical pages x (1 + op).
     pub op: f64,
     /// Fraction of logical pages mapped (written) before the first request.
@@ -493,6 +538,7 @@ pub const OPTION_NAMES: &[&str] = &[
     "flush_commit_us",
     "flush_us",
     "flush",
+    "writeback",
     "pack",
     "op",
     "fill",
@@ -609,6 +655,13 @@ pub const OPTIONS: &[OptionInfo] = &[
          `noop` completes at once (what the Cosmos+ OpenSSD's reference firmware does), so a \
          sync costs the file system's journal writes",
         "drain | noop",
+    ),
+    opt(
+        "writeback",
+        "SSD with a write buffer: when a buffered write is programmed: `eager` at once (most \
+         drives); `lazy` only when its slot is needed for another page (the Cosmos+ OpenSSD's \
+         firmware), so requests that miss a full buffer wait for a program",
+        "eager | lazy",
     ),
     opt(
         "pack",
@@ -875,6 +928,7 @@ pub fn option_value(p: &Profile, key: &str) -> Option<String> {
             .flush_us
             .map_or_else(|| FLUSH_MODEL.to_string(), |us| us.to_string()),
         "flush" => p.flush.name().to_string(),
+        "writeback" => p.writeback.name().to_string(),
         "pack" => flag(p.pack),
         "op" => format!("{:.2}", p.op),
         "fill" => p.fill.to_string(),
@@ -978,6 +1032,7 @@ fn ssd_base(name: &'static str) -> Profile {
         flush_commit_us: FLUSH_COMMIT_US,
         flush_us: None,
         flush: Flush::Drain,
+        writeback: Writeback::Eager,
         op: HALF_FULL_OP,
         fill: 1.0,
         precondition: Precondition::Random,
@@ -1452,6 +1507,7 @@ pub fn apply_override(p: &mut Profile, key: &str, value: &str) -> Result<()> {
         "flush_commit_us" => p.flush_commit_us = time(value)?,
         "flush_us" => p.flush_us = parse_flush_us(value)?,
         "flush" => p.flush = Flush::parse(value)?,
+        "writeback" => p.writeback = Writeback::parse(value)?,
         "pack" => p.pack = parse_flag(key, value)?,
         "op" => p.op = in_range(key, value, 0.02, 16.0)?,
         "fill" => p.fill = in_range(key, value, 0.0, 1.0)?,
@@ -1558,6 +1614,17 @@ pub fn resolve(name: &str, overrides: &[(String, String)]) -> Result<Profile> {
              `flush_us` prices a flush that drains, `noop` one that does nothing"
                 .to_string(),
         ));
+    }
+    if p.writeback == Writeback::Lazy && (p.kind != Kind::Ssd || p.buffer_pages == 0) {
+        return Err(Error::Config(format!(
+            "emulated device option `writeback=lazy` describes a flash SSD's write buffer; \
+             emu:{name} {}",
+            if p.kind == Kind::Ssd {
+                "has none (buffer=0)"
+            } else {
+                "is not a flash SSD"
+            }
+        )));
     }
     if p.kind != Kind::Ssd && (p.host_read_us > 0.0 || p.host_write_us > 0.0) {
         return Err(Error::Config(format!(

@@ -1,0 +1,149 @@
+//! Lazy write-back in the emulated flash SSD (`writeback=lazy`, `docs/devices.md`, "Lazy
+//! write-back"), on the timing model in device time: the Cosmos+ OpenSSD's firmware programs a
+//! buffered page only when its slot is taken for another page. So a full buffer of dirty pages
+//! makes the next write (and, with S-Buf, the next read that misses it) wait for a program; a
+//! rewrite of a buffered page costs none; R-Buf's reads do not wait; a draining flush programs
+//! every dirty page. The eager default programs every write as it comes.
+
+use flashbuf::device::emulated::flash::SsdModel;
+use flashbuf::device::emulated::profile::resolve;
+
+const PAGE: usize = 16 * 1024;
+const PAGES: u64 = 16_384;
+/// The write buffer of every model here, in pages.
+const BUFFER: u64 = 64;
+
+fn board(list: &[(&str, &str)]) -> SsdModel {
+    let mut options: Vec<(String, String)> = vec![("buffer".into(), BUFFER.to_string())];
+    options.extend(list.iter().map(|(k, v)| (k.to_string(), v.to_string())));
+    SsdModel::new(&resolve("openssd", &options).unwrap(), PAGE, PAGES).unwrap()
+}
+
+fn lazy(list: &[(&str, &str)]) -> SsdModel {
+    let mut options = vec![("writeback", "lazy"), ("flush", "noop")];
+    options.extend_from_slice(list);
+    board(&options)
+}
+
+/// Host programs so far (GC copies and the journal excluded).
+fn programs(model: &SsdModel) -> u64 {
+    let stats = model.stats();
+    stats.flash_programs - stats.gc_writes - stats.journal_writes
+}
+
+/// Writes pages `0..BUFFER` at time 0; returns the last acknowledgement.
+fn fill_dirty(model: &mut SsdModel) -> u64 {
+    (0..BUFFER).map(|lpn| model.write(0, lpn)).max().unwrap()
+}
+
+#[test]
+fn a_lazy_buffer_programs_only_when_a_slot_is_needed() {
+    let mut model = lazy(&[]);
+    let before = programs(&model);
+    let filled = fill_dirty(&mut model);
+    assert_eq!(
+        programs(&model),
+        before,
+        "no program while the buffer had room"
+    );
+    assert!(
+        filled < model.times().prog,
+        "writes into free slots are acknowledged without a program ({filled} ns)"
+    );
+    // The next page evicts the least recently used dirty one and waits for its program.
+    let now = filled;
+    let acked = model.write(now, BUFFER);
+    assert_eq!(programs(&model), before + 1);
+    assert!(
+        acked - now >= model.times().prog,
+        "the write waited {} ns, tPROG is {} ns",
+        acked - now,
+        model.times().prog
+    );
+    // The eager default programs every write as it comes.
+    let mut eager = board(&[]);
+    let eager_before = programs(&eager);
+    fill_dirty(&mut eager);
+    assert_eq!(programs(&eager), eager_before + BUFFER);
+}
+
+#[test]
+fn a_rewrite_of_a_buffered_page_costs_no_program() {
+    let mut model = lazy(&[]);
+    let filled = fill_dirty(&mut model);
+    let before = programs(&model);
+    let hits = model.stats().buffer_write_hits;
+    for round in 0..10 {
+        let acked = model.write(filled + round * 1_000_000, 7);
+        assert!(acked - (filled + round * 1_000_000) < model.times().prog);
+    }
+    assert_eq!(programs(&model), before);
+    assert_eq!(model.stats().buffer_write_hits, hits + 10);
+    // A read of a buffered page is served from the buffer.
+    let reads = model.stats().buffer_hits;
+    let now = filled + 20_000_000;
+    assert!(model.read(now, 7) - now < model.times().read);
+    assert_eq!(model.stats().buffer_hits, reads + 1);
+}
+
+#[test]
+fn with_s_buf_a_read_waits_for_a_dirty_victim_and_with_r_buf_it_does_not() {
+    let mut shared = lazy(&[]);
+    let now = fill_dirty(&mut shared);
+    let stalled = shared.read(now, 5_000) - now;
+    assert!(
+        stalled >= shared.times().prog,
+        "S-Buf: the read waited {stalled} ns, tPROG is {} ns",
+        shared.times().prog
+    );
+    let mut separate = lazy(&[("rbuf", "on")]);
+    let now = fill_dirty(&mut separate);
+    let before = programs(&separate);
+    let served = separate.read(now, 5_000) - now;
+    assert!(
+        served < separate.times().prog,
+        "R-Buf: the read took {served} ns"
+    );
+    assert_eq!(programs(&separate), before, "R-Buf's read evicted nothing");
+}
+
+#[test]
+fn a_draining_flush_programs_every_dirty_page() {
+    let mut model = board(&[("writeback", "lazy")]);
+    let filled = fill_dirty(&mut model);
+    let before = programs(&model);
+    let drained = model.sync(filled) - filled;
+    assert_eq!(programs(&model), before + BUFFER);
+    assert!(drained >= model.times().prog, "{drained} ns");
+    // Nothing is dirty any more: the next sync costs firmware time only, and a page still in
+    // the buffer (now clean) is still served from it.
+    let later = filled + drained + 1_000_000;
+    assert_eq!(model.sync(later) - later, model.times().firmware);
+    assert!(model.read(later, 3) - later < model.times().read);
+    assert_eq!(programs(&model), before + BUFFER);
+}
+
+#[test]
+fn lazy_write_back_needs_a_flash_write_buffer() {
+    let none: Vec<(String, String)> = vec![];
+    let option = |k: &str, v: &str| vec![(k.to_string(), v.to_string())];
+    let err = resolve("hdd", &option("writeback", "lazy"))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("writeback=lazy") && err.contains("not a flash SSD"),
+        "{err}"
+    );
+    let mut options = option("writeback", "lazy");
+    options.extend(option("buffer", "0"));
+    let err = resolve("ssd-a", &options).unwrap_err().to_string();
+    assert!(err.contains("buffer=0"), "{err}");
+    let err = resolve("openssd", &option("writeback", "sometimes"))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("`writeback`") && err.contains("eager or lazy"),
+        "{err}"
+    );
+    assert!(resolve("openssd", &none).is_ok());
+}

@@ -693,8 +693,10 @@ impl SsdModel {
     /// A read whose command was parsed at `cmd`; its data may go to the host no earlier than
     /// `host_not_before`. Returns the completion time.
     fn read_at(&mut self, cmd: DeviceNs, lpn: u64, host_not_before: DeviceNs) -> DeviceNs {
-        if self.lazy.is_some() {
-            if let Some(done) = self.lazy_read_at(cmd, lpn, host_not_before) {
+        if let Some(mut buffer) = self.lazy.take() {
+            let served = self.lazy_read_at(&mut buffer, cmd, lpn, host_not_before);
+            self.lazy = Some(buffer);
+            if let Some(done) = served {
                 return done;
             }
         } else if self.in_buffer(lpn, cmd) {
@@ -722,8 +724,10 @@ impl SsdModel {
             self.unflushed.push(programmed, programmed, cmd);
             return programmed;
         }
-        if self.lazy.is_some() {
-            return self.lazy_write_at(cmd, lpn);
+        if let Some(mut buffer) = self.lazy.take() {
+            let ack = self.lazy_write_at(&mut buffer, cmd, lpn);
+            self.lazy = Some(buffer);
+            return ack;
         }
         let slot = self.write_slots.take();
         let ack = self.host_transfer(cmd, cmd.max(slot), false);
@@ -741,8 +745,12 @@ impl SsdModel {
     /// whether it was a hit, and when the slot can take the request's data (a hit: when its
     /// data is in place; an eviction: when the victim's program completes, as the firmware
     /// makes the new request wait for the evicting NAND request).
-    fn lazy_slot(&mut self, cmd: DeviceNs, lpn: u64) -> (u32, bool, DeviceNs) {
-        let buffer = self.lazy.as_mut().expect("lazy write-back");
+    fn lazy_slot(
+        &mut self,
+        buffer: &mut LazyBuffer,
+        cmd: DeviceNs,
+        lpn: u64,
+    ) -> (u32, bool, DeviceNs) {
         if let Some((slot, ready)) = buffer.find(lpn) {
             return (slot, true, ready);
         }
@@ -761,16 +769,13 @@ impl SsdModel {
 
     /// A write with lazy write-back: into its page's slot (a rewrite costs no program) or an
     /// evicted one; acknowledged when its data is in. Returns the acknowledgement time.
-    fn lazy_write_at(&mut self, cmd: DeviceNs, lpn: u64) -> DeviceNs {
-        let (slot, hit, free_at) = self.lazy_slot(cmd, lpn);
+    fn lazy_write_at(&mut self, buffer: &mut LazyBuffer, cmd: DeviceNs, lpn: u64) -> DeviceNs {
+        let (slot, hit, free_at) = self.lazy_slot(buffer, cmd, lpn);
         if hit {
             self.stats.buffer_write_hits += 1;
         }
         let ack = self.host_transfer(cmd, cmd.max(free_at), false);
-        self.lazy
-            .as_mut()
-            .expect("lazy write-back")
-            .fill(slot, true, ack);
+        buffer.fill(slot, true, ack);
         ack
     }
 
@@ -780,11 +785,11 @@ impl SsdModel {
     /// buffer) and leaving the page there clean. `None`: not buffered and R-Buf serves it.
     fn lazy_read_at(
         &mut self,
+        buffer: &mut LazyBuffer,
         cmd: DeviceNs,
         lpn: u64,
         host_not_before: DeviceNs,
     ) -> Option<DeviceNs> {
-        let buffer = self.lazy.as_mut().expect("lazy write-back");
         if let Some((slot, ready)) = buffer.find(lpn) {
             buffer.hit(slot);
             self.stats.buffer_hits += 1;
@@ -793,28 +798,21 @@ impl SsdModel {
         if self.read_slots.is_some() {
             return None;
         }
-        let (slot, _, free_at) = self.lazy_slot(cmd, lpn);
+        let (slot, _, free_at) = self.lazy_slot(buffer, cmd, lpn);
         let die = self.die_of(lpn);
         let sensed = self.die_read(die, cmd.max(free_at));
         let moved = self.channel_read(die, sensed);
-        self.lazy
-            .as_mut()
-            .expect("lazy write-back")
-            .fill(slot, false, moved);
+        buffer.fill(slot, false, moved);
         Some(self.host_transfer(cmd, moved.max(host_not_before), true))
     }
 
     /// A draining flush with lazy write-back: programs every dirty page now; returns when the
     /// last program completes (`None`: nothing was dirty).
-    fn lazy_drain(&mut self, now: DeviceNs) -> Option<DeviceNs> {
-        let dirty = self.lazy.as_ref().expect("lazy write-back").dirty();
+    fn lazy_drain(&mut self, buffer: &mut LazyBuffer, now: DeviceNs) -> Option<DeviceNs> {
         let mut last = None;
-        for (slot, lpn, ready) in dirty {
+        for (slot, lpn, ready) in buffer.dirty() {
             let programmed = self.program(now.max(ready), lpn);
-            self.lazy
-                .as_mut()
-                .expect("lazy write-back")
-                .mark_clean(slot, programmed);
+            buffer.mark_clean(slot, programmed);
             last = Some(last.map_or(programmed, |t: DeviceNs| t.max(programmed)));
         }
         last
@@ -944,9 +942,10 @@ impl SsdModel {
             self.journal_sync(journal, now)
         } else if let Some(fixed) = self.times.flush_fixed {
             now + fixed
-        } else if self.lazy.is_some() {
-            self.lazy_drain(now)
-                .map_or(now, |programmed| programmed + self.times.flush_commit)
+        } else if let Some(mut buffer) = self.lazy.take() {
+            let drained = self.lazy_drain(&mut buffer, now);
+            self.lazy = Some(buffer);
+            drained.map_or(now, |programmed| programmed + self.times.flush_commit)
         } else {
             self.unflushed
                 .dirty_until(now)

@@ -242,12 +242,11 @@ mod tests {
         let mut buffer = LazyBuffer::new(7);
         for i in 0..1000u64 {
             let lpn = (i * 31) % 23;
-            match buffer.find(lpn) {
-                Some((slot, _)) => buffer.fill(slot, i % 3 == 0, i),
-                None => {
-                    let (slot, _) = buffer.take_lru(lpn);
-                    buffer.fill(slot, i % 2 == 0, i);
-                }
+            if let Some((slot, _)) = buffer.find(lpn) {
+                buffer.fill(slot, i % 3 == 0, i);
+            } else {
+                let (slot, _) = buffer.take_lru(lpn);
+                buffer.fill(slot, i % 2 == 0, i);
             }
             assert!(buffer.is_consistent(), "after step {i}");
         }

@@ -3,7 +3,8 @@
 //! buffered page only when its slot is taken for another page. So a full buffer of dirty pages
 //! makes the next write (and, with S-Buf, the next read that misses it) wait for a program; a
 //! rewrite of a buffered page costs none; R-Buf's reads do not wait; a draining flush programs
-//! every dirty page. The eager default programs every write as it comes.
+//! every dirty page. `emu:openssd` writes back lazily by default; eager write-back (every other
+//! profile's) programs every write as it comes.
 
 use flashbuf::device::emulated::flash::SsdModel;
 use flashbuf::device::emulated::profile::resolve;
@@ -60,8 +61,8 @@ fn a_lazy_buffer_programs_only_when_a_slot_is_needed() {
         acked - now,
         model.times().prog
     );
-    // The eager default programs every write as it comes.
-    let mut eager = board(&[]);
+    // Eager write-back (every other profile's) programs every write as it comes.
+    let mut eager = board(&[("writeback", "eager")]);
     let eager_before = programs(&eager);
     fill_dirty(&mut eager);
     assert_eq!(programs(&eager), eager_before + BUFFER);
@@ -109,7 +110,7 @@ fn with_s_buf_a_read_waits_for_a_dirty_victim_and_with_r_buf_it_does_not() {
 
 #[test]
 fn a_draining_flush_programs_every_dirty_page() {
-    let mut model = board(&[("writeback", "lazy")]);
+    let mut model = board(&[("writeback", "lazy"), ("flush", "drain")]);
     let filled = fill_dirty(&mut model);
     let before = programs(&model);
     let drained = model.sync(filled) - filled;

@@ -229,12 +229,14 @@ fn the_live_device_charges_the_same_price() {
 /// sync after a burst that fills the buffer does not wait for the burst's programs, only for
 /// the file system's journal commit, three journal pages written through the buffer; the same
 /// board with `flush=drain` waits for the burst. The journal's pages are counted, programmed
-/// and collected like any other, and the option is refused where it means nothing.
+/// and collected like any other, and the option is refused where it means nothing. (Eager
+/// write-back throughout, so that every page is programmed as it comes; the board's own lazy
+/// write-back is `emulated_lazy_writeback.rs`'s.)
 #[test]
 fn a_flush_the_firmware_ignores_costs_the_journal_commit_only() {
     let burst = 1024;
-    let mut noop = ssd("openssd", &[("flush", "noop")]);
-    let mut drain = ssd("openssd", &[]);
+    let mut noop = ssd("openssd", &[("flush", "noop"), ("writeback", "eager")]);
+    let mut drain = ssd("openssd", &[("flush", "drain"), ("writeback", "eager")]);
     let noop_ns = burst_then_sync(&mut noop, 0, burst);
     let drain_ns = burst_then_sync(&mut drain, 0, burst);
     let programs_behind = noop.quiescent_at();
@@ -248,7 +250,7 @@ fn a_flush_the_firmware_ignores_costs_the_journal_commit_only() {
     // Syncs in the jiffy (4 ms) a commit started in share it: the inode's modification time
     // has not changed since it was logged. A sync in a later jiffy commits again; one issued
     // while that commit runs waits for it and commits next (jbd2 commits one at a time).
-    let mut board = ssd("openssd", &[("flush", "noop")]);
+    let mut board = ssd("openssd", &[("flush", "noop"), ("writeback", "eager")]);
     let first = board.sync(0);
     assert_eq!(board.stats().journal_writes, 3);
     assert_eq!(board.sync(1_000_000), 1_000_000 + board.times().firmware);
@@ -280,17 +282,21 @@ fn a_flush_the_firmware_ignores_costs_the_journal_commit_only() {
     );
     // With a full buffer the journal's writes wait for slots like the host's: a sync issued
     // while a burst twice the buffer is still arriving costs more than on an idle board.
-    let mut busy = ssd("openssd", &[("flush", "noop")]);
+    let mut busy = ssd("openssd", &[("flush", "noop"), ("writeback", "eager")]);
     let acked = (0..2 * 1920u64)
         .map(|index| busy.write(0, (index * 7919) % PAGES))
         .max()
         .unwrap();
-    let mut idle = ssd("openssd", &[("flush", "noop")]);
+    let mut idle = ssd("openssd", &[("flush", "noop"), ("writeback", "eager")]);
     let idle_ns = idle.sync(0);
     let busy_ns = busy.sync(acked) - acked;
     assert!(busy_ns > idle_ns, "busy {busy_ns}, idle {idle_ns}");
     // The write cache says what a sync means there.
-    let profile = resolve("openssd", &overrides(&[("flush", "noop")])).unwrap();
+    let profile = resolve(
+        "openssd",
+        &overrides(&[("flush", "noop"), ("writeback", "eager")]),
+    )
+    .unwrap();
     assert_eq!(
         profile.write_cache(),
         flashbuf::device::WriteCache::FlushIgnored

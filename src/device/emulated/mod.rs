@@ -37,10 +37,12 @@
 //!   replaces that by a fixed latency. Garbage collection is deferred to idle die time on the
 //!   client profiles (`gc_defer_blocks`), so a flush at moderate load does not wait behind it.
 //!   `docs/devices.md` ("The sync price") gives the sources, the fit and the figures;
-//! - `plp=off` with `flush=noop` (an option: the Cosmos+ OpenSSD's reference firmware completes
-//!   a FLUSH without draining its buffer): nothing drains; the sync costs ext4's journal commit, written through
-//!   the buffer and shared between syncs as jbd2 shares it (`docs/devices.md`, "A flush the
-//!   firmware ignores");
+//! - `plp=off` with `flush=noop` (openssd's default: the Cosmos+ OpenSSD's firmware completes a
+//!   FLUSH without draining its buffer): nothing drains; the sync costs ext4's journal commit,
+//!   written through the buffer and shared between syncs as jbd2 shares it (`docs/devices.md`,
+//!   "A flush the firmware ignores"). The same board writes back lazily (`writeback=lazy`): a
+//!   buffered page is programmed only when its slot is taken for another page, so requests
+//!   that miss a full buffer wait for a program (`docs/devices.md`, "Lazy write-back");
 //! - `plp=on` (the enterprise drives: pcie Intel P4510, sata Intel S4610, optane P4800X; and
 //!   the cloud volume, whose writes are durable when acknowledged): firmware time only (a
 //!   network round trip for the cloud volume);

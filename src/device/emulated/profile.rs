@@ -82,10 +82,10 @@ impl Precondition {
 /// Drives that honour the command make a sync wait for the buffered writes (`Drain`, the
 /// default). The Cosmos+ OpenSSD's reference firmware completes a FLUSH at once and leaves the
 /// buffer as it is (`nvme_io_cmd.c` of every GreedyFTL release, 2.5.0 to 3.0.0: the flush case
-/// posts the completion and does nothing else): `Noop` models that, a sync costing the file
-/// system's journal commit and no drain. It is not `emu:openssd`'s default: vanilla's
-/// published figures on the board fit the draining price (`docs/devices.md`, "A flush the
-/// firmware ignores").
+/// posts the completion and does nothing else; so does the firmware the RW paper's authors
+/// published): `Noop` models that, a sync costing the file system's journal commit and no
+/// drain. `emu:openssd`'s default since 2026-11-30, with [`Writeback::Lazy`] (`docs/devices.md`,
+/// "Lazy write-back").
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Flush {
     /// A sync waits until the dirty data is programmed, then pays the flush commit
@@ -1242,9 +1242,12 @@ pub fn profile(name: &str) -> Result<Profile> {
             t_slc_prog_us: 720.0 * SLC_OVER_TLC,
             // The reference FTL collects garbage on demand, in the foreground.
             gc_defer_blocks: 0,
-            // The reference firmware completes a FLUSH without draining the buffer
-            // (`Flush::Noop`), but vanilla's published figures on the board (RW Tables 2a and
-            // 4) fit the draining price: `docs/devices.md`, "A flush the firmware ignores".
+            // The firmware the RW paper's authors published (and GreedyFTL 2.5.0-3.0.0)
+            // completes a FLUSH without touching its buffer, and programs a buffered page only
+            // when its entry is taken for another page: `docs/devices.md`, "The RW paper's own
+            // firmware" and "Lazy write-back".
+            flush: Flush::Noop,
+            writeback: Writeback::Lazy,
             fw_us: 13.5,
             fw_cores: 2,
             pack: false,

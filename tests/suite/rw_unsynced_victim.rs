@@ -9,7 +9,6 @@ use flashbuf::core::BufferPool;
 use flashbuf::device::memory::MemoryDevice;
 use flashbuf::device::{AlignedBuf, Device, SharedDevice};
 use flashbuf::engine::{Composition, PoolConfig, TornPageProtection};
-use flashbuf::pool::FreeBlockLoop;
 
 const PAGE: usize = 4096;
 const FRAMES: usize = 16;
@@ -20,15 +19,9 @@ const MARK: usize = 64;
 /// A pool of `scheme` over a fresh memory device, every frame holding a dirty page (pages
 /// `PAGES - FRAMES ..`, marked with their page number), so that every miss meets a dirty victim.
 fn dirty_pool(scheme: &str) -> (Arc<MemoryDevice>, BufferPool) {
-    dirty_pool_with(scheme, FreeBlockLoop::default())
-}
-
-/// [`dirty_pool`] with the InnoDB miss loop of `host`.
-fn dirty_pool_with(scheme: &str, host: FreeBlockLoop) -> (Arc<MemoryDevice>, BufferPool) {
     let device = Arc::new(MemoryDevice::new(PAGE, PAGES).unwrap());
     let shared: SharedDevice = device.clone();
     let mut config = PoolConfig::for_scheme(Composition::parse(scheme).unwrap(), FRAMES);
-    config.free_block_loop = host;
     config.background = false;
     config.torn_page_protection = Some(TornPageProtection::None);
     config.lru_scan_depth = 2;
@@ -92,31 +85,6 @@ fn the_default_rw_syncs_after_each_fused_miss() {
         device.stats().syncs - before,
         stats.fused_reads
     );
-}
-
-/// The prototype compiles its loop's sleep out (`#ifndef RW_CMD` in `buf_LRU_get_free_block`):
-/// a fused miss that finds no victim loops again at once. With every frame held by a reader,
-/// the miss runs out of iterations and reports that no frame can be had, having slept not once
-/// (vanilla's 5.6 loop would have slept 100 ms on each iteration from the third on).
-#[test]
-fn a_fused_miss_loops_without_the_hosts_sleep() {
-    for scheme in ["rw", "rw+unsynced-victim"] {
-        let (_device, pool) = dirty_pool_with(scheme, FreeBlockLoop::Mysql56);
-        let held: Vec<_> = (PAGES - FRAMES as u64..PAGES)
-            .map(|page| pool.read(page).unwrap())
-            .collect();
-        assert!(pool.read(0).is_err(), "{scheme}: a miss found a frame");
-        let sleeps = pool
-            .core()
-            .counters
-            .miss_loop_sleeps
-            .load(std::sync::atomic::Ordering::Relaxed);
-        assert_eq!(sleeps, 0, "{scheme}: the loop slept");
-        drop(held);
-        // Once the readers let go, the same miss is served by the fused command.
-        drop(pool.read(0).unwrap());
-        assert!(pool.stats().fused_reads >= 1, "{scheme}");
-    }
 }
 
 #[test]

@@ -25,8 +25,8 @@
 //! `buf_flush_page_with_rw_cmd`): the WAL rule still holds (the log is flushed to the victim's
 //! newest change first), the write is counted on the data file's sync gate so that the next
 //! checkpoint's sync covers it, and nothing else: no doublewrite copy, no sync
-//! (docs/policies.md, "RW as its paper ran it"). As in the prototype, the loop does not sleep
-//! before the command in its later iterations.
+//! (docs/policies.md, "RW as its paper ran it", which also says why the loop keeps its sleep
+//! where the prototype spins).
 
 use crate::core::frame::{FrameId, IO_EVICT, NO_PAGE};
 use crate::core::instance::Instance;
@@ -89,10 +89,6 @@ struct Fused {
 impl StallStep for Fused {
     fn is_read_stall(&self) -> bool {
         true
-    }
-
-    fn sleeps_before_step(&self) -> bool {
-        false
     }
 
     fn step(&self, core: &Core, instance: &Instance) -> Result<Option<Acquired>> {

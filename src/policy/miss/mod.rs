@@ -52,11 +52,6 @@ pub(crate) trait StallStep {
     fn frees_to_free_list(&self) -> bool {
         false
     }
-    /// Whether the loop sleeps before step 4 from the third iteration on. The RW prototype
-    /// compiles that sleep out (`#ifndef RW_CMD` in its `buf_LRU_get_free_block`).
-    fn sleeps_before_step(&self) -> bool {
-        true
-    }
 }
 
 /// Which MySQL's `buf_LRU_get_free_block` the InnoDB miss loop follows (pool-config key
@@ -104,8 +99,7 @@ impl std::fmt::Display for FreeBlockLoop {
 /// go to 1); (2) scan at most `scan_depth` pages in eviction order (the whole order when
 /// n > 0; 5.6 skips the first scan while `try_LRU_scan` is clear) for a clean, unpinned,
 /// idle page and evict it; (3) 5.7: wake the cleaner; if n > 1 sleep (5.6: 100 ms, 5.7:
-/// 10 ms; not before RW's step, [`StallStep::sleeps_before_step`]); (4) the scheme's `stall`
-/// step. The wait of a read stall is recorded from its start
+/// 10 ms); (4) the scheme's `stall` step. The wait of a read stall is recorded from its start
 /// to the frame. Bound: [`MISS_ITERATIONS`].
 pub(crate) fn raw_loop(
     core: &Core,
@@ -153,7 +147,7 @@ pub(crate) fn raw_loop(
         if !mysql56 {
             core.wake_cleaner();
         }
-        if n > 1 && stall.sleeps_before_step() {
+        if n > 1 {
             core.counters
                 .miss_loop_sleeps
                 .fetch_add(1, Ordering::Relaxed);

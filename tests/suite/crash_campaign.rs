@@ -109,6 +109,17 @@ struct Outcome {
     doublewrite_restored: u64,
 }
 
+impl Outcome {
+    /// Adds `other`'s counts (not its per-point flags) to these totals.
+    fn add_counts(&mut self, other: &Outcome) {
+        self.acknowledged += other.acknowledged;
+        self.torn_repaired += other.torn_repaired;
+        self.doublewrite_restored += other.doublewrite_restored;
+        self.io_errors += other.io_errors;
+        self.sync_failures += other.sync_failures;
+    }
+}
+
 fn config(scheme: Scheme, protection: TornPageProtection, mode: u8) -> DatabaseConfig {
     let mut pool = PoolConfig::for_scheme(scheme, 16);
     pool.lru_scan_depth = 4;
@@ -380,26 +391,22 @@ fn campaign(first: u64, points: u64) -> Outcome {
 fn campaign_with(first: u64, points: u64, forced: Option<TornPageProtection>) -> Outcome {
     let mut totals = Outcome::default();
     let mut failures = Vec::new();
-    let (mut mid_run, mut recovery_crashes, mut sync_failures) = (0, 0, 0);
+    let (mut mid_run, mut recovery_crashes) = (0, 0);
     for seed in first..first + points {
         match one_point_with(seed, forced) {
             Ok(outcome) => {
-                totals.acknowledged += outcome.acknowledged;
-                totals.torn_repaired += outcome.torn_repaired;
-                totals.doublewrite_restored += outcome.doublewrite_restored;
-                totals.io_errors += outcome.io_errors;
+                totals.add_counts(&outcome);
                 mid_run += u64::from(outcome.crashed_mid_run);
                 recovery_crashes += u64::from(outcome.recovery_crashed);
-                sync_failures += outcome.sync_failures;
             }
             Err(why) => failures.push(format!("seed {seed}: {why}")),
         }
     }
     eprintln!(
         "crash campaign: {points} points ({mid_run} crashed mid-run, {recovery_crashes} crashed \
-         in recovery, {sync_failures} with failing syncs, {} injected I/O errors), {} \
+         in recovery, {} with failing syncs, {} injected I/O errors), {} \
          acknowledged commits checked, {} torn pages repaired, every preset",
-        totals.io_errors, totals.acknowledged, totals.torn_repaired
+        totals.sync_failures, totals.io_errors, totals.acknowledged, totals.torn_repaired
     );
     assert!(
         failures.is_empty(),
@@ -407,7 +414,6 @@ fn campaign_with(first: u64, points: u64, forced: Option<TornPageProtection>) ->
         failures.len(),
         failures.join("\n")
     );
-    totals.sync_failures = sync_failures;
     totals
 }
 
@@ -432,10 +438,7 @@ fn campaign_covering(
     let mut next = first + points;
     while !covered(&totals) && next < first + points + MAX_TOP_UP {
         eprintln!("crash campaign: not covered yet, {TOP_UP_POINTS} more points from seed {next}");
-        let more = campaign_with(next, TOP_UP_POINTS, forced);
-        totals.acknowledged += more.acknowledged;
-        totals.torn_repaired += more.torn_repaired;
-        totals.doublewrite_restored += more.doublewrite_restored;
+        totals.add_counts(&campaign_with(next, TOP_UP_POINTS, forced));
         next += TOP_UP_POINTS;
     }
     totals

@@ -693,10 +693,10 @@ impl SsdModel {
     /// A read whose command was parsed at `cmd`; its data may go to the host no earlier than
     /// `host_not_before`. Returns the completion time.
     fn read_at(&mut self, cmd: DeviceNs, lpn: u64, host_not_before: DeviceNs) -> DeviceNs {
-        if let Some(mut buffer) = self.lazy.take() {
-            let served = self.lazy_read_at(&mut buffer, cmd, lpn, host_not_before);
-            self.lazy = Some(buffer);
-            if let Some(done) = served {
+        if self.lazy.is_some() {
+            let served = self
+                .with_lazy(|model, buffer| model.lazy_read_at(buffer, cmd, lpn, host_not_before));
+            if let Some(done) = served.flatten() {
                 return done;
             }
         } else if self.in_buffer(lpn, cmd) {
@@ -724,9 +724,7 @@ impl SsdModel {
             self.unflushed.push(programmed, programmed, cmd);
             return programmed;
         }
-        if let Some(mut buffer) = self.lazy.take() {
-            let ack = self.lazy_write_at(&mut buffer, cmd, lpn);
-            self.lazy = Some(buffer);
+        if let Some(ack) = self.with_lazy(|model, buffer| model.lazy_write_at(buffer, cmd, lpn)) {
             return ack;
         }
         let slot = self.write_slots.take();
@@ -740,20 +738,25 @@ impl SsdModel {
         ack
     }
 
-    /// `writeback=lazy`: the slot for `lpn` at `cmd`: its own when buffered (`true`), else
-    /// the least recently used one, whose page, if dirty, is programmed now. Returns the slot,
-    /// whether it was a hit, and when the slot can take the request's data (a hit: when its
-    /// data is in place; an eviction: when the victim's program completes, as the firmware
-    /// makes the new request wait for the evicting NAND request).
-    fn lazy_slot(
+    /// Runs `work` with the lazy buffer taken out of the model (so that `work` may use the
+    /// rest of it), then puts the buffer back; `None` with eager write-back.
+    fn with_lazy<R>(&mut self, work: impl FnOnce(&mut Self, &mut LazyBuffer) -> R) -> Option<R> {
+        let mut buffer = self.lazy.take()?;
+        let result = work(self, &mut buffer);
+        self.lazy = Some(buffer);
+        Some(result)
+    }
+
+    /// `writeback=lazy`, `lpn` not buffered: takes the least recently used slot for it and,
+    /// if that slot's page is dirty, programs it now. Returns the slot and when it can take the
+    /// request's data (when the victim's program completes, as the firmware makes the new
+    /// request wait for the evicting NAND request).
+    fn lazy_evict_for(
         &mut self,
         buffer: &mut LazyBuffer,
         cmd: DeviceNs,
         lpn: u64,
-    ) -> (u32, bool, DeviceNs) {
-        if let Some((slot, ready)) = buffer.find(lpn) {
-            return (slot, true, ready);
-        }
+    ) -> (u32, DeviceNs) {
         let (slot, evicted) = buffer.take_lru(lpn);
         let free_at = match evicted {
             Some(Evicted {
@@ -764,16 +767,18 @@ impl SsdModel {
             Some(Evicted { ready, .. }) => ready,
             None => 0,
         };
-        (slot, false, free_at)
+        (slot, free_at)
     }
 
     /// A write with lazy write-back: into its page's slot (a rewrite costs no program) or an
     /// evicted one; acknowledged when its data is in. Returns the acknowledgement time.
     fn lazy_write_at(&mut self, buffer: &mut LazyBuffer, cmd: DeviceNs, lpn: u64) -> DeviceNs {
-        let (slot, hit, free_at) = self.lazy_slot(buffer, cmd, lpn);
-        if hit {
+        let (slot, free_at) = if let Some(hit) = buffer.find(lpn) {
             self.stats.buffer_write_hits += 1;
-        }
+            hit
+        } else {
+            self.lazy_evict_for(buffer, cmd, lpn)
+        };
         let ack = self.host_transfer(cmd, cmd.max(free_at), false);
         buffer.fill(slot, true, ack);
         ack
@@ -798,7 +803,7 @@ impl SsdModel {
         if self.read_slots.is_some() {
             return None;
         }
-        let (slot, _, free_at) = self.lazy_slot(buffer, cmd, lpn);
+        let (slot, free_at) = self.lazy_evict_for(buffer, cmd, lpn);
         let die = self.die_of(lpn);
         let sensed = self.die_read(die, cmd.max(free_at));
         let moved = self.channel_read(die, sensed);
@@ -809,13 +814,15 @@ impl SsdModel {
     /// A draining flush with lazy write-back: programs every dirty page now; returns when the
     /// last program completes (`None`: nothing was dirty).
     fn lazy_drain(&mut self, buffer: &mut LazyBuffer, now: DeviceNs) -> Option<DeviceNs> {
-        let mut last = None;
-        for (slot, lpn, ready) in buffer.dirty() {
-            let programmed = self.program(now.max(ready), lpn);
-            buffer.mark_clean(slot, programmed);
-            last = Some(last.map_or(programmed, |t: DeviceNs| t.max(programmed)));
-        }
-        last
+        buffer
+            .dirty()
+            .into_iter()
+            .map(|(slot, lpn, ready)| {
+                let programmed = self.program(now.max(ready), lpn);
+                buffer.mark_clean(slot, programmed);
+                programmed
+            })
+            .max()
     }
 
     /// Places `lpn` on the next die and programs it once its data is in the device at
@@ -942,9 +949,8 @@ impl SsdModel {
             self.journal_sync(journal, now)
         } else if let Some(fixed) = self.times.flush_fixed {
             now + fixed
-        } else if let Some(mut buffer) = self.lazy.take() {
-            let drained = self.lazy_drain(&mut buffer, now);
-            self.lazy = Some(buffer);
+        } else if let Some(drained) = self.with_lazy(|model, buffer| model.lazy_drain(buffer, now))
+        {
             drained.map_or(now, |programmed| programmed + self.times.flush_commit)
         } else {
             self.unflushed

@@ -186,6 +186,11 @@ pub struct DeviceStats {
     /// Device time, in nanoseconds, by which those copies overran their completions.
     #[serde(default)]
     pub late_copy_ns: u64,
+    /// Host writes that found their page still dirty in the device's write buffer and so cost
+    /// no flash program of their own (emulated devices with `writeback=lazy`; 0 elsewhere).
+    /// Why `flash_programs` can fall below `writes`.
+    #[serde(default)]
+    pub buffer_write_hits: u64,
 }
 
 impl DeviceStats {
@@ -217,6 +222,9 @@ impl DeviceStats {
             late_copies: self.late_copies.saturating_sub(earlier.late_copies),
             journal_writes: self.journal_writes.saturating_sub(earlier.journal_writes),
             late_copy_ns: self.late_copy_ns.saturating_sub(earlier.late_copy_ns),
+            buffer_write_hits: self
+                .buffer_write_hits
+                .saturating_sub(earlier.buffer_write_hits),
         }
     }
 }

@@ -148,3 +148,50 @@ fn lazy_write_back_needs_a_flash_write_buffer() {
     );
     assert!(resolve("openssd", &none).is_ok());
 }
+
+/// The live device reports the buffer's write hits in its `DeviceStats` (results.json's
+/// `device_stats.buffer_write_hits`), so a run can say why its flash programs fall below its
+/// host writes.
+#[test]
+fn the_live_device_reports_its_buffer_write_hits() {
+    use flashbuf::device::{AlignedBuf, OpenOptions, emulated};
+    let options = OpenOptions {
+        page_size: PAGE,
+        pages: 2048,
+        create: true,
+    };
+    let device = emulated::open("openssd", &[("time_scale".into(), "1".into())], &options).unwrap();
+    let mut page = AlignedBuf::new(PAGE);
+    page.as_mut_slice()[0] = 1;
+    let before = device.stats();
+    for _ in 0..5 {
+        device.write_page(3, &page).unwrap();
+    }
+    let after = device.stats().since(&before);
+    assert_eq!(after.writes, 5);
+    assert_eq!(
+        after.buffer_write_hits, 4,
+        "the first write misses, the rewrites hit"
+    );
+    assert_eq!(
+        after.flash_programs, 0,
+        "a lazy buffer with room programs nothing"
+    );
+    // An eager buffer programs every write and counts no hit.
+    let eager = emulated::open(
+        "openssd",
+        &[
+            ("time_scale".into(), "1".into()),
+            ("writeback".into(), "eager".into()),
+        ],
+        &options,
+    )
+    .unwrap();
+    let before = eager.stats();
+    for _ in 0..5 {
+        eager.write_page(3, &page).unwrap();
+    }
+    let after = eager.stats().since(&before);
+    assert_eq!(after.buffer_write_hits, 0);
+    assert!(after.flash_programs >= 5, "{after:?}");
+}

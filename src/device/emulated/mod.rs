@@ -380,6 +380,7 @@ impl Device for EmulatedDevice {
         stats.gc_writes = flash.gc_writes;
         stats.flash_programs = flash.flash_programs;
         stats.journal_writes = flash.journal_writes;
+        stats.buffer_write_hits = flash.buffer_write_hits;
         stats.late_copies = self.late_copies.load(Ordering::Relaxed);
         stats.late_copy_ns = self.late_copy_ns.load(Ordering::Relaxed);
         stats

@@ -9,6 +9,8 @@
 //!   values); `lookup-get`: the same through `get`, which returns a new `Vec`;
 //!   `lookup-committed`: auto-commit reads (`KvEngine::get_committed_into`, no transaction).
 //!
+//! `TXN_COST_PAGE_SIZE` sets the page size (default 16,384; 4,096 is vmcache's).
+//!
 //! Each mode warms up with `TXN_COST_WARMUP` transactions (default 2,000), then measures
 //! `TXN_COST_TXNS` (default 20,000) inside `measured_phase`, printing allocations and bytes
 //! allocated per transaction. Allocations of background threads (log writer, page cleaner)
@@ -73,7 +75,15 @@ unsafe impl GlobalAlloc for Counting {
 #[global_allocator]
 static GLOBAL: Counting = Counting;
 
-const PAGE: usize = 16 * 1024;
+/// The page size, `TXN_COST_PAGE_SIZE` (default 16 KiB; vmcache's is 4 KiB).
+fn page_size() -> usize {
+    usize::try_from(env_or("TXN_COST_PAGE_SIZE", 16 * 1024)).unwrap_or(16 * 1024)
+}
+
+/// `pages` of 16 KiB in pages of `page_size` bytes.
+fn scaled(pages: u64, page_size: usize) -> u64 {
+    pages * (16 * 1024) / page_size as u64
+}
 
 fn env_or(name: &str, default: u64) -> u64 {
     match std::env::var(name) {
@@ -145,9 +155,10 @@ fn warm(kv: &KvStore) {
 fn tpcc(warmup: u64, txns: u64) {
     let warehouses = u16::try_from(env_or("TXN_COST_WAREHOUSES", 5)).unwrap_or(u16::MAX);
     // About 6,000 16 KiB pages per warehouse after the load; room to grow.
-    let data_pages = u64::from(warehouses) * 9_000 + 8_192;
+    let page = page_size();
+    let data_pages = scaled(u64::from(warehouses) * 9_000 + 8_192, page);
     let config = config(data_pages as usize);
-    let (kv, _) = KvStore::open_specs("mem", "mem", PAGE, data_pages, &config).unwrap();
+    let (kv, _) = KvStore::open_specs("mem", "mem", page, data_pages, &config).unwrap();
     let tpcc = Tpcc::new(TpccConfig::new(warehouses)).unwrap();
     let started = Instant::now();
     let load = tpcc.load(&kv, &mut |_| {}).unwrap();
@@ -186,9 +197,10 @@ enum Read {
 
 fn lookup(warmup: u64, txns: u64, read: Read) {
     let keys = env_or("TXN_COST_KEYS", 1_000_000);
-    let data_pages = keys / 100 * 2 + 4096;
+    let page = page_size();
+    let data_pages = scaled(keys / 100 * 2 + 4096, page);
     let config = config(data_pages as usize);
-    let (kv, _) = KvStore::open_specs("mem", "mem", PAGE, data_pages, &config).unwrap();
+    let (kv, _) = KvStore::open_specs("mem", "mem", page, data_pages, &config).unwrap();
     let tree: TreeId = kv.open_tree("bench").unwrap();
     let mut pairs = (0..keys).map(|n| (key(n).to_vec(), vec![(n % 251) as u8; 100]));
     kv.bulk_load(tree, &mut pairs).unwrap();

@@ -270,6 +270,7 @@ mod tests {
             record: None,
             check: true,
             repeats: 1,
+            regime_reference: crate::bench::regime::Reference::default(),
         }
     }
 

@@ -872,7 +872,7 @@ fn run_regime(
         log_bytes: config.log.as_ref().map(|log| log.size),
         lock_wait_ns,
     };
-    let paper = super::regime::lruc_tpcc()?;
+    let paper = config.regime_reference.load()?;
     Ok(super::regime::regime(result, &inputs, Some(&paper)))
 }
 

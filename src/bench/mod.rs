@@ -299,6 +299,8 @@ pub struct BenchConfig {
     pub check: bool,
     /// Runs of each scheme (`--repeat`, at least 1), interleaved ([`harness::run_bench_with`]).
     pub repeats: usize,
+    /// The published regime each run's `regime` is set beside (`--regime-reference`).
+    pub regime_reference: regime::Reference,
 }
 
 /// Upper bound on worker threads (every loop and queue is bounded).

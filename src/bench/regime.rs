@@ -22,6 +22,80 @@ use crate::error::{Error, Result};
 
 /// The LRU-C paper's TPC-C regime, as data.
 pub const LRUC_TPCC: &str = include_str!("../../experiments/regime/lruc-tpcc.toml");
+/// The RW paper's TPC-C regime on the Cosmos+ OpenSSD, as data.
+pub const RW_TPCC: &str = include_str!("../../experiments/regime/rw-tpcc.toml");
+
+/// The published regimes a run can be set beside (`bench --regime-reference`): each paper's
+/// TPC-C setup. The LRU-C paper's is the default; the RW experiments ask for the RW paper's,
+/// whose setup (100 warehouses, 8 clients, buffer 20%, 4 KB pages) is another regime.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Reference {
+    /// The LRU-C paper's TPC-C setup (`experiments/regime/lruc-tpcc.toml`).
+    #[default]
+    LrucTpcc,
+    /// The RW paper's TPC-C setup (`experiments/regime/rw-tpcc.toml`).
+    RwTpcc,
+}
+
+impl Reference {
+    /// Every reference, in the order `--help` lists them.
+    pub const ALL: [Reference; 2] = [Reference::LrucTpcc, Reference::RwTpcc];
+
+    /// The name `--regime-reference` takes.
+    #[must_use]
+    pub fn name(self) -> &'static str {
+        match self {
+            Reference::LrucTpcc => "lruc-tpcc",
+            Reference::RwTpcc => "rw-tpcc",
+        }
+    }
+
+    /// The reference called `name`.
+    ///
+    /// # Errors
+    /// [`Error::Config`] naming the flag and the accepted names.
+    pub fn parse(name: &str) -> Result<Reference> {
+        Reference::ALL
+            .into_iter()
+            .find(|reference| reference.name() == name)
+            .ok_or_else(|| {
+                let names: Vec<&str> = Reference::ALL.iter().map(|r| r.name()).collect();
+                Error::Config(format!(
+                    "bad --regime-reference `{name}`: not one of {}",
+                    names.join(", ")
+                ))
+            })
+    }
+
+    /// The embedded file's text.
+    fn text(self) -> &'static str {
+        match self {
+            Reference::LrucTpcc => LRUC_TPCC,
+            Reference::RwTpcc => RW_TPCC,
+        }
+    }
+
+    /// The paper's regime, parsed and checked.
+    ///
+    /// # Errors
+    /// [`Error::Config`] when the embedded file does not parse or names a quantity runs do not
+    /// report (a test keeps every file parsing).
+    pub fn load(self) -> Result<PaperRegime> {
+        let file = format!("experiments/regime/{}.toml", self.name());
+        let regime: PaperRegime =
+            toml::from_str(self.text()).map_err(|err| Error::Config(format!("{file}: {err}")))?;
+        for quantity in &regime.quantity {
+            if !QUANTITY_NAMES.contains(&quantity.name.as_str()) {
+                return Err(Error::Config(format!(
+                    "{file}: unknown quantity `{}`",
+                    quantity.name
+                )));
+            }
+        }
+        Ok(regime)
+    }
+}
 
 /// A paper's regime: the reference setup and each quantity's published value.
 #[derive(Debug, Clone, Deserialize)]
@@ -73,17 +147,7 @@ impl PaperQuantity {
 /// # Errors
 /// [`Error::Config`] when the embedded file does not parse (a test keeps it parsing).
 pub fn lruc_tpcc() -> Result<PaperRegime> {
-    let regime: PaperRegime = toml::from_str(LRUC_TPCC)
-        .map_err(|err| Error::Config(format!("experiments/regime/lruc-tpcc.toml: {err}")))?;
-    for quantity in &regime.quantity {
-        if !QUANTITY_NAMES.contains(&quantity.name.as_str()) {
-            return Err(Error::Config(format!(
-                "experiments/regime/lruc-tpcc.toml: unknown quantity `{}`",
-                quantity.name
-            )));
-        }
-    }
-    Ok(regime)
+    Reference::LrucTpcc.load()
 }
 
 /// Every quantity a run reports, in report order.
@@ -510,6 +574,99 @@ mod tests {
         assert!((8.0_f64 * 1024.0 / 6_860.0 - 1.19).abs() < 0.01);
         assert!((3_968.0 / frames - 0.0061).abs() < 0.0001);
         assert!((6_860.0_f64 / 247.0 - 27.8).abs() < 0.05);
+    }
+
+    #[test]
+    fn every_reference_parses_and_gives_each_value_a_source() {
+        for reference in Reference::ALL {
+            let paper = reference.load().unwrap();
+            assert_eq!(paper.workload, "tpcc", "{}", reference.name());
+            assert_eq!(Reference::parse(reference.name()).unwrap(), reference);
+            for q in &paper.quantity {
+                assert!(
+                    !q.source.is_empty() && !q.derivation.is_empty(),
+                    "{}: {}",
+                    reference.name(),
+                    q.name
+                );
+            }
+        }
+        assert_eq!(Reference::default(), Reference::LrucTpcc);
+        let err = Reference::parse("tpcc").unwrap_err().to_string();
+        assert!(
+            err.contains("--regime-reference") && err.contains("rw-tpcc"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn the_rw_values_follow_from_the_rw_papers_numbers() {
+        // §5.1: 10 GB of 4 KB pages, buffer 20%, 8 clients, 100 warehouses; the authors'
+        // my.cnf: 8 instances, scan depth 1,024; Table 4: 15,857 TpmC, 2,778 / 2,477 IOPS.
+        let frames = 0.2 * 10.0 * 1024.0 * 1024.0 * 1024.0 / 4096.0;
+        assert!((frames - 524_288.0_f64).abs() < 1.0);
+        let tx_per_s = 15_857.0 / 60.0 / 0.45;
+        let paper = Reference::RwTpcc.load().unwrap();
+        let value = |name: &str| {
+            paper
+                .quantity
+                .iter()
+                .find(|q| q.name == name)
+                .and_then(|q| q.value_for("vanilla"))
+                .unwrap()
+        };
+        let close = |ours: f64, theirs: f64| (ours / theirs - 1.0).abs() < 0.01;
+        assert!(close(frames / 2_778.0, value("turnover_over_period")));
+        assert!(close(
+            8.0 * 1024.0 / 2_778.0,
+            value("cleaner_capacity_over_miss_rate")
+        ));
+        assert!(close(
+            1024.0 / (frames / 8.0),
+            value("scan_depth_over_instance")
+        ));
+        assert!(close(
+            2_477.0 / frames,
+            value("written_per_round_over_pool")
+        ));
+        assert!(close(2_778.0 / tx_per_s, value("reads_per_transaction")));
+        assert!(close(2_477.0 / tx_per_s, value("writes_per_transaction")));
+        assert!(close(8.0 / 100.0, value("clients_per_warehouse")));
+        assert!(close(
+            8.0 * 1000.0 / tx_per_s,
+            value("client_ms_per_transaction")
+        ));
+    }
+
+    #[test]
+    fn the_reference_decides_what_a_run_is_set_beside() {
+        // 8 clients on 50 warehouses (0.16) lie inside the RW paper's 0.08 by its factor of 2;
+        // 64 clients on 5 (12.8) lie far outside.
+        let mut run = run_with(70_000, 2_500, 10.0);
+        run.threads = 8;
+        let mut small = inputs();
+        let rw = Reference::RwTpcc.load().unwrap();
+        let quantity = |regime: &Regime| {
+            regime
+                .quantities
+                .iter()
+                .find(|q| q.name == "clients_per_warehouse")
+                .cloned()
+                .unwrap()
+        };
+        let at_50 = regime(&run, &small, Some(&rw));
+        assert_eq!(at_50.reference.as_deref(), Some(rw.reference.as_str()));
+        assert_eq!(quantity(&at_50).paper, Some(0.08));
+        assert_eq!(quantity(&at_50).within, Some(true));
+        run.threads = 64;
+        small.warehouses = Some(5);
+        let at_5 = regime(&run, &small, Some(&rw));
+        assert_eq!(quantity(&at_5).within, Some(false));
+        assert!(
+            at_5.outside
+                .iter()
+                .any(|name| name == "clients_per_warehouse")
+        );
     }
 
     fn run_with(misses: u64, ops: u64, seconds: f64) -> RunResult {

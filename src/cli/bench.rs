@@ -158,6 +158,12 @@ pub struct BenchArgs {
     /// --default` prints every key with its meaning, default and range).
     #[arg(long)]
     pub pool_config: Option<PathBuf>,
+    /// The published setup each run's regime (results.json `regime`, the report's table, the
+    /// printed warnings) is set beside: `lruc-tpcc` (the LRU-C paper's TPC-C: 1,000
+    /// warehouses, 64 clients, buffer 10%) or `rw-tpcc` (the RW paper's: 100 warehouses, 8
+    /// clients, buffer 20%, on the OpenSSD). docs/regime.md.
+    #[arg(long, default_value = "lruc-tpcc")]
+    pub regime_reference: String,
     /// Write the results (results.json format) to this file.
     #[arg(long)]
     pub json: Option<PathBuf>,
@@ -296,6 +302,7 @@ impl BenchArgs {
             .as_deref()
             .map(read_pool_config)
             .transpose()?;
+        let regime_reference = crate::bench::regime::Reference::parse(&self.regime_reference)?;
         let config = BenchConfig {
             workload,
             schemes,
@@ -312,6 +319,7 @@ impl BenchArgs {
             record: None,
             check: !self.no_check,
             repeats: self.repeat,
+            regime_reference,
         };
         config.validate()?;
         Ok(config)

@@ -179,6 +179,7 @@ fn small_config(mix: Mix, schemes: Vec<Scheme>) -> BenchConfig {
         record: None,
         check: true,
         repeats: 1,
+        regime_reference: Default::default(),
     }
 }
 

@@ -45,6 +45,7 @@ fn config(check: bool) -> BenchConfig {
         record: Some(Arc::new(RecordDriver::new(spec, Arc::new(image)).unwrap())),
         check,
         repeats: 1,
+        regime_reference: Default::default(),
     }
 }
 

@@ -75,6 +75,10 @@ fn bench_flags() {
         (with(BENCH, &["--no-check"]), "--no-check"),
         // Named the config field, not the flag.
         (with(BENCH, &["--threads", "0"]), "--threads `0`"),
+        (
+            with(BENCH, &["--regime-reference", "tpcc"]),
+            "--regime-reference `tpcc`",
+        ),
         (with(BENCH, &["--warmup", "25h"]), "--warmup `25h`"),
         (
             vec![

@@ -38,6 +38,7 @@ fn config(pool_config: &str) -> BenchConfig {
         record: None,
         check: true,
         repeats: 1,
+        regime_reference: Default::default(),
     }
 }
 

@@ -42,6 +42,7 @@ fn config(schemes: &[&str]) -> BenchConfig {
         record: None,
         check: true,
         repeats: 1,
+        regime_reference: Default::default(),
     }
 }
 

@@ -1044,7 +1044,15 @@ fn io_rates(
     let per_second = |count: u64| count as f64 / device_s;
     let read_mbps = per_second(stats.read_bytes) / 1e6;
     let write_mbps = per_second(stats.write_bytes) / 1e6;
-    let ios = stats.reads + stats.writes;
+    // The share is of the flash's sustained peak, past the write buffer: a lazy buffer's
+    // rewrites of pages it still holds (`buffer_write_hits`) never reach the flash.
+    let flash_writes = stats.flash_writes();
+    let flash_write_mbps = if stats.writes == 0 {
+        0.0
+    } else {
+        write_mbps * flash_writes as f64 / stats.writes as f64
+    };
+    let ios = stats.reads + flash_writes;
     let peak = (ios > 0)
         .then(|| {
             super::capacity::peak_mbps(
@@ -1062,7 +1070,7 @@ fn io_rates(
         write_mbps,
         write_amplification: stats.write_amplification(),
         peak_mbps: peak,
-        bandwidth_share: peak.map(|peak| (read_mbps + write_mbps) / peak),
+        bandwidth_share: peak.map(|peak| (read_mbps + flash_write_mbps) / peak),
     }
 }
 

@@ -141,10 +141,12 @@ pub struct IoRates {
     pub write_mbps: f64,
     /// Flash programs per host write (1.0 when the device does not model it).
     pub write_amplification: f64,
-    /// The device's peak MB/s at the run's read/write mix (queue depth 32; `None` without a
-    /// device model).
+    /// The device's peak MB/s at the run's mix of reads and flash writes (queue depth 32;
+    /// `None` without a device model).
     pub peak_mbps: Option<f64>,
-    /// (read + write MB/s) / `peak_mbps`: LRU-C Table 5's bandwidth used.
+    /// (read + flash write MB/s) / `peak_mbps`: LRU-C Table 5's bandwidth used. Flash writes
+    /// leave out the rewrites a lazy write buffer absorbed (`DeviceStats::flash_writes`): they
+    /// never reach the flash, so counting them could put the share above 1.
     pub bandwidth_share: Option<f64>,
 }
 

@@ -207,6 +207,13 @@ impl DeviceStats {
         }
     }
 
+    /// Host writes that reached the flash: all of them, less the rewrites a lazy write buffer
+    /// absorbed (`buffer_write_hits`).
+    #[must_use]
+    pub fn flash_writes(&self) -> u64 {
+        self.writes.saturating_sub(self.buffer_write_hits)
+    }
+
     /// The counters accumulated since `earlier`.
     #[must_use]
     pub fn since(&self, earlier: &DeviceStats) -> DeviceStats {

@@ -151,7 +151,7 @@ fn lazy_write_back_needs_a_flash_write_buffer() {
 
 /// The live device reports the buffer's write hits in its `DeviceStats` (results.json's
 /// `device_stats.buffer_write_hits`), so a run can say why its flash programs fall below its
-/// host writes.
+/// host writes, and its bandwidth share counts only the writes that reach the flash.
 #[test]
 fn the_live_device_reports_its_buffer_write_hits() {
     use flashbuf::device::{AlignedBuf, OpenOptions, emulated};
@@ -174,6 +174,11 @@ fn the_live_device_reports_its_buffer_write_hits() {
         "the first write misses, the rewrites hit"
     );
     assert_eq!(
+        after.flash_writes(),
+        1,
+        "the bandwidth share counts one write"
+    );
+    assert_eq!(
         after.flash_programs, 0,
         "a lazy buffer with room programs nothing"
     );
@@ -193,5 +198,6 @@ fn the_live_device_reports_its_buffer_write_hits() {
     }
     let after = eager.stats().since(&before);
     assert_eq!(after.buffer_write_hits, 0);
+    assert_eq!(after.flash_writes(), 5);
     assert!(after.flash_programs >= 5, "{after:?}");
 }

@@ -11,9 +11,9 @@ Wall-clock comparisons on a shared host move with the load (scripts/vs_vmcache.p
 interleaves for that); instruction counts do not. Both engines run TPC-C in memory on one
 thread, 5 warehouses, 4 KiB pages (vmcache's), under `valgrind --tool=callgrind`:
 
-  vmcache   built from the checkout you provide (never copied here) with its Makefile's flags
-            and -g, into WORK/vmcache; run twice, RUNFOR=SHORT and RUNFOR=LONG seconds
-            (THREADS=1, DATASIZE=5, PHYSGB=2, VIRTGB=4, BLOCK a sparse file in WORK: nothing is
+  vmcache   built from the checkout you provide (never copied here) with scripts/vs_vmcache.py's
+            flags (its Makefile's, with -g), into WORK/vmcache-g; run twice, RUNFOR=SHORT and
+            RUNFOR=LONG seconds (THREADS=1, DATASIZE=5, PHYSGB=2, VIRTGB=4, BLOCK a sparse file in WORK: nothing is
             read at this size). The load is the same in both runs, so instructions per
             transaction = (I_long - I_short) / (T_long - T_short), T summed from the rows of
             transactions it prints each second; each function's count is differenced the same
@@ -36,9 +36,9 @@ import subprocess
 import sys
 from pathlib import Path
 
+from vs_vmcache import VMCACHE_CXXFLAGS  # the same build as the wall-clock comparison's
+
 REPO = Path(__file__).resolve().parent.parent
-VMCACHE_FLAGS = ["-DNDEBUG", "-O3", "-std=c++20", "-g", "-fnon-call-exceptions",
-                 "-fasynchronous-unwind-tables"]
 FLASHBUF_WARMUP = 500
 FLASHBUF_TXNS = 2000
 
@@ -126,7 +126,7 @@ def vmcache(checkout, work, short, long_):
         if shutil.which(tool) is None:
             fail(f"{tool} is missing (Debian: apt-get install g++ valgrind)")
     binary = work / "vmcache-g"
-    run(["g++", *VMCACHE_FLAGS, str(checkout / "vmcache.cpp"), "-o", str(binary), "-laio"])
+    run(["g++", *VMCACHE_CXXFLAGS, str(checkout / "vmcache.cpp"), "-o", str(binary), "-laio"])
     block = work / "vmcache-block"
     with open(block, "wb") as file:
         file.truncate(4 << 30)

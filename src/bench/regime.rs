@@ -1,5 +1,6 @@
 //! The regime of a run: the dimensionless quantities that govern a buffer pool's dynamics,
-//! measured on the run and set beside the LRU-C paper's TPC-C setup (`docs/regime.md`).
+//! measured on the run and set beside a paper's TPC-C setup: the LRU-C paper's by default, the
+//! RW paper's with `--regime-reference rw-tpcc` ([`Reference`]; `docs/regime.md`).
 //!
 //! A comparison of schemes transfers from a paper to a smaller experiment only when the smaller
 //! one keeps the quantities that set the dynamics: how many cleaner periods the pool takes to
@@ -9,8 +10,8 @@
 //! report.html) and, for TPC-C, the paper's value of each with its source and whether the run
 //! lies within the stated factor of it; the printed table warns when it does not.
 //!
-//! The paper's values live in `experiments/regime/lruc-tpcc.toml` (embedded), each with the
-//! arithmetic that derives it and where its numbers are printed.
+//! The papers' values live in `experiments/regime/lruc-tpcc.toml` and `rw-tpcc.toml`
+//! (embedded), each with the arithmetic that derives it and where its numbers are printed.
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -20,16 +21,10 @@ use serde::{Deserialize, Serialize};
 use super::report::RunResult;
 use crate::error::{Error, Result};
 
-/// The LRU-C paper's TPC-C regime, as data.
-pub const LRUC_TPCC: &str = include_str!("../../experiments/regime/lruc-tpcc.toml");
-/// The RW paper's TPC-C regime on the Cosmos+ OpenSSD, as data.
-pub const RW_TPCC: &str = include_str!("../../experiments/regime/rw-tpcc.toml");
-
 /// The published regimes a run can be set beside (`bench --regime-reference`): each paper's
 /// TPC-C setup. The LRU-C paper's is the default; the RW experiments ask for the RW paper's,
 /// whose setup (100 warehouses, 8 clients, buffer 20%, 4 KB pages) is another regime.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Reference {
     /// The LRU-C paper's TPC-C setup (`experiments/regime/lruc-tpcc.toml`).
     #[default]
@@ -71,8 +66,8 @@ impl Reference {
     /// The embedded file's text.
     fn text(self) -> &'static str {
         match self {
-            Reference::LrucTpcc => LRUC_TPCC,
-            Reference::RwTpcc => RW_TPCC,
+            Reference::LrucTpcc => include_str!("../../experiments/regime/lruc-tpcc.toml"),
+            Reference::RwTpcc => include_str!("../../experiments/regime/rw-tpcc.toml"),
         }
     }
 
@@ -140,14 +135,6 @@ impl PaperQuantity {
             .or_else(|| self.paper.get("any"))
             .copied()
     }
-}
-
-/// The embedded LRU-C TPC-C regime.
-///
-/// # Errors
-/// [`Error::Config`] when the embedded file does not parse (a test keeps it parsing).
-pub fn lruc_tpcc() -> Result<PaperRegime> {
-    Reference::LrucTpcc.load()
 }
 
 /// Every quantity a run reports, in report order.
@@ -540,7 +527,7 @@ mod tests {
 
     #[test]
     fn the_paper_file_parses_and_names_known_quantities_with_sources() {
-        let paper = lruc_tpcc().unwrap();
+        let paper = Reference::LrucTpcc.load().unwrap();
         assert_eq!(paper.workload, "tpcc");
         assert!(paper.factor > 1.0);
         for q in &paper.quantity {
@@ -757,7 +744,7 @@ mod tests {
 
     #[test]
     fn a_run_far_from_the_paper_is_flagged_and_a_close_one_is_not() {
-        let paper = lruc_tpcc().unwrap();
+        let paper = Reference::LrucTpcc.load().unwrap();
         let close = regime(&run_with(70_000, 2_500, 10.0), &inputs(), Some(&paper));
         assert!(close.reference.is_some());
         assert!(
@@ -775,7 +762,7 @@ mod tests {
 
     #[test]
     fn another_workload_has_no_reference_and_no_verdicts() {
-        let paper = lruc_tpcc().unwrap();
+        let paper = Reference::LrucTpcc.load().unwrap();
         let mut run = run_with(70_000, 2_500, 10.0);
         run.workload = "ms".into();
         let r = regime(&run, &inputs(), Some(&paper));
@@ -786,7 +773,7 @@ mod tests {
 
     #[test]
     fn a_zero_paper_value_is_matched_within_its_tolerance() {
-        let paper = lruc_tpcc().unwrap();
+        let paper = Reference::LrucTpcc.load().unwrap();
         let mut run = run_with(70_000, 2_500, 10.0);
         run.scheme = "lru-c".into();
         run.read_stall_ratio = 0.005;
@@ -823,7 +810,7 @@ mod tests {
 
     #[test]
     fn repeats_average_each_quantity_and_judge_the_mean_again() {
-        let paper = lruc_tpcc().unwrap();
+        let paper = Reference::LrucTpcc.load().unwrap();
         let mut fast = inputs();
         fast.cleaner_period_ms = 1000;
         let near = regime(&run_with(70_000, 2_500, 10.0), &inputs(), Some(&paper));

@@ -125,6 +125,8 @@ def vmcache(checkout, work, short, long_):
     for tool in ("g++", "valgrind", "callgrind_annotate"):
         if shutil.which(tool) is None:
             fail(f"{tool} is missing (Debian: apt-get install g++ valgrind)")
+    if not Path("/usr/include/libaio.h").exists():
+        fail("libaio's header is missing (Debian: apt-get install libaio-dev)")
     binary = work / "vmcache-g"
     run(["g++", *VMCACHE_CXXFLAGS, str(checkout / "vmcache.cpp"), "-o", str(binary), "-laio"])
     block = work / "vmcache-block"

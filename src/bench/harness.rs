@@ -391,6 +391,7 @@ fn run_scheme(
     device: &SharedDevice,
     target: &dyn BenchTarget,
 ) -> Result<RunResult> {
+    let scan_depth = first_scan_depth(config, scheme, driver.page_size())?;
     let run = driver.start()?;
     let types = driver.op_types().len();
     let control = Control::new(config.threads);
@@ -413,7 +414,7 @@ fn run_scheme(
                 }
             }
         }
-        let measured = control_loop(config, control, target, device, line);
+        let measured = control_loop(config, control, target, device, line, scan_depth);
         control.phase.store(PHASE_STOP, Ordering::Release);
         let lateness = lateness.and_then(|handle| handle.join().ok()).flatten();
         let histograms: Vec<Result<WorkerOutcome>> = handles
@@ -486,6 +487,8 @@ fn run_scheme(
     result.config_diff =
         super::report::config_diffs(scheme, config.buffer_pages, config.pool_config.as_deref())?;
     result.regime = Some(run_regime(config, scheme, &measured, &result)?);
+    result.tail_profile =
+        crate::core::tail_profile::TailProfile::from_extra(&result.pool_stats.extra, scan_depth);
     result.check = check;
     result.check_skipped = !config.check && driver.is_record();
     Ok(result)
@@ -689,6 +692,7 @@ fn control_loop(
     target: &dyn BenchTarget,
     device: &SharedDevice,
     line: &mut SchemeProgress,
+    scan_depth: usize,
 ) -> Measured {
     let scale = device.info().time_scale;
     let began = Instant::now();
@@ -772,6 +776,8 @@ fn control_loop(
         std::thread::sleep(TICK.min(duration_real.saturating_sub(start.at.elapsed())));
         if timeline.poll(Instant::now(), control.total_ops(), || target.stats()) {
             timeline.note_device(&device.stats());
+            // The eviction end once a step, so its profile weighs the phase evenly.
+            target.sample_tail(scan_depth);
         }
         let remaining_s = duration_real
             .saturating_sub(start.at.elapsed())
@@ -837,20 +843,37 @@ fn run_bound(
 
 /// The run's regime ([`super::regime`]): the pool's effective shape from its configuration,
 /// the workload's setup, and the record-lock waits of the measured phase.
-fn run_regime(
+/// The scheme's pool configuration in this run, its instances and frames per instance.
+fn pool_shape(
     config: &BenchConfig,
     scheme: &Composition,
-    measured: &Measured,
-    result: &RunResult,
-) -> Result<super::regime::Regime> {
+    page_size: usize,
+) -> Result<(crate::pool::PoolConfig, usize, usize)> {
     let pool = match config.pool_config.as_deref() {
         Some(text) => {
             crate::pool::PoolConfig::from_toml(scheme.clone(), config.buffer_pages, text)?
         }
         None => crate::pool::PoolConfig::for_scheme(scheme.clone(), config.buffer_pages),
     };
-    let instances = pool.effective_instances(result.page_size);
+    let instances = pool.effective_instances(page_size);
     let instance_frames = pool.frames / instances;
+    Ok((pool, instances, instance_frames))
+}
+
+/// The miss path's first tail-scan depth per instance, which the tail profile is judged
+/// against (`regime.scan_depth`).
+fn first_scan_depth(config: &BenchConfig, scheme: &Composition, page_size: usize) -> Result<usize> {
+    let (pool, _, instance_frames) = pool_shape(config, scheme, page_size)?;
+    Ok(pool.scan_depth(instance_frames))
+}
+
+fn run_regime(
+    config: &BenchConfig,
+    scheme: &Composition,
+    measured: &Measured,
+    result: &RunResult,
+) -> Result<super::regime::Regime> {
+    let (pool, instances, instance_frames) = pool_shape(config, scheme, result.page_size)?;
     let warehouses = config
         .record
         .as_ref()
@@ -979,6 +1002,7 @@ fn build_result(
         regime: None,
         host_lateness: None,
         device_aging: measured.aging,
+        tail_profile: None,
         repeats: None,
     }
 }

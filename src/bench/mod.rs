@@ -75,6 +75,10 @@ use progress::format_duration;
 pub trait BenchTarget: PageAccess {
     /// A snapshot of the pool's counters (cheap: the harness calls it every timeline step).
     fn stats(&self) -> PoolStats;
+    /// Profiles the pool's eviction end once against a first tail scan of `scan_depth` pages
+    /// (`BufferPool::sample_tail`); the harness calls it every timeline step of the measured
+    /// phase. A target without a pool does nothing.
+    fn sample_tail(&self, _scan_depth: usize) {}
     /// The redo log's counters, when the target has a log.
     fn log_stats(&self) -> Option<WalStats> {
         None
@@ -227,6 +231,9 @@ fn open_kv_target(
 impl BenchTarget for crate::pool::BufferPool {
     fn stats(&self) -> PoolStats {
         crate::pool::BufferPool::stats(self)
+    }
+    fn sample_tail(&self, scan_depth: usize) {
+        crate::pool::BufferPool::sample_tail(self, scan_depth);
     }
     fn shutdown(&self) -> Result<()> {
         crate::pool::BufferPool::shutdown(self)

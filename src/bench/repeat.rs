@@ -14,6 +14,7 @@
 //!   them;
 //! - `host_lateness`: the means, and its warning when any repeat had one;
 //! - `device_aging`: the means of the repeats that aged, `settled` when all of them settled;
+//! - `tail_profile`: the profile of all repeats' samples pooled (each sample weighs the same);
 //! - `timeline`, `config_diff`, `check`, `pool_stats` and `device_stats` (raw counters) are
 //!   the first completed repeat's: every repeat's are under `runs`, and `summary` has the means
 //!   and intervals of the raw counters too.
@@ -460,8 +461,26 @@ fn mean_record(runs: &[&RunResult]) -> Option<RunResult> {
         ),
         host_lateness: mean_lateness(runs),
         device_aging: mean_aging(runs),
+        tail_profile: pooled_tail_profile(runs),
         repeats: None,
     })
+}
+
+/// The tail profile of every repeat's samples together (their counters summed).
+fn pooled_tail_profile(runs: &[&RunResult]) -> Option<crate::core::tail_profile::TailProfile> {
+    let scan_depth = runs
+        .iter()
+        .find_map(|r| r.tail_profile.as_ref())?
+        .scan_depth;
+    let mut summed = std::collections::BTreeMap::<String, f64>::new();
+    for run in runs.iter().filter(|r| r.tail_profile.is_some()) {
+        for (key, value) in &run.pool_stats.extra {
+            if key.starts_with("tail_") {
+                *summed.entry(key.clone()).or_default() += value;
+            }
+        }
+    }
+    crate::core::tail_profile::TailProfile::from_extra(&summed, scan_depth)
 }
 
 fn mean_aging(runs: &[&RunResult]) -> Option<AgingReport> {
@@ -624,6 +643,7 @@ mod tests {
             regime: None,
             host_lateness: None,
             device_aging: None,
+            tail_profile: None,
             repeats: None,
         }
     }

@@ -37,6 +37,8 @@
 //!                              reference_us, error_share, warning} | null,
 //!               device_aging {sampled_writes, sampled_pages, logical_pages, replayed_writes,
 //!                             passes, gc_per_write_first, gc_per_write_last, settled} | null,
+//!               tail_profile {samples, scan_depth, unevictable_run_mean, run_at_depth,
+//!                             bands [ {from, to, dirty, writing} ]} (absent without a pool),
 //!               runs [ {..} | null ], summary { PATH: {mean, ci95, n} } } ],
 //!   "failures": [ { scheme, error } ] }
 //! ```
@@ -411,6 +413,11 @@ pub struct RunResult {
     /// FTL, `age=off`, no writes counted, or a result saved before aging existed).
     #[serde(default)]
     pub device_aging: Option<crate::device::emulated::aging::AgingReport>,
+    /// The eviction end over the measured phase: dirty share by position and how often a
+    /// miss's first tail scan would have found nothing to evict
+    /// ([`crate::core::tail_profile`]); `None` without a pool or before it existed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tail_profile: Option<crate::core::tail_profile::TailProfile>,
     /// `--repeat N` (N > 1): every repeat's record and the summary; the fields above are then
     /// the means ([`super::repeat`]). `None` for a single run.
     #[serde(flatten)]

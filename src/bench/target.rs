@@ -91,6 +91,12 @@ impl BenchTarget for DatabaseTarget {
             .map_or_else(PoolStats::default, |db| db.pool().stats())
     }
 
+    fn sample_tail(&self, scan_depth: usize) {
+        if let Some(db) = self.db.as_ref() {
+            db.pool().sample_tail(scan_depth);
+        }
+    }
+
     fn log_stats(&self) -> Option<WalStats> {
         self.db.as_ref().map(|db| db.wal().stats())
     }
@@ -180,6 +186,10 @@ impl PageAccess for KvTarget {
 impl BenchTarget for KvTarget {
     fn stats(&self) -> PoolStats {
         self.db().pool().stats()
+    }
+
+    fn sample_tail(&self, scan_depth: usize) {
+        self.db().pool().sample_tail(scan_depth);
     }
 
     fn log_stats(&self) -> Option<WalStats> {

@@ -1240,34 +1240,39 @@ fn on_run_finished(
         eprintln!("flashbuf: writing {}: {err}", dir.display());
     }
     match finished {
-        crate::bench::harness::Finished::Run(run) => eprintln!(
-            "  done: {} {:.0} {}, read stalls {:.1}%, {}{}{}, steady {}, {} real{}{}",
-            run.scheme,
-            run.throughput,
-            run.unit,
-            run.read_stall_ratio * 100.0,
-            run.bound,
-            run.host_lateness
-                .as_ref()
-                .map_or_else(String::new, |late| format!(
-                    ", wake-ups {:.0} us late (timing error {:.2}%)",
-                    late.mean_us,
-                    late.error_share * 100.0
-                )),
-            run.device_aging
-                .as_ref()
-                .map_or_else(String::new, describe_aging),
-            run.steadiness.verdict,
-            crate::bench::progress::format_seconds(run.scheme_real_s),
-            match run.phases_real_s.describe(run.unit == "tx/s") {
-                phases if phases.is_empty() => String::new(),
-                phases => format!(" ({phases})"),
-            },
-            run.check.as_ref().map_or_else(String::new, |check| format!(
-                ", check clean ({} rows, {} trees)",
-                check.rows_scanned, check.trees
-            ))
-        ),
+        crate::bench::harness::Finished::Run(run) => {
+            eprintln!(
+                "  done: {} {:.0} {}, read stalls {:.1}%, {}{}{}, steady {}, {} real{}{}",
+                run.scheme,
+                run.throughput,
+                run.unit,
+                run.read_stall_ratio * 100.0,
+                run.bound,
+                run.host_lateness
+                    .as_ref()
+                    .map_or_else(String::new, |late| format!(
+                        ", wake-ups {:.0} us late (timing error {:.2}%)",
+                        late.mean_us,
+                        late.error_share * 100.0
+                    )),
+                run.device_aging
+                    .as_ref()
+                    .map_or_else(String::new, describe_aging),
+                run.steadiness.verdict,
+                crate::bench::progress::format_seconds(run.scheme_real_s),
+                match run.phases_real_s.describe(run.unit == "tx/s") {
+                    phases if phases.is_empty() => String::new(),
+                    phases => format!(" ({phases})"),
+                },
+                run.check.as_ref().map_or_else(String::new, |check| format!(
+                    ", check clean ({} rows, {} trees)",
+                    check.rows_scanned, check.trees
+                ))
+            );
+            if let Some(tail) = &run.tail_profile {
+                eprintln!("        {}", tail.describe());
+            }
+        }
         crate::bench::harness::Finished::Failed(failure) => {
             eprintln!("  failed: {}: {}", failure.scheme, failure.error);
         }

@@ -28,6 +28,7 @@ pub mod parts;
 pub mod pool;
 pub mod redo;
 pub mod stats;
+pub mod tail_profile;
 pub mod write_path;
 
 pub use guard::{PageReadGuard, PageWriteGuard};

@@ -47,6 +47,7 @@ use crate::core::parts::{Acquired, MissPath, Prefetcher, Writeback};
 use crate::core::redo::{NullLog, RedoLog};
 use crate::core::stats::ExtraStats;
 use crate::core::stats::{MutexStats, PoolStats, StripedCounter, WaitRecorder};
+use crate::core::tail_profile::TailCounters;
 use crate::core::write_path::WritePath;
 use crate::device::{AlignedBuf, IoBuffer, IoRequest, SharedDevice};
 use crate::error::{DeviceError, Error, PageId, Result};
@@ -224,6 +225,8 @@ pub struct Core {
     pub hits: StripedCounter,
     /// Read-stall waits (device-time microseconds).
     pub read_stall_wait: WaitRecorder,
+    /// The eviction end's profile, sampled on request ([`Core::sample_tail`]).
+    tail: TailCounters,
     /// Data pages below this have been written and must not read back as all zeros.
     high_water: AtomicU64,
     /// Per page, the LSN this pool last wrote to it (0: not written since the pool opened);
@@ -325,6 +328,7 @@ impl Core {
             counters: Counters::default(),
             hits: StripedCounter::default(),
             read_stall_wait: WaitRecorder::default(),
+            tail: TailCounters::default(),
             high_water: AtomicU64::new(0),
             written_lsn: if info.pages <= WRITTEN_LSN_MAX_PAGES {
                 (0..info.pages).map(|_| AtomicU64::new(0)).collect()
@@ -1271,6 +1275,7 @@ impl Core {
         }
         self.parts.miss.extra_stats(self, &mut extra);
         self.parts.writeback.extra_stats(self, &mut extra);
+        self.tail.report(&mut extra);
         if let Some(prefetch) = &self.parts.prefetch {
             prefetch.extra_stats(&mut extra);
             extra.gauge("prefetch_memory_bytes", prefetch.memory_bytes() as f64);
@@ -1298,6 +1303,16 @@ impl Core {
             huge_pages: self.arena.huge_pages(),
             extra,
             extra_gauges,
+        }
+    }
+
+    /// Profiles every instance's eviction end against a first tail scan of `scan_depth` pages
+    /// ([`crate::core::tail_profile`]); the profile accumulates in [`Core::stats`]' extras.
+    /// Takes each instance's order mutex for one walk of a quarter of its order.
+    pub fn sample_tail(&self, scan_depth: usize) {
+        for instance in &self.instances {
+            let order = instance.lock_order();
+            self.tail.sample(&self.frames, &**order, scan_depth);
         }
     }
 
@@ -1475,6 +1490,13 @@ impl BufferPool {
     /// A snapshot of the counters.
     pub fn stats(&self) -> PoolStats {
         self.core.stats()
+    }
+
+    /// Profiles each instance's eviction end once (see [`Core::sample_tail`]); the samples
+    /// accumulate in [`BufferPool::stats`]' extras, from which
+    /// [`crate::core::tail_profile::TailProfile::from_extra`] makes a window's profile.
+    pub fn sample_tail(&self, scan_depth: usize) {
+        self.core.sample_tail(scan_depth);
     }
 
     /// The LSN below which every change is on the device (see [`Core::oldest_unflushed_lsn`]).

@@ -469,6 +469,20 @@ fn the_default_factory_runs_every_scheme_on_the_buffer_pool() {
             "{}: the doublewrite is off",
             run.scheme
         );
+        // The eviction end was profiled once per timeline step of the measured phase.
+        let tail = run
+            .tail_profile
+            .as_ref()
+            .unwrap_or_else(|| panic!("{}: no tail profile", run.scheme));
+        assert!(tail.samples > 0 && tail.bands.len() == 5, "{tail:?}");
+        assert!(
+            tail.bands.iter().all(
+                |band| (0.0..=1.0).contains(&band.dirty) && (0.0..=1.0).contains(&band.writing)
+            ),
+            "{}: {tail:?}",
+            run.scheme
+        );
+        assert!((0.0..=1.0).contains(&tail.run_at_depth), "{tail:?}");
     }
     // With the redo log on its own device, every scheme commits logged transactions.
     config.log = Some(LogSetup {

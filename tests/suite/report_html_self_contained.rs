@@ -148,6 +148,7 @@ fn run(scheme: &str, index: usize) -> RunResult {
         regime: None,
         host_lateness: None,
         device_aging: None,
+        tail_profile: None,
         repeats: None,
     }
 }

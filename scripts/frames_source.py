@@ -11,8 +11,12 @@ the misses of the measured window split into those served by the free list, by t
 scan of the LRU tail for a clean page, and by a read stall (a single-page flush), each as a
 share of the misses; what the page cleaner's LRU part freed (clean pages evicted, dirty pages
 written) per miss, beside its nominal capacity (scan depth x instances per period over the
-miss rate); how dirty the LRU tail was where the misses scanned it; and how long the page
-cleaner's rounds took against the period it is set to, with the pages each round wrote.
+miss rate); how dirty the LRU tail was where the misses scanned it; how long the page
+cleaner's rounds took against the period it is set to, with the pages each round wrote; and,
+for runs that sampled it (`tail_profile`, flashbuf after 2026-11-30), the dirty share of the
+order's last 1% and of its 10-25% band, the mean run of pages a miss could not evict from the
+tail and the share of samples in which that run reached the first scan's depth (docs/regime.md,
+"Why vanilla's LRU tail stays clean").
 
 Needs results whose `pool_stats.extra` counters are windowed (flashbuf after 2026-11-28;
 earlier runs counted them from the pool's opening): the script refuses runs whose split does
@@ -93,6 +97,19 @@ def row(value, run):
         f"{100 * pool['dirty_pages'] / pool['frames']:.0f}",
         "" if round_ms is None or not period_ms else f"{round_ms:.0f} / {period_ms}",
         "" if not rounds else f"{written / rounds:.0f} + {pool['flush_list_flushes'] / rounds:.0f}",
+    ] + tail_cells(run.get("tail_profile"))
+
+
+def tail_cells(tail):
+    """The tail profile's four columns (empty for a run that did not sample it)."""
+    if not tail:
+        return [""] * 4
+    bands = tail["bands"]
+    return [
+        f"{100 * bands[0]['dirty']:.0f} ({100 * bands[0]['writing']:.0f})",
+        f"{100 * bands[-1]['dirty']:.0f}",
+        f"{tail['unevictable_run_mean']:.1f}",
+        f"{100 * tail['run_at_depth']:.1f} (depth {tail['scan_depth']})",
     ]
 
 
@@ -112,6 +129,10 @@ HEADER = [
     "dirty % of pool (end)",
     "cleaner round / period, ms",
     "pages written per round, LRU + flush list",
+    "tail's last 1%: dirty % (being written %)",
+    "tail 10-25%: dirty %",
+    "unevictable run from the tail, pages",
+    "samples with the run >= scan depth, %",
 ]
 
 

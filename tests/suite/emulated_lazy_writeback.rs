@@ -201,3 +201,46 @@ fn the_live_device_reports_its_buffer_write_hits() {
     assert_eq!(after.flash_writes(), 5);
     assert!(after.flash_programs >= 5, "{after:?}");
 }
+
+/// The reference firmware reads the rest of a 16 KiB flash page before it takes a smaller
+/// write that missed its buffer (read-modify-write in the command's path): at 4 KiB pages such
+/// a write is acknowledged no sooner than an array read and a channel transfer after it
+/// arrived, a rewrite of the buffered page is not, and at the flash page's size neither is.
+#[test]
+fn a_small_write_that_misses_the_buffer_waits_for_the_rest_of_its_flash_page() {
+    let small = |writeback: &str| {
+        let options: Vec<(String, String)> = [
+            ("buffer", BUFFER.to_string()),
+            ("writeback", writeback.to_string()),
+        ]
+        .into_iter()
+        .map(|(k, v)| (k.to_string(), v))
+        .collect();
+        SsdModel::new(&resolve("openssd", &options).unwrap(), 4096, PAGES).unwrap()
+    };
+    let mut model = small("lazy");
+    let rmw = model.times().rmw_read + model.times().channel;
+    assert!(
+        model.times().rmw_read > 0,
+        "4 KiB pages are read-modify-writes"
+    );
+    let first = model.write(0, 3);
+    assert!(
+        first >= rmw,
+        "the miss was acknowledged at {first} ns, before {rmw} ns"
+    );
+    let now = first + 1_000_000;
+    let rewrite = model.write(now, 3);
+    assert!(
+        rewrite - now < rmw,
+        "a rewrite of the buffered page read nothing ({} ns)",
+        rewrite - now
+    );
+    // Eager write-back charges the read to the program, off the command's path.
+    let mut eager = small("eager");
+    assert!(eager.write(0, 3) < rmw);
+    // At 16 KiB there is nothing to read.
+    let mut whole = lazy(&[]);
+    assert_eq!(whole.times().rmw_read, 0);
+    assert!(whole.write(0, 3) < rmw.max(1));
+}

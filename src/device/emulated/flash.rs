@@ -329,6 +329,11 @@ pub struct SsdModel {
     /// `writeback=lazy`: the buffer's pages and LRU order (`None`: eager write-back through
     /// `write_slots`).
     lazy: Option<LazyBuffer>,
+    /// A page smaller than the flash page, not packed, under `writeback=lazy`: a write that
+    /// misses the buffer is acknowledged only after the rest of its flash page has been read
+    /// (the reference firmware's read-modify-write, `docs/devices.md`, "Lazy write-back").
+    /// The read's die time is charged to the program either way (`SsdTimes::rmw_read`).
+    rmw_in_path: bool,
     stats: FlashStats,
     /// Host writes per logical page since the last restart, for [`SsdModel::age`]; kept only
     /// with `age=on` (else nothing is counted or allocated).
@@ -477,6 +482,9 @@ impl SsdModel {
             journal,
             lazy: (profile.writeback == Writeback::Lazy && profile.buffer_pages > 0)
                 .then(|| LazyBuffer::new(buffer)),
+            rmw_in_path: profile.writeback == Writeback::Lazy
+                && profile.buffer_pages > 0
+                && times.rmw_read > 0,
             stats: FlashStats::default(),
             history: profile.age.then(|| WriteHistory::new(logical)),
             seed: profile.seed,
@@ -773,13 +781,24 @@ impl SsdModel {
     /// A write with lazy write-back: into its page's slot (a rewrite costs no program) or an
     /// evicted one; acknowledged when its data is in. Returns the acknowledgement time.
     fn lazy_write_at(&mut self, buffer: &mut LazyBuffer, cmd: DeviceNs, lpn: u64) -> DeviceNs {
-        let (slot, free_at) = if let Some(hit) = buffer.find(lpn) {
+        let (slot, free_at, rmw) = if let Some((slot, ready)) = buffer.find(lpn) {
             self.stats.buffer_write_hits += 1;
-            hit
+            (slot, ready, false)
         } else {
-            self.lazy_evict_for(buffer, cmd, lpn)
+            let (slot, free_at) = self.lazy_evict_for(buffer, cmd, lpn);
+            (slot, free_at, self.rmw_in_path)
         };
-        let ack = self.host_transfer(cmd, cmd.max(free_at), false);
+        let data_in = self.host_transfer(cmd, cmd.max(free_at), false);
+        // The firmware reads the rest of the flash page into the slot before it completes
+        // the command (a rewrite of a buffered page has it already). Its die and channel time
+        // stays charged to the page's program (`SsdTimes::rmw_read`): booking it here, after
+        // the victim's program, would book the die's and channel's single busy-until at that
+        // (often far) future time and hold back every earlier request behind it.
+        let ack = if rmw {
+            data_in.max(cmd.max(free_at) + self.times.rmw_read + self.times.channel)
+        } else {
+            data_in
+        };
         buffer.fill(slot, true, ack);
         ack
     }

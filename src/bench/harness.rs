@@ -774,22 +774,16 @@ fn control_loop(
     // Measured phase. Bound: `duration_real` / TICK iterations.
     while !control.stopped() && !interrupt::interrupted() && start.at.elapsed() < duration_real {
         std::thread::sleep(TICK.min(duration_real.saturating_sub(start.at.elapsed())));
-        if timeline.poll(Instant::now(), control.total_ops(), || target.stats()) {
-            timeline.note_device(&device.stats());
-            // The eviction end once a step, so its profile weighs the phase evenly.
+        // The eviction end is profiled once a step, just before the point's counters are
+        // read, so its profile weighs the phase evenly and each point carries its sample.
+        let stats = || {
             target.sample_tail(scan_depth);
+            target.stats()
+        };
+        if timeline.poll(Instant::now(), control.total_ops(), stats) {
+            timeline.note_device(&device.stats());
         }
-        let remaining_s = duration_real
-            .saturating_sub(start.at.elapsed())
-            .as_secs_f64();
-        let detail = timeline.points().last().map_or_else(String::new, |point| {
-            format!("{:.0} ops/s", point.throughput)
-        });
-        line.update(detail, remaining_s);
-        // The last tick may overshoot the phase by up to a tick: the bar stops at its end.
-        let measured_ms = (start.at.elapsed().as_secs_f64() / scale * 1000.0) as u64;
-        line.bar()
-            .set_position(measured_ms.min(line.bar().length().unwrap_or(u64::MAX)));
+        show_measure_progress(line, &timeline, start.at, duration_real, scale);
     }
     let end = Snapshot::take(control, target, device);
     timeline.finish(end.at, end.ops, &end.pool);
@@ -802,6 +796,28 @@ fn control_loop(
         end,
         timeline,
     }
+}
+
+/// The measured phase's progress line: the last point's throughput, the time left and the
+/// device time measured so far.
+fn show_measure_progress(
+    line: &mut SchemeProgress,
+    timeline: &TimelineRecorder,
+    started: Instant,
+    duration_real: Duration,
+    scale: f64,
+) {
+    let remaining_s = duration_real
+        .saturating_sub(started.elapsed())
+        .as_secs_f64();
+    let detail = timeline.points().last().map_or_else(String::new, |point| {
+        format!("{:.0} ops/s", point.throughput)
+    });
+    line.update(detail, remaining_s);
+    // The last tick may overshoot the phase by up to a tick: the bar stops at its end.
+    let measured_ms = (started.elapsed().as_secs_f64() / scale * 1000.0) as u64;
+    line.bar()
+        .set_position(measured_ms.min(line.bar().length().unwrap_or(u64::MAX)));
 }
 
 fn new_histogram() -> Result<Histogram<u64>> {

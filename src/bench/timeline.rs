@@ -1,6 +1,7 @@
 //! The timeline of a run, sampled at a fixed device-time step (100 ms by default: issue 9 item
-//! 7): throughput, free frames, dirty pages, misses and read stalls per interval, and the
-//! flush-rate controller's `P_scan` / `P_io` when it reports them.
+//! 7): throughput, free frames, dirty pages, misses and read stalls per interval, the
+//! flush-rate controller's `P_scan` / `P_io` when it reports them, and the eviction end's
+//! profile when the harness sampled it at the point (`crate::core::tail_profile`).
 //!
 //! The harness's control thread calls [`TimelineRecorder::poll`] every real-time tick; each time
 //! a whole step of device time has passed since the previous point it appends one
@@ -86,6 +87,13 @@ pub struct TimelinePoint {
     /// Pages the data device's garbage collection programmed over the interval.
     #[serde(default)]
     pub gc_writes: u64,
+    /// The eviction end sampled at the end of the interval (`crate::core::tail_profile`):
+    /// the dirty share of each instance's last 1% of its order, over the instances.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tail_dirty_share: Option<f64>,
+    /// The same sample's mean run of pages a miss could not evict from the tail.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tail_run_pages: Option<f64>,
 }
 
 /// Builds the timeline of one phase.
@@ -101,6 +109,40 @@ pub struct TimelineRecorder {
     points: Vec<TimelinePoint>,
     /// The data device's host and GC writes at the previous [`TimelineRecorder::note_device`].
     last_device: Option<(u64, u64)>,
+    /// The tail profile's counters at the previous point ([`TailCounts`]).
+    last_tail: TailCounts,
+}
+
+/// The tail profile's counters a point's figures are the differences of.
+#[derive(Debug, Default, Clone, Copy)]
+struct TailCounts {
+    samples: f64,
+    run_pages: f64,
+    last_pages: f64,
+    last_dirty: f64,
+}
+
+impl TailCounts {
+    fn of(stats: &PoolStats) -> TailCounts {
+        let get = |key: &str| stats.extra.get(key).copied().unwrap_or(0.0);
+        TailCounts {
+            samples: get("tail_samples"),
+            run_pages: get("tail_run_pages"),
+            last_pages: get("tail_b0_pages"),
+            last_dirty: get("tail_b0_dirty"),
+        }
+    }
+
+    /// (dirty share of the last band, mean run) of the samples since `earlier`, if any.
+    fn since(self, earlier: TailCounts) -> (Option<f64>, Option<f64>) {
+        let samples = self.samples - earlier.samples;
+        if samples < 1.0 {
+            return (None, None);
+        }
+        let pages = self.last_pages - earlier.last_pages;
+        let dirty = (pages > 0.0).then(|| (self.last_dirty - earlier.last_dirty) / pages);
+        (dirty, Some((self.run_pages - earlier.run_pages) / samples))
+    }
 }
 
 impl TimelineRecorder {
@@ -125,6 +167,7 @@ impl TimelineRecorder {
             time_scale,
             points: Vec::new(),
             last_device: None,
+            last_tail: TailCounts::of(stats),
         }
     }
 
@@ -141,6 +184,9 @@ impl TimelineRecorder {
             return;
         }
         let done = ops.saturating_sub(self.last_ops) as f64;
+        let tail = TailCounts::of(stats);
+        let (tail_dirty_share, tail_run_pages) = tail.since(self.last_tail);
+        self.last_tail = tail;
         self.points.push(TimelinePoint {
             t_s: now.duration_since(self.start).as_secs_f64() / self.time_scale,
             throughput: done / interval,
@@ -153,6 +199,8 @@ impl TimelineRecorder {
             gc_per_write: None,
             host_writes: 0,
             gc_writes: 0,
+            tail_dirty_share,
+            tail_run_pages,
         });
         self.last_time = now;
         self.last_ops = ops;
@@ -675,6 +723,8 @@ mod tests {
                 gc_per_write: None,
                 host_writes: 0,
                 gc_writes: 0,
+                tail_dirty_share: None,
+                tail_run_pages: None,
             })
             .collect()
     }
@@ -683,6 +733,35 @@ mod tests {
     fn wobble(i: usize, amplitude: f64) -> f64 {
         let x = (i as f64 * 12.9898).sin() * 43_758.545;
         (x - x.floor() - 0.5) * 2.0 * amplitude
+    }
+
+    #[test]
+    fn each_point_carries_the_tail_sampled_in_its_interval() {
+        let stats = |samples: f64, run: f64, pages: f64, dirty: f64| {
+            let mut stats = PoolStats::default();
+            for (key, value) in [
+                ("tail_samples", samples),
+                ("tail_run_pages", run),
+                ("tail_b0_pages", pages),
+                ("tail_b0_dirty", dirty),
+            ] {
+                stats.extra.insert(key.into(), value);
+            }
+            stats
+        };
+        let start = Instant::now();
+        let step = Duration::from_millis(100);
+        let mut recorder =
+            TimelineRecorder::new(start, 0, &stats(8.0, 40.0, 80.0, 40.0), 1.0, step);
+        // 8 instance samples: runs of 24 pages in all, 30 of 80 last-band pages dirty.
+        recorder.record(start + step, 10, &stats(16.0, 64.0, 160.0, 70.0));
+        // No sample in the next interval: no figures.
+        recorder.record(start + 2 * step, 20, &stats(16.0, 64.0, 160.0, 70.0));
+        let points = recorder.points();
+        assert!((points[0].tail_run_pages.unwrap() - 3.0).abs() < 1e-12);
+        assert!((points[0].tail_dirty_share.unwrap() - 0.375).abs() < 1e-12);
+        assert_eq!(points[1].tail_run_pages, None);
+        assert_eq!(points[1].tail_dirty_share, None);
     }
 
     #[test]

@@ -37,6 +37,8 @@ fn run(scheme: &str, index: usize) -> RunResult {
             gc_per_write: None,
             host_writes: 0,
             gc_writes: 0,
+            tail_dirty_share: None,
+            tail_run_pages: None,
         })
         .collect();
     let mutex_wait_ms: BTreeMap<String, f64> =

@@ -992,6 +992,7 @@ pub fn report_html(results: &BenchResults) -> Result<String> {
     }
     let _ = writeln!(out, "</dl>");
     out.push_str(&super::regime::html(&results.runs));
+    out.push_str(&super::regime::tail_html(&results.runs));
     for failure in &results.failures {
         let _ = writeln!(
             out,

@@ -516,6 +516,66 @@ pub fn html(runs: &[RunResult]) -> String {
     out
 }
 
+/// The eviction end's profile per run (`tail_profile`, docs/regime.md, "Why vanilla's LRU tail
+/// stays clean"), as an HTML table; empty when no run sampled it.
+#[must_use]
+pub fn tail_html(runs: &[RunResult]) -> String {
+    let with: Vec<(&RunResult, &crate::core::tail_profile::TailProfile)> = runs
+        .iter()
+        .filter_map(|run| run.tail_profile.as_ref().map(|tail| (run, tail)))
+        .collect();
+    let Some((_, first)) = with.first() else {
+        return String::new();
+    };
+    let esc = super::plot::escape;
+    let mut out = String::new();
+    let _ = writeln!(out, "<h2 id=\"tail\">LRU tail</h2>");
+    let _ = writeln!(
+        out,
+        "<p>The replacement order's eviction end, sampled once a timeline step: the dirty share \
+         (in parentheses, the share being written) by position from the tail, as shares of the \
+         order's length, and the run of pages a miss could not evict from the tail. A miss \
+         that finds no free frame stalls when that run reaches its first scan's depth \
+         (docs/regime.md, \"Why vanilla's LRU tail stays clean\").</p>"
+    );
+    let _ = write!(
+        out,
+        "<table class=\"regime\"><tr><th>scheme</th><th>samples</th><th>run (pages)</th>\
+         <th>run at the scan depth</th>"
+    );
+    for band in &first.bands {
+        let _ = write!(
+            out,
+            "<th>{:.0}-{:.0}%</th>",
+            band.from * 100.0,
+            band.to * 100.0
+        );
+    }
+    let _ = writeln!(out, "</tr>");
+    for (run, tail) in &with {
+        let _ = write!(
+            out,
+            "<tr><td>{}</td><td>{}</td><td>{:.1}</td><td>{:.1}% (depth {})</td>",
+            esc(&run.scheme),
+            tail.samples,
+            tail.unevictable_run_mean,
+            tail.run_at_depth * 100.0,
+            tail.scan_depth
+        );
+        for band in &tail.bands {
+            let _ = write!(
+                out,
+                "<td>{:.0}% ({:.0}%)</td>",
+                band.dirty * 100.0,
+                band.writing * 100.0
+            );
+        }
+        let _ = writeln!(out, "</tr>");
+    }
+    let _ = writeln!(out, "</table>");
+    out
+}
+
 /// CSS for [`html`].
 pub const CSS: &str = "table.regime{border-collapse:collapse}table.regime td,table.regime th\
 {padding:2px 8px;border-bottom:1px solid #ddd;text-align:right}table.regime td:first-child\

@@ -150,7 +150,19 @@ fn run(scheme: &str, index: usize) -> RunResult {
         regime: None,
         host_lateness: None,
         device_aging: None,
-        tail_profile: None,
+        // The first scheme sampled its eviction end (vanilla's tail, behind its cleaner).
+        tail_profile: (index == 0).then(|| flashbuf::core::tail_profile::TailProfile {
+            samples: 80,
+            scan_depth: 38,
+            unevictable_run_mean: 21.0,
+            run_at_depth: 0.164,
+            bands: vec![flashbuf::core::tail_profile::TailBand {
+                from: 0.0,
+                to: 0.01,
+                dirty: 0.76,
+                writing: 0.17,
+            }],
+        }),
         repeats: None,
     }
 }
@@ -268,6 +280,9 @@ fn report_is_self_contained_and_has_every_plot() {
     assert_eq!(timeline.matches("<circle").count(), 20 * results.runs.len());
     // Setup: the command line and each scheme's decisions; every column explained.
     assert!(html.contains("--schemes vanilla,lru-c,pg-clock+ace"));
+    // The tail profile's table: one row, for the one run that sampled it.
+    assert!(html.contains("<h2 id=\"tail\">LRU tail</h2>"));
+    assert!(html.contains("<td>16.4% (depth 38)</td><td>76% (17%)</td>"));
     assert!(html.contains("order=clock miss=ace"));
     assert!(html.contains("Intel P4101"));
     for (name, meaning) in COLUMNS {

@@ -16,6 +16,7 @@ mod wal_common;
 
 mod ace_figure6;
 mod ace_n_w_from_device_k_w;
+mod adaptive_flushing_counts_flush_list;
 mod bench_cli_validates_first;
 mod bench_harness;
 mod bench_image_refused;

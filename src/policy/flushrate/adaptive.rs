@@ -46,8 +46,9 @@ pub struct FlushInputs {
     pub oldest_lsn: Lsn,
     /// Log capacity, if bounded.
     pub log_capacity: Option<u64>,
-    /// Pages flushed in the previous round (LRU + flush list).
-    pub last_pages_flushed: u64,
+    /// Pages the previous round wrote from the flush lists (InnoDB's `avg_page_rate` counts
+    /// those alone, not the LRU tail flush's).
+    pub last_flush_list_pages: u64,
 }
 
 /// How many pages to flush from the flush list, and up to which LSN.
@@ -101,7 +102,7 @@ impl AdaptiveState {
             self.lsn_at_start = inputs.current_lsn;
         }
         self.iterations += 1;
-        self.pages_sum += inputs.last_pages_flushed;
+        self.pages_sum += inputs.last_flush_list_pages;
         if self.iterations >= AVG_LOOPS {
             let loops = self.iterations as f64;
             self.avg_page_rate = f64::midpoint(self.pages_sum as f64 / loops, self.avg_page_rate);
@@ -147,7 +148,7 @@ mod tests {
             current_lsn: 1_000_000 + age,
             oldest_lsn: 1_000_000,
             log_capacity: Some(1_000_000),
-            last_pages_flushed: 0,
+            last_flush_list_pages: 0,
         }
     }
 

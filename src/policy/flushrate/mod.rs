@@ -42,8 +42,10 @@ pub struct CleanerInputs {
     pub oldest_lsn: Lsn,
     /// Log capacity, if the log is bounded.
     pub log_capacity: Option<u64>,
-    /// Pages written in the previous round (LRU and flush list).
-    pub last_pages_flushed: u64,
+    /// Pages the previous round wrote from the flush lists (not the LRU part's): what
+    /// InnoDB's `avg_page_rate` averages (5.6: `sum_pages += n_pages` of the flush-list batch
+    /// in `page_cleaner_flush_pages_if_needed`; 5.7: `last_pages = n_flushed_list`).
+    pub last_flush_list_pages: u64,
     /// Instances.
     pub instances: usize,
     /// Device-time milliseconds since the pool opened, at the start of the round (for
@@ -61,7 +63,7 @@ impl CleanerInputs {
             current_lsn: self.current_lsn,
             oldest_lsn: self.oldest_lsn,
             log_capacity: self.log_capacity,
-            last_pages_flushed: self.last_pages_flushed,
+            last_flush_list_pages: self.last_flush_list_pages,
         }
     }
 }

@@ -261,7 +261,7 @@ impl PageCleaner {
             pool_pages: core.frames.len(),
             current_lsn: core.log.current_lsn(),
             log_capacity: core.log.capacity(),
-            last_pages_flushed: self.previous.flushed.load(Ordering::Relaxed),
+            last_flush_list_pages: self.previous.flushed.load(Ordering::Relaxed),
             instances: core.instances.len(),
             now_ms,
             ..CleanerInputs::default()
@@ -325,7 +325,8 @@ impl PageCleaner {
                 load(&core.counters.user_scan_clean_pages),
             ),
         };
-        self.previous.flushed.store(lru + flush, Ordering::Relaxed);
+        // InnoDB's adaptive flushing averages the flush-list part's pages only.
+        self.previous.flushed.store(flush, Ordering::Relaxed);
         let mut rate = self.rate.lock();
         rate.observe(&observation);
         let after = rate.after_observe()?;

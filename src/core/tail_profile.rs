@@ -7,7 +7,7 @@
 //! evict: dirty, pinned or in I/O. So the stall ratio is set by the *run* of such pages at the
 //! tail, not by the pool's dirty share. A sample walks each instance's order from its eviction
 //! end (as [`OrderState::peek`] offers it: for the list orders, the list from its tail, with
-//! no bookkeeping) over its first [`PROFILED_SHARE`] and records:
+//! no bookkeeping) over its first [`PROFILED_SHARE`] (at most [`MAX_WALK`] pages) and records:
 //! - per position band ([`BAND_EDGES`], shares of the order's length, so a pool of any size
 //!   compares with the paper's): pages, dirty pages, pages being written;
 //! - the run of unevictable pages from the tail, and whether it reaches `scan_depth`.
@@ -30,6 +30,10 @@ use crate::sync::{AtomicU64, Ordering};
 pub const BAND_EDGES: [f64; 6] = [0.0, 0.01, 0.02, 0.05, 0.10, 0.25];
 /// How far a sample walks: the last of [`BAND_EDGES`].
 pub const PROFILED_SHARE: f64 = BAND_EDGES[BAND_EDGES.len() - 1];
+/// ... and at most this many pages per instance, so that a sample of a large pool holds each
+/// order mutex for tens of microseconds, not milliseconds (an instance of more than 65,536
+/// frames has its outer bands profiled over their first pages only).
+pub const MAX_WALK: usize = 16_384;
 const BANDS: usize = BAND_EDGES.len() - 1;
 
 /// The live counters (see the module docs).
@@ -63,7 +67,7 @@ impl TailCounters {
             .iter()
             .map(|share| ((length as f64 * share).ceil() as usize).clamp(1, length))
             .collect();
-        let limit = ends[BANDS - 1];
+        let limit = ends[BANDS - 1].min(MAX_WALK);
         let mut bands = [BandCount::default(); BANDS];
         let (mut position, mut run, mut in_run) = (0usize, 0usize, true);
         order.peek(frames, &mut |id| {

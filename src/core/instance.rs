@@ -73,6 +73,9 @@ pub struct Instance {
     /// The page cleaner's LRU batch as MySQL 5.6's miss loop sees it (`init_flush`,
     /// `try_LRU_scan`); its mutex is a leaf, outside the lock order above.
     pub lru_batch: LruBatch,
+    /// The order's young-page window for this instance
+    /// ([`crate::core::order::ReplacementOrder::young_window`]), if it has one.
+    pub young_window: Option<u64>,
 }
 
 impl Instance {
@@ -98,6 +101,7 @@ impl Instance {
             mutexes: InstanceMutexes::default(),
             evictions: AtomicU64::new(0),
             lru_batch: LruBatch::default(),
+            young_window: None,
         }
     }
 

@@ -306,12 +306,14 @@ impl Core {
                 } else {
                     per_instance
                 };
-                Instance::new(
+                let mut instance = Instance::new(
                     index,
                     first as FrameId,
                     count,
                     parts.order.new_state(first as FrameId, count),
-                )
+                );
+                instance.young_window = parts.order.young_window(count);
+                instance
             })
             .collect();
         let core = Core {
@@ -740,6 +742,14 @@ impl Core {
         let frame = self.frame(id);
         match frame.region() {
             Region::Order => {
+                // The common hit: a young page inside the order's young window stays put.
+                if let Some(window) = instance.young_window
+                    && !frame.old.load(Ordering::Relaxed)
+                    && instance.evictions.load(Ordering::Relaxed)
+                        < frame.order_clock.load(Ordering::Relaxed) + window
+                {
+                    return;
+                }
                 let context = self.hit_context(instance);
                 if !self.parts.order.on_hit(frame, &context) {
                     return;

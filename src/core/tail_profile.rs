@@ -57,10 +57,14 @@ struct BandCount {
 
 impl TailCounters {
     /// Profiles one instance's order (`frames` are the pool's) against a first scan of
-    /// `scan_depth` pages. An empty order records nothing.
+    /// `scan_depth` pages. An empty order (LRU-C's mixed region can empty into its dirty
+    /// region) is a sample with no pages in which a scan finds nothing: its run is 0 and it
+    /// counts as reaching the scan depth.
     pub fn sample(&self, frames: &[Frame], order: &dyn OrderState, scan_depth: usize) {
         let length = order.len();
         if length == 0 {
+            self.samples.fetch_add(1, Ordering::Relaxed);
+            self.at_depth.fetch_add(1, Ordering::Relaxed);
             return;
         }
         let ends: Vec<usize> = BAND_EDGES[1..]
@@ -262,6 +266,19 @@ mod tests {
         assert_eq!(dirty, vec![1.0, 1.0, 1.0, 0.2, 0.0]);
         assert!(profile.bands.iter().all(|band| band.writing == 0.0));
         assert!(profile.describe().contains("0-1% 100% dirty"));
+    }
+
+    #[test]
+    fn an_empty_order_is_a_sample_in_which_a_scan_finds_nothing() {
+        let frames: Vec<Frame> = (0..4).map(|_| Frame::of_instance(0)).collect();
+        let order = Lru.new_state(0, frames.len());
+        let counters = TailCounters::default();
+        counters.sample(&frames, &*order, 10);
+        let mut extra = ExtraStats::default();
+        counters.report(&mut extra);
+        let profile = TailProfile::from_extra(&extra.into_parts().0, 10).unwrap();
+        assert_eq!(profile.samples, 1);
+        assert!((profile.run_at_depth - 1.0).abs() < 1e-12);
     }
 
     #[test]

@@ -233,3 +233,51 @@ fn lru_wsr_gives_warm_dirty_pages_a_second_chance_and_hits_clear_the_cold_flag()
     assert!(cold(0));
     s.check(&f).unwrap();
 }
+
+/// The core skips `on_hit` for a young page inside the order's young window
+/// (`ReplacementOrder::young_window`): that is sound only if `on_hit` answers "no move" for every
+/// such hit. Checked over young and old pages, clocks and eviction counts on both sides of the
+/// window; orders without a window return none.
+#[test]
+fn the_young_window_skips_only_hits_that_on_hit_would_not_move() {
+    let n = 600;
+    let order = MidpointLru {
+        old_blocks_pct: 37,
+        old_blocks_time_ms: 1000,
+    };
+    let window = order.young_window(n).unwrap();
+    assert_eq!(window, n as u64 * 63 / 400);
+    let frame = Frame::default();
+    let mut skipped = 0;
+    for old in [false, true] {
+        frame.old.store(old, Ordering::Relaxed);
+        for clock in [0u64, 5, 100, 1000] {
+            frame.order_clock.store(clock, Ordering::Relaxed);
+            for evictions in [
+                0u64,
+                clock,
+                clock + window - 1,
+                clock + window,
+                clock + 5 * window,
+            ] {
+                let fast_skip = !old && evictions < clock + window;
+                if fast_skip {
+                    skipped += 1;
+                    assert!(
+                        !order.on_hit(&frame, &context(n, evictions)),
+                        "clock {clock}, evictions {evictions}: skipped a hit that moves"
+                    );
+                }
+            }
+        }
+    }
+    assert!(skipped > 0);
+    for other in [
+        &Lru as &dyn ReplacementOrder,
+        &Cflru { window_pct: 33 },
+        &LruWsr,
+        &ClockSweep,
+    ] {
+        assert_eq!(other.young_window(n), None, "{}", other.name());
+    }
+}

@@ -201,9 +201,15 @@ impl MidpointLru {
             return first != 0 && context.now_ms().saturating_sub(first) < self.old_blocks_time_ms;
         }
         // Young page: move only if it has drifted into the older quarter of the young part.
-        let young_quarter =
-            context.instance_frames as u64 * (100 - self.old_blocks_pct as u64) / 400;
-        context.evictions < frame.order_clock.load(Ordering::Relaxed) + young_quarter
+        context.evictions
+            < frame.order_clock.load(Ordering::Relaxed)
+                + self.young_quarter(context.instance_frames)
+    }
+
+    /// The older quarter of the young part begins this many evictions after a page was made
+    /// young (`buf_page_peek_if_too_old`'s `BUF_LRU_OLD_RATIO` arithmetic).
+    fn young_quarter(&self, instance_frames: usize) -> u64 {
+        instance_frames as u64 * (100 - self.old_blocks_pct as u64) / 400
     }
 }
 
@@ -221,6 +227,10 @@ impl ReplacementOrder for MidpointLru {
 
     fn on_hit(&self, frame: &Frame, context: &HitContext) -> bool {
         !self.too_young_to_move(frame, context)
+    }
+
+    fn young_window(&self, instance_frames: usize) -> Option<u64> {
+        Some(self.young_quarter(instance_frames))
     }
 }
 

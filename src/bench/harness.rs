@@ -391,7 +391,10 @@ fn run_scheme(
     device: &SharedDevice,
     target: &dyn BenchTarget,
 ) -> Result<RunResult> {
-    let scan_depth = first_scan_depth(config, scheme, driver.page_size())?;
+    // The pool's shape, once: the tail profile is judged against the miss path's first scan
+    // depth, and the regime reports it.
+    let shape = PoolShape::of(config, scheme, driver.page_size())?;
+    let scan_depth = shape.scan_depth();
     let run = driver.start()?;
     let types = driver.op_types().len();
     let control = Control::new(config.threads);
@@ -486,7 +489,7 @@ fn run_scheme(
     super::cycles::record(&mut result.steadiness, cycle.as_ref(), result.duration_s);
     result.config_diff =
         super::report::config_diffs(scheme, config.buffer_pages, config.pool_config.as_deref())?;
-    result.regime = Some(run_regime(config, scheme, &measured, &result)?);
+    result.regime = Some(run_regime(config, &shape, &measured, &result)?);
     result.tail_profile =
         crate::core::tail_profile::TailProfile::from_extra(&result.pool_stats.extra, scan_depth);
     result.check = check;
@@ -859,37 +862,43 @@ fn run_bound(
 
 /// The run's regime ([`super::regime`]): the pool's effective shape from its configuration,
 /// the workload's setup, and the record-lock waits of the measured phase.
-/// The scheme's pool configuration in this run, its instances and frames per instance.
-fn pool_shape(
-    config: &BenchConfig,
-    scheme: &Composition,
-    page_size: usize,
-) -> Result<(crate::pool::PoolConfig, usize, usize)> {
-    let pool = match config.pool_config.as_deref() {
-        Some(text) => {
-            crate::pool::PoolConfig::from_toml(scheme.clone(), config.buffer_pages, text)?
-        }
-        None => crate::pool::PoolConfig::for_scheme(scheme.clone(), config.buffer_pages),
-    };
-    let instances = pool.effective_instances(page_size);
-    let instance_frames = pool.frames / instances;
-    Ok((pool, instances, instance_frames))
+/// The scheme's pool in this run: its configuration, instances and frames per instance.
+struct PoolShape {
+    pool: crate::pool::PoolConfig,
+    instances: usize,
+    instance_frames: usize,
 }
 
-/// The miss path's first tail-scan depth per instance, which the tail profile is judged
-/// against (`regime.scan_depth`).
-fn first_scan_depth(config: &BenchConfig, scheme: &Composition, page_size: usize) -> Result<usize> {
-    let (pool, _, instance_frames) = pool_shape(config, scheme, page_size)?;
-    Ok(pool.scan_depth(instance_frames))
+impl PoolShape {
+    fn of(config: &BenchConfig, scheme: &Composition, page_size: usize) -> Result<PoolShape> {
+        let pool = match config.pool_config.as_deref() {
+            Some(text) => {
+                crate::pool::PoolConfig::from_toml(scheme.clone(), config.buffer_pages, text)?
+            }
+            None => crate::pool::PoolConfig::for_scheme(scheme.clone(), config.buffer_pages),
+        };
+        let instances = pool.effective_instances(page_size);
+        let instance_frames = pool.frames / instances;
+        Ok(PoolShape {
+            pool,
+            instances,
+            instance_frames,
+        })
+    }
+
+    /// The miss path's first tail-scan depth per instance.
+    fn scan_depth(&self) -> usize {
+        self.pool.scan_depth(self.instance_frames)
+    }
 }
 
 fn run_regime(
     config: &BenchConfig,
-    scheme: &Composition,
+    shape: &PoolShape,
     measured: &Measured,
     result: &RunResult,
 ) -> Result<super::regime::Regime> {
-    let (pool, instances, instance_frames) = pool_shape(config, scheme, result.page_size)?;
+    let (pool, instance_frames) = (&shape.pool, shape.instance_frames);
     let warehouses = config
         .record
         .as_ref()
@@ -902,9 +911,9 @@ fn run_regime(
         _ => None,
     };
     let inputs = super::regime::RegimeInputs {
-        instances,
+        instances: shape.instances,
         instance_frames,
-        scan_depth: pool.scan_depth(instance_frames),
+        scan_depth: shape.scan_depth(),
         cleaner_period_ms: pool.effective_cleaner_period_ms(instance_frames),
         time_constant_scale: pool.effective_time_constant_scale(instance_frames),
         warehouses,

@@ -475,7 +475,7 @@ fn pooled_tail_profile(runs: &[&RunResult]) -> Option<crate::core::tail_profile:
     let mut summed = std::collections::BTreeMap::<String, f64>::new();
     for run in runs.iter().filter(|r| r.tail_profile.is_some()) {
         for (key, value) in &run.pool_stats.extra {
-            if key.starts_with("tail_") {
+            if crate::core::tail_profile::is_counter(key) {
                 *summed.entry(key.clone()).or_default() += value;
             }
         }

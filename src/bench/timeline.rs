@@ -31,6 +31,7 @@ use std::time::{Duration, Instant};
 
 use serde::Serialize;
 
+use crate::core::tail_profile::TailTotals;
 use crate::device::DeviceStats;
 use crate::pool::PoolStats;
 
@@ -109,40 +110,8 @@ pub struct TimelineRecorder {
     points: Vec<TimelinePoint>,
     /// The data device's host and GC writes at the previous [`TimelineRecorder::note_device`].
     last_device: Option<(u64, u64)>,
-    /// The tail profile's counters at the previous point ([`TailCounts`]).
-    last_tail: TailCounts,
-}
-
-/// The tail profile's counters a point's figures are the differences of.
-#[derive(Debug, Default, Clone, Copy)]
-struct TailCounts {
-    samples: f64,
-    run_pages: f64,
-    last_pages: f64,
-    last_dirty: f64,
-}
-
-impl TailCounts {
-    fn of(stats: &PoolStats) -> TailCounts {
-        let get = |key: &str| stats.extra.get(key).copied().unwrap_or(0.0);
-        TailCounts {
-            samples: get("tail_samples"),
-            run_pages: get("tail_run_pages"),
-            last_pages: get("tail_b0_pages"),
-            last_dirty: get("tail_b0_dirty"),
-        }
-    }
-
-    /// (dirty share of the last band, mean run) of the samples since `earlier`, if any.
-    fn since(self, earlier: TailCounts) -> (Option<f64>, Option<f64>) {
-        let samples = self.samples - earlier.samples;
-        if samples < 1.0 {
-            return (None, None);
-        }
-        let pages = self.last_pages - earlier.last_pages;
-        let dirty = (pages > 0.0).then(|| (self.last_dirty - earlier.last_dirty) / pages);
-        (dirty, Some((self.run_pages - earlier.run_pages) / samples))
-    }
+    /// The tail profile's counters at the previous point.
+    last_tail: TailTotals,
 }
 
 impl TimelineRecorder {
@@ -167,7 +136,7 @@ impl TimelineRecorder {
             time_scale,
             points: Vec::new(),
             last_device: None,
-            last_tail: TailCounts::of(stats),
+            last_tail: TailTotals::of(&stats.extra),
         }
     }
 
@@ -184,7 +153,7 @@ impl TimelineRecorder {
             return;
         }
         let done = ops.saturating_sub(self.last_ops) as f64;
-        let tail = TailCounts::of(stats);
+        let tail = TailTotals::of(&stats.extra);
         let (tail_dirty_share, tail_run_pages) = tail.since(self.last_tail);
         self.last_tail = tail;
         self.points.push(TimelinePoint {

@@ -129,6 +129,49 @@ fn band_key(band: usize, what: &str) -> String {
     format!("tail_b{band}_{what}")
 }
 
+/// Whether `key` is one of the counters [`TailCounters::report`] writes (summing them over runs
+/// pools their samples).
+#[must_use]
+pub fn is_counter(key: &str) -> bool {
+    key.starts_with("tail_")
+}
+
+/// The counters one timeline point's sample is the difference of (see [`TailTotals::since`]).
+#[derive(Debug, Default, Clone, Copy)]
+pub struct TailTotals {
+    samples: f64,
+    run_pages: f64,
+    last_pages: f64,
+    last_dirty: f64,
+}
+
+impl TailTotals {
+    /// The totals in a pool's extras (zeros before the first sample).
+    #[must_use]
+    pub fn of(extra: &std::collections::BTreeMap<String, f64>) -> TailTotals {
+        let get = |key: &str| extra.get(key).copied().unwrap_or(0.0);
+        TailTotals {
+            samples: get("tail_samples"),
+            run_pages: get("tail_run_pages"),
+            last_pages: get(&band_key(0, "pages")),
+            last_dirty: get(&band_key(0, "dirty")),
+        }
+    }
+
+    /// The dirty share of the last band and the mean unevictable run of the samples taken
+    /// since `earlier`, if any.
+    #[must_use]
+    pub fn since(self, earlier: TailTotals) -> (Option<f64>, Option<f64>) {
+        let samples = self.samples - earlier.samples;
+        if samples < 1.0 {
+            return (None, None);
+        }
+        let pages = self.last_pages - earlier.last_pages;
+        let dirty = (pages > 0.0).then(|| (self.last_dirty - earlier.last_dirty) / pages);
+        (dirty, Some((self.run_pages - earlier.run_pages) / samples))
+    }
+}
+
 /// One position band of [`TailProfile`].
 #[derive(Debug, Clone, Serialize, serde::Deserialize, PartialEq)]
 pub struct TailBand {

@@ -672,7 +672,10 @@ fn judge_ratio(claim: &Claim, series: &[Compared]) -> (Outcome, String) {
         );
     }
     match short {
-        None => (Outcome::Reproduced, reason),
+        None => (
+            Outcome::Reproduced,
+            with_edge_note(reason, series, at_least),
+        ),
         Some(short) => (
             Outcome::RightDirection,
             format!(
@@ -681,6 +684,28 @@ fn judge_ratio(claim: &Claim, series: &[Compared]) -> (Outcome, String) {
                 short.point
             ),
         ),
+    }
+}
+
+/// A met `at_least` whose 95% interval still reaches below it: the mean holds the paper's
+/// size, the noise does not rule out a smaller one. The verdict stays (the rule judges the
+/// mean), and its reason says so, so a reader sees a result at the paper's edge for what it is.
+fn with_edge_note(reason: String, series: &[Compared], at_least: f64) -> String {
+    if at_least <= 1.0 {
+        return reason;
+    }
+    match series.iter().find_map(|c| {
+        ends(c)
+            .filter(|(low, _)| *low < at_least)
+            .map(|(low, _)| (&c.point, low))
+    }) {
+        Some((point, low)) => format!(
+            "{reason}: at least {} on the mean, but the 95% interval reaches down to {} at {point} \
+             (at the paper's lower end, not beyond the noise)",
+            fmt(at_least),
+            fmt(low)
+        ),
+        None => reason,
     }
 }
 

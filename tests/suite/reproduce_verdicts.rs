@@ -89,6 +89,23 @@ metric = "throughput"
 at_least = 1.0"#;
 
 #[test]
+fn a_met_size_whose_interval_reaches_below_it_says_so() {
+    let c = claim(RATIO);
+    // 2.1x with ±10% repeats: the mean is at least 2, the interval reaches below 2 (not 1).
+    let spread = [-0.1, 0.0, 0.1];
+    let v = judge(&c, &repeated("throughput", [210.0; 3], [100.0; 3], &spread));
+    assert_verdict(
+        &v,
+        Outcome::Reproduced,
+        "at least 2.000 on the mean, but the 95% interval reaches down to",
+    );
+    // Tight repeats: the whole interval is above 2, no note.
+    let v = judge(&c, &repeated("throughput", [250.0; 3], [100.0; 3], &TIGHT));
+    assert_verdict(&v, Outcome::Reproduced, "measured factor p1: 2.500 ±");
+    assert!(!v.reason.contains("reaches down"), "{}", v.reason);
+}
+
+#[test]
 fn ratio_claims_with_repeats_need_an_effect_beyond_the_noise() {
     let c = claim(RATIO);
     let v = judge(&c, &repeated("throughput", [250.0; 3], [100.0; 3], &TIGHT));

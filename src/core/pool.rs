@@ -41,7 +41,9 @@ use crate::core::arena::FrameArena;
 use crate::core::frame::{Frame, FrameId, IO_EVICT, IO_IDLE, IO_READ, IO_WRITE, NO_PAGE, Region};
 use crate::core::guard::{PageReadGuard, PageWriteGuard};
 use crate::core::instance::{Instance, instance_of};
-use crate::core::order::{HitContext, OrderState, Placement, ReplacementOrder, Verdict};
+use crate::core::order::{
+    CoarseClock, HitContext, OrderState, Placement, ReplacementOrder, Verdict,
+};
 use crate::core::page_table::PageTable;
 use crate::core::parts::{Acquired, MissPath, Prefetcher, Writeback};
 use crate::core::redo::{NullLog, RedoLog};
@@ -212,6 +214,8 @@ pub struct Core {
     /// Device time runs this many times slower than real time.
     pub time_scale: f64,
     epoch: Instant,
+    /// The device-time milliseconds hits on old pages compare with (`hit_context`).
+    coarse_clock: CoarseClock,
     arena: FrameArena,
     /// Every frame, instance after instance.
     pub frames: Box<[Frame]>,
@@ -323,6 +327,7 @@ impl Core {
             pages: info.pages,
             time_scale: info.time_scale.max(f64::MIN_POSITIVE),
             epoch: Instant::now(),
+            coarse_clock: CoarseClock::default(),
             arena,
             frames: frame_slots(frames, per_instance, config.instances, config.huge_pages),
             table: PageTable::new(info.pages),
@@ -358,13 +363,19 @@ impl Core {
     }
 
     /// Device-time milliseconds since the pool opened.
+    /// Each reading advances the hits' [`CoarseClock`].
     pub fn now_ms(&self) -> u64 {
-        (self.epoch.elapsed().as_secs_f64() * 1000.0 / self.time_scale) as u64
+        let ms = (self.epoch.elapsed().as_secs_f64() * 1000.0 / self.time_scale) as u64;
+        self.coarse_clock.advance(ms);
+        ms
     }
 
-    /// Device-time microseconds since the pool opened.
+    /// Device-time microseconds since the pool opened. Each reading advances the hits'
+    /// [`CoarseClock`].
     pub fn now_us(&self) -> u64 {
-        (self.epoch.elapsed().as_secs_f64() * 1e6 / self.time_scale) as u64
+        let us = (self.epoch.elapsed().as_secs_f64() * 1e6 / self.time_scale) as u64;
+        self.coarse_clock.advance(us / 1000);
+        us
     }
 
     /// The emulated host's CPU for a list scan that inspected `pages` pages: holds the caller
@@ -476,8 +487,7 @@ impl Core {
         HitContext {
             instance_frames: instance.frame_count,
             evictions: instance.evictions.load(Ordering::Relaxed),
-            epoch: self.epoch,
-            time_scale: self.time_scale,
+            now_ms: self.coarse_clock.load(),
         }
     }
 
@@ -1348,6 +1358,8 @@ impl Core {
     pub(crate) fn cleaner_loop(&self) {
         while !self.shutting_down() {
             let start = Instant::now();
+            // Keeps the hits' coarse clock within a round of the precise one while idle.
+            self.now_ms();
             self.counters.cleaner_rounds.fetch_add(1, Ordering::Relaxed);
             let sleep_ms = if self.check_poisoned().is_ok() {
                 let _round = self.cleaner_round.lock();

@@ -276,8 +276,7 @@ mod tests {
         let context = HitContext {
             instance_frames: frames.len(),
             evictions: 0,
-            epoch: std::time::Instant::now(),
-            time_scale: 1.0,
+            now_ms: 0,
         };
         // Pushed at the head one by one: frame 0 ends at the tail.
         for id in 0..frames.len() {

@@ -67,7 +67,13 @@ fn tpcc_on_two_schemes_reports_per_type_latencies_and_a_clean_check() {
         let tpmc = run.tpmc.unwrap();
         assert!((tpmc - new_order.count as f64 * 60.0 / run.duration_s).abs() < 1e-6);
         let completed: u64 = run.per_type.iter().map(|t| t.count).sum();
-        assert!(completed > 0 && completed <= run.ops + 4 * run.threads as u64);
+        // Recorded by the phase an operation began in; the window's count by completion: at
+        // most the one operation each worker has in flight at the end is recorded beyond it.
+        assert!(
+            completed > 0 && completed <= run.ops + run.threads as u64,
+            "{completed} recorded against {} in the window",
+            run.ops
+        );
         let check = run.check.as_ref().expect("the check ran");
         assert!(check.is_clean(), "{check:?}");
         assert_eq!(check.conditions.len(), 4, "TPC-C conditions 1-4");

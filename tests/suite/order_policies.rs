@@ -6,7 +6,6 @@
 //! A page is "dirty" here when its frame's `oldest_modification` is non-zero, as in the pool.
 
 use std::sync::atomic::Ordering;
-use std::time::Instant;
 
 use flashbuf::core::frame::{Frame, FrameId};
 use flashbuf::core::order::{HitContext, OrderState, Placement, ReplacementOrder, Verdict};
@@ -20,8 +19,7 @@ fn context(frames: usize, evictions: u64) -> HitContext {
     HitContext {
         instance_frames: frames,
         evictions,
-        epoch: Instant::now(),
-        time_scale: 1.0,
+        now_ms: 0,
     }
 }
 
@@ -280,4 +278,28 @@ fn the_young_window_skips_only_hits_that_on_hit_would_not_move() {
     ] {
         assert_eq!(other.young_window(n), None, "{}", other.name());
     }
+}
+
+/// An old page moves once `old_blocks_time` has passed since its first access on the clock the
+/// hit is given (`HitContext::now_ms`, the pool's coarse clock), and not a millisecond before;
+/// a page never accessed is not held back.
+#[test]
+fn an_old_page_moves_once_old_blocks_time_has_passed_on_the_hits_clock() {
+    let order = MidpointLru {
+        old_blocks_pct: 37,
+        old_blocks_time_ms: 1000,
+    };
+    let frame = Frame::default();
+    frame.old.store(true, Ordering::Relaxed);
+    frame.first_access_ms.store(500, Ordering::Relaxed);
+    let at = |now_ms| HitContext {
+        instance_frames: 600,
+        evictions: 0,
+        now_ms,
+    };
+    assert!(!order.on_hit(&frame, &at(500)));
+    assert!(!order.on_hit(&frame, &at(1499)));
+    assert!(order.on_hit(&frame, &at(1500)));
+    frame.first_access_ms.store(0, Ordering::Relaxed);
+    assert!(order.on_hit(&frame, &at(0)));
 }

@@ -198,7 +198,7 @@ impl MidpointLru {
                 return false;
             }
             let first = frame.first_access_ms.load(Ordering::Relaxed);
-            return first != 0 && context.now_ms().saturating_sub(first) < self.old_blocks_time_ms;
+            return first != 0 && context.now_ms.saturating_sub(first) < self.old_blocks_time_ms;
         }
         // Young page: move only if it has drifted into the older quarter of the young part.
         context.evictions

@@ -155,7 +155,9 @@ pub struct BenchArgs {
     #[arg(long, default_value_t = 42)]
     pub seed: u64,
     /// Buffer-pool configuration file (TOML), passed to every scheme (`flashbuf config
-    /// --default` prints every key with its meaning, default and range).
+    /// --default` prints every key with its meaning, default and range), or a paper's own
+    /// knobs built in: `paper:rw` (the RW paper's my.cnf: io_capacity 1,000 and 2,000,
+    /// max_dirty_pages_pct 90, its low-water mark 10; experiments/configs/rw-mysql.toml).
     #[arg(long)]
     pub pool_config: Option<PathBuf>,
     /// The published setup each run's regime (results.json `regime`, the report's table, the
@@ -737,7 +739,33 @@ fn with_time_scale(spec: DeviceSpec, scale: f64) -> DeviceSpec {
     }
 }
 
+/// The pool configurations built in, by the name `--pool-config` takes after `paper:`.
+const BUILT_IN_POOL_CONFIGS: [(&str, &str); 1] = [(
+    "rw",
+    include_str!("../../experiments/configs/rw-mysql.toml"),
+)];
+
 fn read_pool_config(path: &Path) -> Result<String> {
+    if let Some(name) = path.to_str().and_then(|p| p.strip_prefix("paper:")) {
+        return BUILT_IN_POOL_CONFIGS
+            .iter()
+            .find(|(known, _)| *known == name)
+            .map(|(_, text)| (*text).to_string())
+            .ok_or_else(|| {
+                let known: Vec<String> = BUILT_IN_POOL_CONFIGS
+                    .iter()
+                    .map(|(known, _)| format!("paper:{known}"))
+                    .collect();
+                flag_error(
+                    "--pool-config",
+                    &path.display().to_string(),
+                    &format!(
+                        "no such built-in configuration (known: {})",
+                        known.join(", ")
+                    ),
+                )
+            });
+    }
     let text = std::fs::read_to_string(path)
         .map_err(|err| Error::io(format!("reading pool config {}", path.display()), err))?;
     text.parse::<toml::Table>().map_err(|err| {
@@ -1294,6 +1322,30 @@ mod tests {
         for bad in ["", "s", "10x", "-3s", "1..2s", "ten"] {
             assert!(parse_duration(bad).is_err(), "{bad}");
         }
+    }
+
+    #[test]
+    fn built_in_pool_configs_parse_into_a_pool_config_and_unknown_names_are_refused() {
+        let text = read_pool_config(Path::new("paper:rw")).unwrap();
+        let table: toml::Table = text.parse().unwrap();
+        assert_eq!(table["io_capacity"].as_integer(), Some(1000));
+        assert_eq!(table["io_capacity_max"].as_integer(), Some(2000));
+        assert_eq!(table["max_dirty_pages_pct"].as_float(), Some(90.0));
+        assert_eq!(table["max_dirty_pages_pct_lwm"].as_float(), Some(10.0));
+        let config = crate::engine::config::PoolConfig::from_toml(
+            crate::engine::compose::Scheme::Vanilla,
+            4096,
+            &text,
+        )
+        .unwrap();
+        assert_eq!((config.io_capacity, config.io_capacity_max), (1000, 2000));
+        let err = read_pool_config(Path::new("paper:nope"))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("--pool-config") && err.contains("paper:rw"),
+            "{err}"
+        );
     }
 
     /// `bench` flags parsed as the CLI parses them (which flags were given included).

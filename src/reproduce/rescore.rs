@@ -96,6 +96,7 @@ pub fn skeleton(run: &Value) -> RunResult {
     let pool = &mut out.pool_stats;
     pool.hits = count(run, &["pool_stats", "hits"]);
     pool.misses = count(run, &["pool_stats", "misses"]);
+    pool.evictions = count(run, &["pool_stats", "evictions"]);
     pool.sync_replacement_writes = count(run, &["pool_stats", "sync_replacement_writes"]);
     pool.sync_recoverability_writes = count(run, &["pool_stats", "sync_recoverability_writes"]);
     pool.lru_flushes = count(run, &["pool_stats", "lru_flushes"]);
@@ -330,6 +331,7 @@ mod tests {
         run.io.bandwidth_share = Some(0.42);
         run.pool_stats.hits = 900;
         run.pool_stats.misses = 100;
+        run.pool_stats.evictions = 90;
         run.pool_stats.lru_flushes = 30;
         run.pool_stats.sync_replacement_writes = 3;
         let mut other = run.clone();

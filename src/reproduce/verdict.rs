@@ -8,7 +8,7 @@
 //! that > 1 means `scheme` is better.
 //!
 //! Before any rule: a claim whose scheme, point or metric was not measured, whose compared
-//! metric had no activity (no operations, no page misses for read stalls, ...: a 0 that
+//! metric had no activity (no operations, no page misses or no evictions for read stalls, ...: a 0 that
 //! measures nothing), whose factor is 0/0, or whose `requires` is unmet (the mechanism it is
 //! about was not exercised) is "not evaluated", with the reason: never guessed. So is a claim
 //! over a run whose timing error exceeds [`MAX_TIMING_ERROR`] (the host woke the emulated
@@ -125,6 +125,10 @@ pub struct Activity {
     pub ops: f64,
     /// Page misses.
     pub misses: f64,
+    /// Pages evicted (unmapped to free their frames). A read stall needs a victim: a run whose
+    /// pool never filled evicted nothing, and its misses, all served by never-used frames, could
+    /// not stall.
+    pub evictions: f64,
     /// Page requests (hits + misses).
     pub requests: f64,
     /// Page writes (synchronous and background).
@@ -149,6 +153,7 @@ impl Activity {
             Activity {
                 ops: run.ops as f64,
                 misses: pool.misses as f64,
+                evictions: pool.evictions as f64,
                 requests: (pool.hits + pool.misses) as f64,
                 page_writes: (pool.sync_replacement_writes
                     + pool.sync_recoverability_writes
@@ -164,6 +169,7 @@ impl Activity {
                 .fold(Activity::default(), |a, b| Activity {
                     ops: a.ops + b.ops,
                     misses: a.misses + b.misses,
+                    evictions: a.evictions + b.evictions,
                     requests: a.requests + b.requests,
                     page_writes: a.page_writes + b.page_writes,
                     timing_error: a.timing_error.max(b.timing_error),
@@ -176,7 +182,11 @@ impl Activity {
     #[must_use]
     pub fn behind(&self, metric: &str) -> (f64, &'static str) {
         match metric {
-            "read_stall_pct" => (self.misses, "page misses"),
+            "read_stall_pct" if self.misses <= 0.0 => (self.misses, "page misses"),
+            "read_stall_pct" => (
+                self.evictions,
+                "evictions (its pool never filled, so no miss could stall)",
+            ),
             "hit_pct" | "miss_pct" => (self.requests, "page requests"),
             "sync_write_pct" => (self.page_writes, "page writes"),
             _ => (self.ops, "operations"),

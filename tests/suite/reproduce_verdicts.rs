@@ -18,6 +18,7 @@ const POINTS: [&str; 3] = ["p1", "p2", "p3"];
 const BUSY: Activity = Activity {
     ops: 1000.0,
     misses: 100.0,
+    evictions: 100.0,
     requests: 1000.0,
     page_writes: 50.0,
     timing_error: 0.01,
@@ -279,6 +280,20 @@ fn no_activity_and_zero_over_zero_are_not_evaluated() {
     // ... nor beats b's 5% by an infinite factor.
     let v = judge(&stalls, &idle);
     assert_verdict(&v, Outcome::NotEvaluated, "a had no page misses at p1");
+    // A pool that never filled (misses, but nothing evicted: rw-table2a's HDD run, whose 15 s
+    // warm-up did not fill its pool) could not stall: "no stalls" is not shown by it.
+    let mut unfilled = single("read_stall_pct", [0.0; 3], [5.0; 3]);
+    for entry in &mut unfilled.activity {
+        if entry.1 == "a" {
+            entry.2.evictions = 0.0;
+        }
+    }
+    let v = judge(&at_most, &unfilled);
+    assert_verdict(
+        &v,
+        Outcome::NotEvaluated,
+        "a had no evictions (its pool never filled, so no miss could stall) at p1",
+    );
     // Throughput 0 from a run with no operations, as the baseline.
     let mut stopped = single("throughput", [100.0; 3], [0.0; 3]);
     for entry in &mut stopped.activity {

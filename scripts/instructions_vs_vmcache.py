@@ -18,7 +18,8 @@ thread, 5 warehouses, 4 KiB pages (vmcache's), under `valgrind --tool=callgrind`
             transaction = (I_long - I_short) / (T_long - T_short), T summed from the rows of
             transactions it prints each second; each function's count is differenced the same
             way.
-  flashbuf  `examples/txn_cost.rs tpcc` (`cargo build --profile profiling --example txn_cost`):
+  flashbuf  `examples/txn_cost.rs tpcc` (`cargo build --profile profiling-lto --example
+            txn_cost`; `--cargo-profile profiling` for release's code generation):
             500 transactions of warm-up, then 2,000 counted (callgrind collects inside
             `measured_phase` only), full transactions, record locks and the redo log on `mem`.
 
@@ -159,10 +160,10 @@ def vmcache(checkout, work, short, long_):
     }
 
 
-def flashbuf(work, page_size):
-    run(["cargo", "build", "--profile", "profiling", "--locked", "--quiet", "--example",
+def flashbuf(work, page_size, profile):
+    run(["cargo", "build", "--profile", profile, "--locked", "--quiet", "--example",
          "txn_cost"], cwd=REPO)
-    binary = REPO / "target" / "profiling" / "examples" / "txn_cost"
+    binary = REPO / "target" / profile / "examples" / "txn_cost"
     out = work / "flashbuf.callgrind"
     env = {"TXN_COST_PAGE_SIZE": str(page_size), "TXN_COST_WARMUP": str(FLASHBUF_WARMUP),
            "TXN_COST_TXNS": str(FLASHBUF_TXNS), "PATH": "/usr/bin:/bin"}
@@ -205,6 +206,10 @@ def main():
     parser.add_argument("--short", type=int, default=10, help="vmcache's short run, seconds")
     parser.add_argument("--long", type=int, default=40, help="vmcache's long run, seconds")
     parser.add_argument("--page-size", type=int, default=4096, help="flashbuf's page size")
+    parser.add_argument("--cargo-profile", default="profiling-lto",
+                        choices=["profiling", "profiling-lto"],
+                        help="flashbuf's build: profiling-lto (fat LTO, one code-generation "
+                             "unit, line tables; the default) or profiling (release's codegen)")
     parser.add_argument("--table", type=Path, help="re-print the tables of a saved FILE.json")
     args = parser.parse_args()
     if args.table:
@@ -222,9 +227,10 @@ def main():
                                           capture_output=True, text=True).stdout.strip(),
         "settings": {"warehouses": 5, "threads": 1, "vmcache_page_size": 4096,
                      "flashbuf_page_size": args.page_size, "vmcache_runfor": [args.short, args.long],
-                     "flashbuf_transactions": FLASHBUF_TXNS, "flashbuf_warmup": FLASHBUF_WARMUP},
+                     "flashbuf_transactions": FLASHBUF_TXNS, "flashbuf_warmup": FLASHBUF_WARMUP,
+                     "flashbuf_cargo_profile": args.cargo_profile},
         "engines": {"vmcache": vmcache(args.checkout, args.work, args.short, args.long),
-                    "flashbuf": flashbuf(args.work, args.page_size)},
+                    "flashbuf": flashbuf(args.work, args.page_size, args.cargo_profile)},
     }
     out = args.out or args.work / "instructions.json"
     out.write_text(json.dumps(report, indent=1))

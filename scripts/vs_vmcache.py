@@ -19,7 +19,8 @@ VMCACHE_CHECKOUT is a checkout of https://github.com/viktorleis/vmcache that you
 never copied into this repository). The script
   1. builds vmcache from it with the flags of its Makefile into WORK/vmcache (needs g++ with
      C++20 and libaio's header: on Debian `apt-get install g++ libaio-dev`), and flashbuf with
-     `cargo build --release --locked`;
+     `cargo build --profile release-lto --locked` (one code-generation unit and fat LTO, as
+     vmcache is one translation unit; `--cargo-profile release` for the default build);
   2. pre-writes vmcache's data files in WORK (real zeros, not a sparse or fallocated file, whose
      unwritten extents would read back as zeros without touching the device) and builds
      flashbuf's images with `flashbuf load` (kept in WORK and reused by later sittings);
@@ -183,12 +184,13 @@ def checkout_commit(checkout):
         return None
 
 
-def build_flashbuf(nice):
-    log("building flashbuf (cargo build --release --locked)")
-    command = [*nice_prefix(nice), "cargo", "build", "--release", "--locked", "--quiet"]
+def build_flashbuf(nice, profile):
+    log(f"building flashbuf (cargo build --profile {profile} --locked)")
+    command = [*nice_prefix(nice), "cargo", "build", "--profile", profile, "--locked", "--quiet",
+               "--bin", "flashbuf"]
     if subprocess.run(command, cwd=REPO).returncode != 0:
         fail("the flashbuf build failed (see above)")
-    binary = REPO / "target" / "release" / "flashbuf"
+    binary = REPO / "target" / profile / "flashbuf"
     if not binary.is_file():
         fail(f"{binary} missing after the build")
     return binary
@@ -507,6 +509,10 @@ def parse_args():
                         help="flashbuf's page size (4096, vmcache's)")
     parser.add_argument("--flashbuf", type=Path, default=None,
                         help="use this flashbuf binary instead of building the repository's")
+    parser.add_argument("--cargo-profile", default="release-lto",
+                        help="the Cargo profile flashbuf is built with (release-lto: one "
+                             "code-generation unit and fat LTO, the counterpart of vmcache's "
+                             "single translation unit; `release` for the default build)")
     parser.add_argument("--flashbuf-oom-warehouses", type=int, default=20,
                         help="flashbuf's warehouses at tpcc-oom (20); `flashbuf load` holds "
                              "about 3x the image in RAM, about 5 GB for 20 warehouses: give "
@@ -524,6 +530,8 @@ def parse_args():
         parser.error("--page-size must be 4096, 8192, 16384 or 32768")
     if not 1 <= args.flashbuf_oom_warehouses <= 1000:
         parser.error("--flashbuf-oom-warehouses must be from 1 to 1000")
+    if args.cargo_profile not in ("release", "release-lto", "profiling", "profiling-lto"):
+        parser.error("--cargo-profile must be release, release-lto, profiling or profiling-lto")
     if args.flashbuf is not None and not os.access(args.flashbuf, os.X_OK):
         parser.error(f"--flashbuf {args.flashbuf}: not an executable file")
     if args.flashbuf_pool_config is not None and not args.flashbuf_pool_config.is_file():
@@ -555,7 +563,8 @@ def main():
     out = (args.out or work / "vs_vmcache.json").resolve()
 
     vmcache = build_vmcache(args.vmcache.resolve(), work, args.nice)
-    flashbuf = args.flashbuf.resolve() if args.flashbuf else build_flashbuf(args.nice)
+    flashbuf = (args.flashbuf.resolve() if args.flashbuf
+                else build_flashbuf(args.nice, args.cargo_profile))
     images = {}
     for name in wanted:
         point = table[name]
@@ -591,6 +600,7 @@ def main():
                             else f"unknown: --flashbuf {flashbuf} (this checkout is at "
                                  f"{checkout_commit(REPO)})"),
         "flashbuf_binary": str(flashbuf),
+        "flashbuf_cargo_profile": None if args.flashbuf else args.cargo_profile,
         "vmcache_commit": checkout_commit(args.vmcache.resolve()),
         "runs_per_engine": args.runs,
         "measured_s": args.seconds,

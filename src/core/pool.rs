@@ -365,9 +365,7 @@ impl Core {
     /// Device-time milliseconds since the pool opened.
     /// Each reading advances the hits' [`CoarseClock`].
     pub fn now_ms(&self) -> u64 {
-        let ms = (self.epoch.elapsed().as_secs_f64() * 1000.0 / self.time_scale) as u64;
-        self.coarse_clock.advance(ms);
-        ms
+        self.now_us() / 1000
     }
 
     /// Device-time microseconds since the pool opened. Each reading advances the hits'

@@ -668,11 +668,7 @@ fn judge_ratio(claim: &Claim, series: &[Compared]) -> (Outcome, String) {
             ),
         };
     }
-    if let Some((point, low)) = series.iter().find_map(|c| {
-        ends(c)
-            .filter(|(low, _)| *low <= 1.0)
-            .map(|(low, _)| (&c.point, low))
-    }) {
+    if let Some((point, low)) = first_interval_reaching(series, |low| low <= 1.0) {
         return (
             Outcome::NotReproduced,
             format!(
@@ -697,6 +693,19 @@ fn judge_ratio(claim: &Claim, series: &[Compared]) -> (Outcome, String) {
     }
 }
 
+/// The first point whose 95% interval's lower end satisfies `reaches` (the tie check's
+/// "down to 1" and the edge note's "below the paper's lower end"), with that end.
+fn first_interval_reaching<'a>(
+    series: &'a [Compared],
+    reaches: impl Fn(f64) -> bool,
+) -> Option<(&'a String, f64)> {
+    series.iter().find_map(|c| {
+        ends(c)
+            .filter(|(low, _)| reaches(*low))
+            .map(|(low, _)| (&c.point, low))
+    })
+}
+
 /// A met `at_least` whose 95% interval still reaches below it: the mean holds the paper's
 /// size, the noise does not rule out a smaller one. The verdict stays (the rule judges the
 /// mean), and its reason says so, so a reader sees a result at the paper's edge for what it is.
@@ -704,11 +713,7 @@ fn with_edge_note(reason: String, series: &[Compared], at_least: f64) -> String 
     if at_least <= 1.0 {
         return reason;
     }
-    match series.iter().find_map(|c| {
-        ends(c)
-            .filter(|(low, _)| *low < at_least)
-            .map(|(low, _)| (&c.point, low))
-    }) {
+    match first_interval_reaching(series, |low| low < at_least) {
         Some((point, low)) => format!(
             "{reason}: at least {} on the mean, but the 95% interval reaches down to {} at {point} \
              (at the paper's lower end, not beyond the noise)",

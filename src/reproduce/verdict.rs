@@ -695,10 +695,10 @@ fn judge_ratio(claim: &Claim, series: &[Compared]) -> (Outcome, String) {
 
 /// The first point whose 95% interval's lower end satisfies `reaches` (the tie check's
 /// "down to 1" and the edge note's "below the paper's lower end"), with that end.
-fn first_interval_reaching<'a>(
-    series: &'a [Compared],
+fn first_interval_reaching(
+    series: &[Compared],
     reaches: impl Fn(f64) -> bool,
-) -> Option<(&'a String, f64)> {
+) -> Option<(&String, f64)> {
     series.iter().find_map(|c| {
         ends(c)
             .filter(|(low, _)| reaches(*low))

@@ -510,6 +510,7 @@ def parse_args():
     parser.add_argument("--flashbuf", type=Path, default=None,
                         help="use this flashbuf binary instead of building the repository's")
     parser.add_argument("--cargo-profile", default="release-lto",
+                        choices=["release", "release-lto", "profiling", "profiling-lto"],
                         help="the Cargo profile flashbuf is built with (release-lto: one "
                              "code-generation unit and fat LTO, the counterpart of vmcache's "
                              "single translation unit; `release` for the default build)")
@@ -530,8 +531,6 @@ def parse_args():
         parser.error("--page-size must be 4096, 8192, 16384 or 32768")
     if not 1 <= args.flashbuf_oom_warehouses <= 1000:
         parser.error("--flashbuf-oom-warehouses must be from 1 to 1000")
-    if args.cargo_profile not in ("release", "release-lto", "profiling", "profiling-lto"):
-        parser.error("--cargo-profile must be release, release-lto, profiling or profiling-lto")
     if args.flashbuf is not None and not os.access(args.flashbuf, os.X_OK):
         parser.error(f"--flashbuf {args.flashbuf}: not an executable file")
     if args.flashbuf_pool_config is not None and not args.flashbuf_pool_config.is_file():

@@ -122,7 +122,7 @@ pub fn resume(
             remove_point_files(dir)?;
         }
         for (path, file) in readable_point_files(dir)? {
-            if file.plan != *plan {
+            if !file.plan.same_run(plan) {
                 return Err(Error::Config(format!(
                     "--out {}: holds results of another run ({} from `{}`); rerun with \
                      --fresh to replace them, or choose another --out",

@@ -443,6 +443,7 @@ fn our_run_html(out: &mut String, experiment: &Experiment, sweep: &SweepResults)
             let _ = writeln!(out, "<pre>{}</pre>", escape(&sweep.format_table()));
         }
     }
+    time_scales_html(out, sweep);
     for point in &sweep.points {
         if let Some(error) = &point.error {
             let _ = writeln!(
@@ -490,6 +491,46 @@ fn our_run_html(out: &mut String, experiment: &Experiment, sweep: &SweepResults)
         let _ = writeln!(out, "</div>");
     }
     Ok(())
+}
+
+/// When the points ran at different time scales (points run on different hosts, or a point
+/// rerun at a higher `--model-cores` and merged): each point's time scale and its runs'
+/// largest timing error, so that a reader sees which measured how exactly.
+fn time_scales_html(out: &mut String, sweep: &SweepResults) {
+    let per_point: Vec<(&str, f64, Option<f64>)> = sweep
+        .points
+        .iter()
+        .filter_map(|point| {
+            let runs = &point.results.as_ref()?.runs;
+            let scale = runs.iter().map(|run| run.time_scale).fold(0.0, f64::max);
+            let error = runs
+                .iter()
+                .filter_map(|run| run.host_lateness.as_ref().map(|l| l.error_share))
+                .reduce(f64::max);
+            Some((point.value.as_str(), scale, error))
+        })
+        .collect();
+    let mut scales: Vec<f64> = per_point.iter().map(|(_, scale, _)| *scale).collect();
+    scales.dedup();
+    if scales.len() < 2 {
+        return;
+    }
+    let items: Vec<String> = per_point
+        .iter()
+        .map(|(value, scale, error)| match error {
+            Some(error) => format!(
+                "{} at time scale {scale} (timing error up to {:.1}%)",
+                escape(value),
+                error * 100.0
+            ),
+            None => format!("{} at time scale {scale}", escape(value)),
+        })
+        .collect();
+    let _ = writeln!(
+        out,
+        "<p>The points ran at different time scales: {}.</p>",
+        items.join("; ")
+    );
 }
 
 fn side_by_side_table(out: &mut String, experiment: &Experiment, measured: &Measured) {

@@ -13,7 +13,9 @@
 //! **Ids**: `pN` for a sweep, `EXPERIMENT.pN` for a reproduction (N counts the values from 1 in
 //! the plan's order; experiment ids are lowercase letters, digits and `-`, so the `.` is
 //! unambiguous). An id is stable for a given command line; the results file carries its plan,
-//! so files of another plan are refused rather than mixed.
+//! so files of another plan are refused rather than mixed. Plans that differ only in
+//! [`HOST_FLAGS`] (the time scale, the image's path) are one run: a host too slow for the
+//! others' time scale runs its points at a higher one, and [`group`] names which ran how.
 //!
 //! **Files**: `DIR/points/ID.point.json` ([`PointFile`]): the format tag, the id, the plan, the
 //! provenance (flashbuf version, the full command, the host, start and end time) and the point
@@ -65,7 +67,36 @@ pub struct Plan {
     pub grid: Option<super::grid::Grid>,
 }
 
+/// Flags that say how a host runs a plan, not what it measures: the emulation's time scale
+/// (`--model-cores`; every run records its time scale and timing error, which the verdicts
+/// judge) and where a record workload's image lies (`--db`; `bench` refuses an image loaded
+/// with other parameters). Points whose plans differ only in these are points of one run, so
+/// a slow host can run its points at a higher time scale and still merge with the rest.
+pub const HOST_FLAGS: &[&str] = &["--model-cores", "--db"];
+
 impl Plan {
+    /// The command line without [`HOST_FLAGS`] and their values: what the plan measures.
+    #[must_use]
+    pub fn identity(&self) -> String {
+        split_host_flags(&self.command_line).0.join(" ")
+    }
+
+    /// The [`HOST_FLAGS`] of the command line with their values, in order (a later one wins).
+    #[must_use]
+    pub fn host_flags(&self) -> String {
+        split_host_flags(&self.command_line).1.join(" ")
+    }
+
+    /// Whether `other` is a plan of the same run: equal but for [`HOST_FLAGS`].
+    #[must_use]
+    pub fn same_run(&self, other: &Plan) -> bool {
+        let without = |plan: &Plan| Plan {
+            command_line: plan.identity(),
+            ..plan.clone()
+        };
+        without(self) == without(other)
+    }
+
     /// The id of point `index` (0-based).
     #[must_use]
     pub fn id(&self, index: usize) -> String {
@@ -424,6 +455,29 @@ impl Group {
     }
 }
 
+/// Splits a command line's words into the rest and the [`HOST_FLAGS`] with their values (as
+/// `--flag value` or `--flag=value`).
+fn split_host_flags(command_line: &str) -> (Vec<&str>, Vec<&str>) {
+    let (mut rest, mut host) = (Vec::new(), Vec::new());
+    let mut value_follows = false;
+    for word in command_line.split_whitespace() {
+        if std::mem::take(&mut value_follows) {
+            host.push(word);
+        } else if HOST_FLAGS.contains(&word) {
+            host.push(word);
+            value_follows = true;
+        } else if HOST_FLAGS
+            .iter()
+            .any(|flag| word.strip_prefix(flag).is_some_and(|v| v.starts_with('=')))
+        {
+            host.push(word);
+        } else {
+            rest.push(word);
+        }
+    }
+    (rest, host)
+}
+
 /// Groups point files by plan (a reproduction's experiment, or a sweep's command line), in
 /// first-seen order, resolving duplicates (see the module docs).
 ///
@@ -433,7 +487,7 @@ impl Group {
 pub fn group(files: Vec<(PathBuf, PointFile)>) -> Result<Vec<Group>> {
     let mut groups: Vec<Group> = Vec::new();
     for (path, file) in files {
-        let key = |plan: &Plan| plan.experiment.clone().unwrap_or(plan.command_line.clone());
+        let key = |plan: &Plan| plan.experiment.clone().unwrap_or(plan.identity());
         let at = if let Some(at) = groups.iter().position(|g| key(&g.plan) == key(&file.plan)) {
             at
         } else {
@@ -445,7 +499,7 @@ pub fn group(files: Vec<(PathBuf, PointFile)>) -> Result<Vec<Group>> {
             groups.len() - 1
         };
         let group = &mut groups[at];
-        if group.plan != file.plan {
+        if !group.plan.same_run(&file.plan) {
             let first = group.points.values().next().map_or_else(
                 || "the first file".to_string(),
                 |(p, _)| p.display().to_string(),
@@ -493,7 +547,34 @@ pub fn group(files: Vec<(PathBuf, PointFile)>) -> Result<Vec<Group>> {
             }
         }
     }
+    for group in &mut groups {
+        note_host_flags(group);
+    }
     Ok(groups)
+}
+
+/// When a group's points ran with different [`HOST_FLAGS`], names which points ran with
+/// which (one note per set of flags) and drops the flags from the group's command line.
+fn note_host_flags(group: &mut Group) {
+    let mut by_flags: BTreeMap<String, Vec<&str>> = BTreeMap::new();
+    for (_, file) in group.points.values() {
+        by_flags
+            .entry(file.plan.host_flags())
+            .or_default()
+            .push(&file.id);
+    }
+    if by_flags.len() < 2 {
+        return;
+    }
+    for (flags, ids) in &by_flags {
+        let flags = if flags.is_empty() { "none" } else { flags };
+        group.notes.push(format!(
+            "host flags `{flags}`: {} (points of one run that differ only in host flags are \
+             merged; each run's time scale and timing error are in its results)",
+            ids.join(", ")
+        ));
+    }
+    group.plan.command_line = group.plan.identity();
 }
 
 /// The results of `plan` with `points` (by index): in plan order, a value with no point
@@ -630,6 +711,46 @@ mod tests {
         ])
         .unwrap_err();
         assert!(err.to_string().contains("different runs of x"), "{err}");
+    }
+
+    #[test]
+    fn points_that_differ_only_in_host_flags_merge_and_say_so() {
+        let mut first = plan(Some("x"));
+        first.command_line = "reproduce x --db /a/w.img --model-cores 32".into();
+        let mut second = first.clone();
+        second.command_line = "reproduce x --db=/b/w.img --model-cores 32 --model-cores 256".into();
+        assert!(first.same_run(&second));
+        assert_eq!(second.identity(), "reproduce x");
+        assert_eq!(
+            second.host_flags(),
+            "--db=/b/w.img --model-cores 32 --model-cores 256"
+        );
+        let groups = group(vec![
+            (PathBuf::from("a"), file(&first, 0, PointStatus::Done)),
+            (PathBuf::from("b"), file(&second, 1, PointStatus::Done)),
+        ])
+        .unwrap();
+        assert_eq!(groups.len(), 1);
+        assert_eq!(groups[0].points.len(), 2);
+        assert_eq!(groups[0].plan.command_line, "reproduce x");
+        let notes = groups[0].notes.join("\n");
+        assert!(
+            notes.contains("`--db /a/w.img --model-cores 32`: x.p1"),
+            "{notes}"
+        );
+        assert!(notes.contains("--model-cores 256`: x.p2"), "{notes}");
+        // Any other flag still makes another run.
+        let mut third = first.clone();
+        third.command_line = "reproduce x --db /a/w.img --threads 8".into();
+        assert!(!first.same_run(&third));
+        // One set of host flags: the command line is kept whole, with no note.
+        let groups = group(vec![
+            (PathBuf::from("a"), file(&first, 0, PointStatus::Done)),
+            (PathBuf::from("c"), file(&first, 1, PointStatus::Done)),
+        ])
+        .unwrap();
+        assert_eq!(groups[0].plan.command_line, first.command_line);
+        assert!(groups[0].notes.is_empty());
     }
 
     #[test]

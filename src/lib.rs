@@ -133,3 +133,19 @@ pub mod wal;
 pub mod workload;
 
 pub use error::{DeviceError, Error, PageId, Result};
+
+/// The source this flashbuf was built from: the git commit (12 hex digits), with `-dirty` when
+/// tracked files differed from it at build time, or `unknown` outside a git checkout. Every
+/// results file records it beside [`VERSION`] (`flashbuf_build`).
+pub const BUILD: &str = env!("FLASHBUF_BUILD");
+
+/// The crate's version (`CARGO_PKG_VERSION`).
+pub const VERSION: &str = env!("CARGO_PKG_VERSION");
+
+/// The version and the build, as `flashbuf --version` prints them: `0.1.0 (git 0123456789ab)`.
+pub const VERSION_AND_BUILD: &str = concat!(
+    env!("CARGO_PKG_VERSION"),
+    " (git ",
+    env!("FLASHBUF_BUILD"),
+    ")"
+);

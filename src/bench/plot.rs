@@ -871,7 +871,9 @@ fn setup_html(out: &mut String, results: &BenchResults) {
         "flashbuf",
         format!(
             "{}, {}, {} host cores",
-            header.flashbuf_version, header.date, header.host_cores
+            header.version_and_build(),
+            header.date,
+            header.host_cores
         ),
     );
     row("time base", header.time_base.clone());

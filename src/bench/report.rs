@@ -82,6 +82,10 @@ pub const TIME_BASE_NOTE: &str = "durations (duration_s, warmup_s, timeline t_s)
 pub struct Header {
     /// `CARGO_PKG_VERSION`.
     pub flashbuf_version: String,
+    /// The source it was built from ([`crate::BUILD`]; empty in files written before it was
+    /// recorded).
+    #[serde(default)]
+    pub flashbuf_build: String,
     /// UTC date and time the bench started, ISO 8601.
     pub date: String,
     /// Cores available to the process.
@@ -95,11 +99,23 @@ pub struct Header {
 }
 
 impl Header {
+    /// The version with the build it came from, as the reports print it: `0.1.0 (git ...)`,
+    /// or the version alone in a file written before builds were recorded.
+    #[must_use]
+    pub fn version_and_build(&self) -> String {
+        if self.flashbuf_build.is_empty() {
+            self.flashbuf_version.clone()
+        } else {
+            format!("{} (git {})", self.flashbuf_version, self.flashbuf_build)
+        }
+    }
+
     /// A header for now.
     #[must_use]
     pub fn new(command_line: &str) -> Header {
         Header {
-            flashbuf_version: env!("CARGO_PKG_VERSION").to_string(),
+            flashbuf_version: crate::VERSION.to_string(),
+            flashbuf_build: crate::BUILD.to_string(),
             date: utc_now_iso8601(),
             host_cores: super::cpu::available_cores(),
             command_line: command_line.to_string(),
@@ -932,5 +948,26 @@ mod tests {
         assert_eq!(iso8601_from_unix(0), "1970-01-01T00:00:00Z");
         assert_eq!(iso8601_from_unix(951_782_400), "2000-02-29T00:00:00Z");
         assert_eq!(iso8601_from_unix(1_700_000_000), "2023-11-14T22:13:20Z");
+    }
+
+    #[test]
+    fn the_header_names_the_build() {
+        let header = Header::new("flashbuf bench");
+        let build = header.flashbuf_build.clone();
+        let commit = build.strip_suffix("-dirty").unwrap_or(&build);
+        assert!(
+            build == "unknown"
+                || (commit.len() == 12 && commit.chars().all(|c| c.is_ascii_hexdigit())),
+            "{build}"
+        );
+        assert_eq!(
+            header.version_and_build(),
+            format!("{} (git {build})", crate::VERSION)
+        );
+        let old = Header {
+            flashbuf_build: String::new(),
+            ..header
+        };
+        assert_eq!(old.version_and_build(), crate::VERSION);
     }
 }

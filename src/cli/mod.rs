@@ -31,7 +31,7 @@ use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 /// flashbuf: a database buffer manager for flash SSDs, and a tool to compare buffer-management
 /// schemes (LRU-C, InnoDB-style, CF-LRU, WAR, RW, ...) on real and emulated devices.
 #[derive(Debug, Parser)]
-#[command(name = "flashbuf", version, about, long_about = None)]
+#[command(name = "flashbuf", version = crate::VERSION_AND_BUILD, about, long_about = None)]
 pub struct Cli {
     #[command(subcommand)]
     command: Command,

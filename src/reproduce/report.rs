@@ -383,7 +383,7 @@ pub fn report_html(
         if quick { " (--quick)" } else { "" },
         escape(command),
         escape(&experiment.ours.approximations),
-        escape(&sweep.header.flashbuf_version),
+        escape(&sweep.header.version_and_build()),
         sweep.header.host_cores,
         escape(&sweep.header.date)
     );

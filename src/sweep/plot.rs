@@ -419,7 +419,7 @@ pub fn sweep_html(sweep: &SweepResults) -> Result<String> {
         escape(&sweep.param_sets),
         escape(&sweep.values.join(", ")),
         escape(&sweep.header.command_line),
-        escape(&sweep.header.flashbuf_version),
+        escape(&sweep.header.version_and_build()),
         sweep.header.host_cores,
         escape(&sweep.header.date),
         escape(&sweep.header.time_base)

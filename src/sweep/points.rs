@@ -210,6 +210,10 @@ pub fn select(plans: &[&Plan], requested: &[String]) -> Result<Vec<Vec<usize>>> 
 pub struct Provenance {
     /// `CARGO_PKG_VERSION` of the flashbuf that ran the point.
     pub flashbuf_version: String,
+    /// The source it was built from ([`crate::BUILD`]; empty in files written before it was
+    /// recorded).
+    #[serde(default)]
+    pub flashbuf_build: String,
     /// The full command that ran it.
     pub command: String,
     /// The host's name.
@@ -225,7 +229,8 @@ impl Provenance {
     #[must_use]
     pub fn ending_now(started: String) -> Provenance {
         Provenance {
-            flashbuf_version: env!("CARGO_PKG_VERSION").to_string(),
+            flashbuf_version: crate::VERSION.to_string(),
+            flashbuf_build: crate::BUILD.to_string(),
             command: std::env::args().collect::<Vec<_>>().join(" "),
             host: host_name(),
             started,

@@ -55,8 +55,10 @@ pub struct SchemeEstimate {
     pub warm_up_min_s: f64,
     /// The warm-up, longest (its fixed length or its cap).
     pub warm_up_max_s: f64,
-    /// The measured phase.
+    /// The measured phase, shortest expected.
     pub measure_s: f64,
+    /// The measured phase, longest (its fixed length, or the cap of `--duration auto`).
+    pub measure_max_s: f64,
     /// The consistency check (0 without one).
     pub check_s: f64,
     /// Whether the set-up copies a loaded record image (else it loads a synthetic database).
@@ -100,6 +102,7 @@ impl SchemeEstimate {
             warm_up_min_s: warm_min.as_secs_f64() * scale,
             warm_up_max_s: warm_max.as_secs_f64() * scale,
             measure_s: config.duration.as_secs_f64() * scale,
+            measure_max_s: config.measure_max().as_secs_f64() * scale,
             check_s,
             record: config.record.is_some(),
         }
@@ -114,7 +117,7 @@ impl SchemeEstimate {
     /// The longest expected real time, seconds (what the ETA starts from: it errs long).
     #[must_use]
     pub fn high_s(&self) -> f64 {
-        self.set_up_s + self.warm_up_max_s + self.measure_s + self.check_s
+        self.set_up_s + self.warm_up_max_s + self.measure_max_s + self.check_s
     }
 
     /// `about 4.1 min of real time (copy 1.6 s, warm-up 32 s, measure 48 s, check about
@@ -136,7 +139,17 @@ impl SchemeEstimate {
         let phases: Vec<String> = [
             (self.set_up_s >= 0.5).then(|| format!("{set_up} {}", approx(self.set_up_s))),
             warm_up,
-            (self.measure_s >= 0.5).then(|| format!("measure {}", approx(self.measure_s))),
+            (self.measure_max_s >= 0.5).then(|| {
+                if same(self.measure_s, self.measure_max_s) {
+                    format!("measure {}", approx(self.measure_max_s))
+                } else {
+                    format!(
+                        "measure {} to {} (until steady)",
+                        approx(self.measure_s),
+                        approx(self.measure_max_s)
+                    )
+                }
+            }),
             (self.check_s > 0.0).then(|| format!("check {}", approx(self.check_s))),
         ]
         .into_iter()
@@ -263,6 +276,7 @@ mod tests {
             buffer_pages: 3277,
             threads: 64,
             duration,
+            measure_cap: None,
             warmup,
             pool_config: None,
             command_line: String::new(),

@@ -5,7 +5,9 @@
 //! into it (not bound to a log), open a fresh log device if the run has a log, build the target
 //! with the [`TargetFactory`], start `threads` workers, warm up (unmeasured) until the pool is
 //! full and throughput is steady (on an emulated SSD, ageing its flash layout with the run's
-//! own writes once on the way, `Aging`), measure for the configured device time, stop the workers,
+//! own writes once on the way, `Aging`), measure for the configured device time (with
+//! `--duration auto`, on past it until the phase is steady enough to stop, at most its cap:
+//! [`is_steady_enough_to_stop`]), stop the workers,
 //! shut the target down (final write-back). Measured: per-op latency (HdrHistogram per worker,
 //! merged), a timeline at the configured device-time step, pool, device and log counter deltas,
 //! process CPU, and the device's peak bandwidth at the run's mix.
@@ -39,7 +41,10 @@ use super::report::{
     BenchResults, DoublewriteStats, FsyncStats, Header, IoRates, LatencyMs, LogRates, RunFailure,
     RunResult, StallWaitMs, Steadiness, TypeResult,
 };
-use super::timeline::{TimelineRecorder, background_is_steady, judge_steadiness, tail_is_steady};
+use super::timeline::{
+    TimelineRecorder, background_is_steady, is_steady_enough_to_stop, judge_steadiness,
+    tail_is_steady,
+};
 use super::{BenchConfig, BenchTarget, LOG_PAGE_SIZE, TargetFactory, TargetSpec, WarmUp};
 use crate::datafile::DATA_START;
 use crate::device::emulated::aging::AgingReport;
@@ -417,7 +422,7 @@ fn run_scheme(
                 }
             }
         }
-        let measured = control_loop(config, control, target, device, line, scan_depth);
+        let measured = control_loop(config, control, target, device, line, scan_depth, scheme);
         control.phase.store(PHASE_STOP, Ordering::Release);
         let lateness = lateness.and_then(|handle| handle.join().ok()).flatten();
         let histograms: Vec<Result<WorkerOutcome>> = handles
@@ -689,6 +694,22 @@ fn pool_full(stats: &PoolStats) -> bool {
     stats.frames > 0 && (stats.free_frames == 0 || stats.misses >= stats.frames)
 }
 
+/// The shortest measured phase, device time: `duration`; with `--duration auto`, also at
+/// least [`super::cycles::MIN_WHOLE_CYCLES`] whole cycles of the scheme's background writer
+/// (so that a stop does not depend on where in a cycle the phase began), within the cap.
+fn measure_min(config: &BenchConfig, scheme: &Composition) -> Duration {
+    let Some(cap) = config.measure_cap else {
+        return config.duration;
+    };
+    let cycles =
+        super::cycles::writer_cycle(scheme, config.buffer_pages, config.pool_config.as_deref())
+            .map_or(Duration::ZERO, |cycle| {
+                Duration::try_from_secs_f64(cycle.period_s * super::cycles::MIN_WHOLE_CYCLES as f64)
+                    .unwrap_or(cap)
+            });
+    config.duration.max(cycles).min(cap)
+}
+
 fn control_loop(
     config: &BenchConfig,
     control: &Control,
@@ -696,10 +717,11 @@ fn control_loop(
     device: &SharedDevice,
     line: &mut SchemeProgress,
     scan_depth: usize,
+    scheme: &Composition,
 ) -> Measured {
     let scale = device.info().time_scale;
     let began = Instant::now();
-    let duration_real = config.duration.mul_f64(scale);
+    let duration_real = measure_min(config, scheme).mul_f64(scale);
     line.set_phase(Phase::WarmUp, duration_real.as_secs_f64());
     let (warmup_max, until_steady) = match config.warmup {
         WarmUp::For(duration) => (duration, false),
@@ -770,24 +792,16 @@ fn control_loop(
         Ordering::AcqRel,
         Ordering::Acquire,
     );
-    line.set_phase(Phase::Measure, duration_real.as_secs_f64());
-    line.bar().set_length(config.duration.as_millis() as u64);
-    let mut timeline = TimelineRecorder::new(start.at, start.ops, &start.pool, scale, config.step);
-    timeline.note_device(&start.device);
-    // Measured phase. Bound: `duration_real` / TICK iterations.
-    while !control.stopped() && !interrupt::interrupted() && start.at.elapsed() < duration_real {
-        std::thread::sleep(TICK.min(duration_real.saturating_sub(start.at.elapsed())));
-        // The eviction end is profiled once a step, just before the point's counters are
-        // read, so its profile weighs the phase evenly and each point carries its sample.
-        let stats = || {
-            target.sample_tail(scan_depth);
-            target.stats()
-        };
-        if timeline.poll(Instant::now(), control.total_ops(), stats) {
-            timeline.note_device(&device.stats());
-        }
-        show_measure_progress(line, &timeline, start.at, duration_real, scale);
-    }
+    let mut timeline = measure(
+        config,
+        control,
+        target,
+        device,
+        line,
+        scan_depth,
+        &start,
+        duration_real,
+    );
     // A worker records an operation by the phase it began in. Stopping the workers before the
     // end's counters are read leaves at most the one operation each has in flight to complete
     // after them; read first, a control thread the host preempted here let the workers record
@@ -805,6 +819,51 @@ fn control_loop(
         end,
         timeline,
     }
+}
+
+/// The measured phase: a timeline from `start` for `duration_real` of real time, or with
+/// `--duration auto` on past it until steady enough to stop, at most the cap. Bound:
+/// `measure_max_real` / TICK iterations.
+#[allow(clippy::too_many_arguments)]
+fn measure(
+    config: &BenchConfig,
+    control: &Control,
+    target: &dyn BenchTarget,
+    device: &SharedDevice,
+    line: &mut SchemeProgress,
+    scan_depth: usize,
+    start: &Snapshot,
+    duration_real: Duration,
+) -> TimelineRecorder {
+    let scale = device.info().time_scale;
+    let measure_max_real = config.measure_max().mul_f64(scale);
+    line.set_phase(Phase::Measure, measure_max_real.as_secs_f64());
+    line.bar()
+        .set_length(config.measure_max().as_millis() as u64);
+    let mut timeline = TimelineRecorder::new(start.at, start.ops, &start.pool, scale, config.step);
+    timeline.note_device(&start.device);
+    while !control.stopped() && !interrupt::interrupted() && start.at.elapsed() < measure_max_real {
+        std::thread::sleep(TICK.min(measure_max_real.saturating_sub(start.at.elapsed())));
+        // The eviction end is profiled once a step, just before the point's counters are
+        // read, so its profile weighs the phase evenly and each point carries its sample.
+        let stats = || {
+            target.sample_tail(scan_depth);
+            target.stats()
+        };
+        let recorded = timeline.poll(Instant::now(), control.total_ops(), stats);
+        if recorded {
+            timeline.note_device(&device.stats());
+        }
+        show_measure_progress(line, &timeline, start.at, measure_max_real, scale);
+        if recorded
+            && config.measure_cap.is_some()
+            && start.at.elapsed() >= duration_real
+            && is_steady_enough_to_stop(&judge_steadiness(timeline.points()))
+        {
+            break;
+        }
+    }
+    timeline
 }
 
 /// The measured phase's progress line: the last point's throughput, the time left and the

@@ -286,8 +286,12 @@ pub struct BenchConfig {
     pub buffer_pages: usize,
     /// Worker threads.
     pub threads: usize,
-    /// Measured phase, device time.
+    /// Measured phase, device time (with `measure_cap`, its minimum).
     pub duration: Duration,
+    /// `Some(max)`: the measured phase goes on past `duration` until it is steady with a
+    /// drift interval no wider than the limit ([`timeline::is_steady_enough_to_stop`]), for
+    /// at most `max` of device time (`--duration auto`). `None`: exactly `duration`.
+    pub measure_cap: Option<Duration>,
     /// Warm-up phase.
     pub warmup: WarmUp,
     /// Timeline step, device time.
@@ -316,6 +320,12 @@ pub const MAX_THREADS: usize = 4096;
 pub const MAX_PHASE: Duration = Duration::from_hours(24);
 
 impl BenchConfig {
+    /// The longest the measured phase can run, device time: the cap, else `duration`.
+    #[must_use]
+    pub fn measure_max(&self) -> Duration {
+        self.measure_cap.unwrap_or(self.duration).max(self.duration)
+    }
+
     /// The `file:` paths of the data and log devices: bench creates them for each scheme and
     /// deletes them after it (a real device gets a fresh file per scheme, like an emulated
     /// one gets a fresh model).
@@ -361,6 +371,15 @@ impl BenchConfig {
         if self.duration.is_zero() || self.duration > MAX_PHASE {
             return Err(Error::Config(format!(
                 "the measured duration must be positive and at most {MAX_PHASE:?} of device time"
+            )));
+        }
+        if let Some(cap) = self.measure_cap
+            && (cap < self.duration || cap > MAX_PHASE)
+        {
+            return Err(Error::Config(format!(
+                "the measured phase's cap ({cap:?}) must be at least its minimum ({:?}) and at \
+                 most {MAX_PHASE:?} of device time",
+                self.duration
             )));
         }
         let warmup = match self.warmup {

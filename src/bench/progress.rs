@@ -225,7 +225,7 @@ impl CommandProgress {
             estimate_s: initial_estimate_s(config),
             finished_s: Vec::new(),
             visible: config.progress,
-            duration_ms: u64::try_from(config.duration.as_millis()).unwrap_or(u64::MAX),
+            duration_ms: u64::try_from(config.measure_max().as_millis()).unwrap_or(u64::MAX),
         }
     }
 

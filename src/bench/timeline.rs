@@ -295,6 +295,15 @@ pub struct SteadyVerdict {
     pub reason: String,
 }
 
+/// Whether a measured phase of `--duration auto` may stop: judged steady, and long enough
+/// that its drift's 95% interval is no wider than the drift the rule allows
+/// ([`STEADY_DRIFT`]), so that a short phase whose noise happens to fit is not taken for a
+/// steady one (a 2 s phase's interval is ±20-50%; docs/regime.md, "The drift's own noise").
+#[must_use]
+pub fn is_steady_enough_to_stop(verdict: &SteadyVerdict) -> bool {
+    verdict.steady && verdict.windows >= MIN_WINDOWS && verdict.drift_ci95 <= STEADY_DRIFT
+}
+
 /// Judges the steadiness of a phase from its timeline (see the module docs).
 #[must_use]
 pub fn judge_steadiness(points: &[TimelinePoint]) -> SteadyVerdict {
@@ -793,6 +802,31 @@ mod tests {
             "{}",
             verdict.reason
         );
+    }
+
+    #[test]
+    fn an_automatic_phase_stops_only_when_steady_beyond_its_noise() {
+        // Flat over 3 s: steady, and its drift's interval is narrow.
+        let flat = judge_steadiness(&series((0..30).map(|i| 1000.0 + wobble(i, 50.0))));
+        assert!(is_steady_enough_to_stop(&flat), "{}", flat.reason);
+        // Four 0.5 s windows that wobble by 10%: the rule may call the drift steady, but its
+        // interval is wider than the limit, so the phase goes on.
+        let short = judge_steadiness(&series(
+            [1000.0, 1080.0, 920.0, 1010.0]
+                .iter()
+                .flat_map(|&mean| (0..5).map(move |_| mean)),
+        ));
+        assert!(short.steady, "{}", short.reason);
+        assert!(short.drift_ci95 > STEADY_DRIFT, "{}", short.reason);
+        assert!(!is_steady_enough_to_stop(&short), "{}", short.reason);
+        // A drift: not steady, whatever its interval.
+        let drifting = judge_steadiness(&series(
+            (0..30).map(|i| 1000.0 - 10.0 * i as f64 + wobble(i, 20.0)),
+        ));
+        assert!(!is_steady_enough_to_stop(&drifting), "{}", drifting.reason);
+        // Too short to judge at all.
+        let tiny = judge_steadiness(&series((0..3).map(|_| 1000.0)));
+        assert!(!is_steady_enough_to_stop(&tiny), "{}", tiny.reason);
     }
 
     #[test]

@@ -53,6 +53,11 @@ use crate::workload::ycsb::{RequestDistribution, YcsbConfig, YcsbWorkload};
 pub const DEFAULT_THREADS: usize = 64;
 /// Upper bound of the automatic warm-up, device time.
 pub const DEFAULT_WARMUP_MAX: Duration = Duration::from_secs(10);
+/// The cap of `--duration auto`, device time.
+pub const DEFAULT_MEASURE_MAX: Duration = Duration::from_mins(1);
+/// The shortest measured phase of `--duration auto`, device time: enough windows for the
+/// steadiness test to judge a drift.
+pub const AUTO_MEASURE_MIN: Duration = Duration::from_secs(5);
 
 /// Arguments of `bench`.
 #[derive(Debug, Clone, clap::Args)]
@@ -127,8 +132,11 @@ pub struct BenchArgs {
     #[arg(long, default_value_t = DEFAULT_THREADS)]
     pub threads: usize,
     /// Measured duration per scheme, in device time: `3s`, `500ms`, `1m`; a bare number is
-    /// seconds. The real time is this times the time scale (shown before the run starts).
-    /// Default 3 s, and 10 s for TPC-C (its regime setup is not steady in 3 s; docs/regime.md).
+    /// seconds. Or `auto` (at least 5 s, then until the phase is steady with its drift's 95%
+    /// interval within ±10%, at most 60 s) or `auto:DURATION` for another cap: each run
+    /// measures as long as its own steadiness needs. The real time is this times the time
+    /// scale (shown before the run starts). Default 3 s, and 10 s for TPC-C (its regime setup
+    /// is not steady in 3 s; docs/regime.md).
     #[arg(long, default_value = "3s")]
     pub duration: String,
     /// Warm-up per scheme, not measured, device time: a duration, or `auto` (until the buffer
@@ -279,7 +287,7 @@ impl BenchArgs {
         } else if !super::limits::is_percentage(&self.buffer) {
             super::limits::check_frames(&self.buffer, buffer_pages, None)?;
         }
-        let (duration, warmup) = self.phases()?;
+        let (duration, measure_cap, warmup) = self.phases()?;
         if self.repeat == 0 || self.repeat > crate::bench::repeat::MAX_REPEATS {
             return Err(flag_error(
                 "--repeat",
@@ -314,6 +322,7 @@ impl BenchArgs {
             buffer_pages,
             threads: self.threads,
             duration,
+            measure_cap,
             warmup,
             pool_config,
             command_line: command_line.to_string(),
@@ -373,8 +382,9 @@ impl BenchArgs {
         (duration, warmup)
     }
 
-    /// The measured duration and the warm-up (and the worker threads, checked with them).
-    fn phases(&self) -> Result<(Duration, WarmUp)> {
+    /// The measured duration (with `--duration auto`, its minimum and cap) and the warm-up
+    /// (and the worker threads, checked with them).
+    fn phases(&self) -> Result<(Duration, Option<Duration>, WarmUp)> {
         if self.threads == 0 || self.threads > crate::bench::MAX_THREADS {
             return Err(flag_error(
                 "--threads",
@@ -383,9 +393,9 @@ impl BenchArgs {
             ));
         }
         let (duration_text, warmup_text) = self.phase_texts();
-        let duration = parse_duration(duration_text)
+        let (duration, measure_cap) = parse_measure(duration_text)
             .map_err(|why| flag_error("--duration", duration_text, &why))?;
-        if duration.is_zero() || duration > crate::bench::MAX_PHASE {
+        if duration.is_zero() || measure_cap.unwrap_or(duration) > crate::bench::MAX_PHASE {
             return Err(flag_error(
                 "--duration",
                 duration_text,
@@ -409,7 +419,7 @@ impl BenchArgs {
                 ),
             ));
         }
-        Ok((duration, warmup))
+        Ok((duration, measure_cap, warmup))
     }
 
     /// The record workload the flags ask for (`None`: a synthetic mix), its flags checked:
@@ -908,6 +918,26 @@ pub fn parse_buffer(
     usize::try_from(pages).map_err(|_| "too large".to_string())
 }
 
+/// `--duration`: a fixed duration (no cap), or `auto` / `auto:MAX`: at least
+/// [`AUTO_MEASURE_MIN`] (or `MAX` if shorter), then until steady, at most `MAX`
+/// ([`DEFAULT_MEASURE_MAX`] for `auto`).
+fn parse_measure(text: &str) -> Result<(Duration, Option<Duration>), String> {
+    let text = text.trim();
+    let cap = if text == "auto" {
+        Some(DEFAULT_MEASURE_MAX)
+    } else if let Some(max) = text.strip_prefix("auto:") {
+        Some(parse_duration(max)?)
+    } else {
+        None
+    };
+    match cap {
+        Some(max) => Ok((AUTO_MEASURE_MIN.min(max), Some(max))),
+        None => parse_duration(text)
+            .map(|duration| (duration, None))
+            .map_err(|why| format!("{why}, or `auto` / `auto:DURATION`")),
+    }
+}
+
 fn parse_warmup(text: &str) -> Result<WarmUp, String> {
     let text = text.trim();
     if text == "auto" {
@@ -1210,7 +1240,14 @@ pub fn run_prepared(args: &BenchArgs, config: &BenchConfig) -> Result<BenchResul
         config.workload.db_pages,
         config.workload.page_size,
         config.warmup,
-        crate::bench::progress::format_duration(config.duration),
+        match config.measure_cap {
+            Some(cap) => format!(
+                "{} to {}, until steady,",
+                crate::bench::progress::format_duration(config.duration),
+                crate::bench::progress::format_duration(cap)
+            ),
+            None => crate::bench::progress::format_duration(config.duration),
+        },
         crate::bench::estimate::SchemeEstimate::for_config(config).describe(),
     );
     let factory = default_factory();
@@ -1369,24 +1406,39 @@ mod tests {
         let auto = |secs| WarmUp::UntilSteady {
             max: Duration::from_secs(secs),
         };
-        assert_eq!(
-            phases(&["--workload", "tpcc"]),
-            (Duration::from_secs(10), auto(15))
-        );
+        let secs = Duration::from_secs;
+        assert_eq!(phases(&["--workload", "tpcc"]), (secs(10), None, auto(15)));
         assert_eq!(
             phases(&["--workload", "tpcc", "--duration", "3s", "--warmup", "auto"]),
-            (Duration::from_secs(3), auto(10)),
+            (secs(3), None, auto(10)),
             "the general defaults, given explicitly, stand"
         );
         assert_eq!(
             phases(&["--workload", "tpcc", "--duration", "2s"]),
-            (Duration::from_secs(2), auto(15))
+            (secs(2), None, auto(15))
+        );
+        assert_eq!(phases(&["--workload", "ycsb-a"]), (secs(3), None, auto(10)));
+        assert_eq!(phases(&[]), (secs(3), None, auto(10)));
+        assert_eq!(
+            phases(&["--duration", "auto"]),
+            (AUTO_MEASURE_MIN, Some(DEFAULT_MEASURE_MAX), auto(10))
         );
         assert_eq!(
-            phases(&["--workload", "ycsb-a"]),
-            (Duration::from_secs(3), auto(10))
+            phases(&["--duration", "auto:30s"]),
+            (AUTO_MEASURE_MIN, Some(secs(30)), auto(10))
         );
-        assert_eq!(phases(&[]), (Duration::from_secs(3), auto(10)));
+        assert_eq!(
+            phases(&["--duration", "auto:2s"]),
+            (secs(2), Some(secs(2)), auto(10)),
+            "a cap below the minimum is the whole phase"
+        );
+        for bad in ["auto:", "auto:soon", "auto:0s", "auto:25h", "soon"] {
+            let err = bench_args(&["--duration", bad])
+                .phases()
+                .unwrap_err()
+                .to_string();
+            assert!(err.contains("--duration"), "{bad}: {err}");
+        }
     }
 
     #[test]

@@ -140,7 +140,7 @@ fn check_real_time(config: &BenchConfig, time_scale: f64) -> Result<()> {
     let warmup = match config.warmup {
         crate::bench::WarmUp::For(d) | crate::bench::WarmUp::UntilSteady { max: d } => d,
     };
-    let per_scheme_s = (config.duration + warmup).as_secs_f64() * time_scale;
+    let per_scheme_s = (config.measure_max() + warmup).as_secs_f64() * time_scale;
     let runs = config.schemes.len() * config.repeats.max(1);
     let total_s = per_scheme_s * runs as f64;
     if !total_s.is_finite() || total_s > MAX_REAL_TIME.as_secs_f64() {
@@ -150,7 +150,7 @@ fn check_real_time(config: &BenchConfig, time_scale: f64) -> Result<()> {
              hours: shorten --duration/--warmup, lower --repeat or time_scale / --model-cores",
             total_s / 3600.0,
             runs,
-            config.duration + warmup,
+            config.measure_max() + warmup,
             MAX_REAL_TIME.as_secs() / 3600
         )));
     }

@@ -29,6 +29,7 @@ fn a_young_log_and_a_pool_under_its_dirty_limit_flush_only_the_lru_tail() {
         buffer_pages: 410,
         threads: 4,
         duration: Duration::from_millis(1500),
+        measure_cap: None,
         warmup: WarmUp::For(Duration::from_millis(300)),
         // Rounds every 50 ms; the dirty limit out of reach.
         pool_config: Some(

@@ -172,6 +172,7 @@ fn small_config(mix: Mix, schemes: Vec<Scheme>) -> BenchConfig {
         buffer_pages: 205,
         threads: 4,
         duration: Duration::from_millis(1300),
+        measure_cap: None,
         warmup: WarmUp::For(Duration::from_millis(200)),
         pool_config: None,
         command_line: "bench_harness test".into(),
@@ -397,6 +398,36 @@ fn a_short_run_of_two_schemes_writes_every_contract_field() {
             assert!(kind["latency_cdf"].is_array());
         }
     }
+}
+
+/// `--duration auto`: the phase measures at least its minimum and at most its cap, and stops
+/// before the cap only when steady with a narrow drift interval (whether this host's load
+/// lets it stop early is not asserted: that is its measurement to make).
+#[test]
+fn a_measured_phase_until_steady_stays_within_its_bounds() {
+    let mut config = small_config(Mix::Ms, vec![Scheme::Vanilla]);
+    config.duration = Duration::from_secs(1);
+    config.measure_cap = Some(Duration::from_secs(6));
+    let results = run_bench(&config, &*cache_factory(None)).unwrap();
+    assert!(results.failures.is_empty(), "{:?}", results.failures);
+    let run = &results.runs[0];
+    assert!(run.duration_s >= 1.0 - 1e-3, "{}", run.duration_s);
+    // The last tick may overshoot by one TICK (50 ms) and the stop itself.
+    assert!(run.duration_s <= 6.2, "{}", run.duration_s);
+    let steadiness = serde_json::to_value(&run.steadiness).unwrap();
+    if run.duration_s < 5.8 {
+        assert_eq!(steadiness["steady"], true, "{steadiness}");
+        let ci = steadiness["drift_ci95"].as_f64().unwrap();
+        assert!(
+            ci <= 0.1 + 1e-9,
+            "stopped at {} s on {steadiness}",
+            run.duration_s
+        );
+    }
+    // A bad cap is refused before anything runs.
+    config.measure_cap = Some(Duration::from_millis(500));
+    let err = run_bench(&config, &*cache_factory(None)).unwrap_err();
+    assert!(err.to_string().contains("cap"), "{err}");
 }
 
 #[test]

@@ -37,6 +37,7 @@ fn config(check: bool) -> BenchConfig {
         buffer_pages: (loaded / 5) as usize,
         threads: 4,
         duration: Duration::from_millis(800),
+        measure_cap: None,
         warmup: WarmUp::For(Duration::from_millis(200)),
         step: flashbuf::bench::timeline::STEP,
         pool_config: None,

@@ -28,6 +28,7 @@ fn config(pool_config: &str) -> BenchConfig {
         buffer_pages: 512,
         threads: 4,
         duration: Duration::from_millis(1500),
+        measure_cap: None,
         warmup: WarmUp::For(Duration::from_millis(200)),
         // A short flusher period so the run sees several of its rounds.
         pool_config: Some(format!(

@@ -34,6 +34,7 @@ fn config(schemes: &[&str]) -> BenchConfig {
         buffer_pages: 1024,
         threads: 4,
         duration: Duration::from_millis(2500),
+        measure_cap: None,
         warmup: WarmUp::For(Duration::from_millis(300)),
         // Rounds every 100 ms so a short run sees a few dozen of them.
         pool_config: Some("cleaner_period_ms = 100\ntime_constant_scale = 1.0\n".into()),

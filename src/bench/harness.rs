@@ -481,14 +481,7 @@ fn run_scheme(
         )));
     }
     let mut result = build_result(config, driver, scheme, device, &measured, &outcome);
-    result.host_lateness = lateness.and_then(|probe| {
-        let reference = super::lateness::reference_us(
-            result.fsync.count,
-            result.fsync.mean_ms,
-            result.latency_ms.mean,
-        );
-        probe.summary(result.time_scale, reference)
-    });
+    result.host_lateness = lateness.and_then(|probe| run_lateness(&probe, &result));
     let cycle =
         super::cycles::writer_cycle(scheme, config.buffer_pages, config.pool_config.as_deref());
     super::cycles::record(&mut result.steadiness, cycle.as_ref(), result.duration_s);
@@ -692,6 +685,24 @@ impl Aging {
 /// keep a free list replenished may never reach zero free).
 fn pool_full(stats: &PoolStats) -> bool {
     stats.frames > 0 && (stats.free_frames == 0 || stats.misses >= stats.frames)
+}
+
+/// The run's wake-up lateness against its reference wait (its mean fsync, else its mean
+/// operation) and per operation ([`super::lateness::Lateness::with_op_error`]).
+fn run_lateness(
+    probe: &super::lateness::LatenessProbe,
+    result: &RunResult,
+) -> Option<super::lateness::Lateness> {
+    let reference = super::lateness::reference_us(
+        result.fsync.count,
+        result.fsync.mean_ms,
+        result.latency_ms.mean,
+    );
+    let requests = (result.io.read_iops + result.io.write_iops) * result.duration_s
+        + result.fsync.count as f64;
+    probe
+        .summary(result.time_scale, reference)
+        .map(|late| late.with_op_error(requests, result.ops, result.latency_ms.mean))
 }
 
 /// The shortest measured phase, device time: `duration`; with `--duration auto`, also at

@@ -194,8 +194,35 @@ pub struct Lateness {
     pub reference_us: f64,
     /// `device_mean_us / reference_us`: the run's timing error (0 without a reference).
     pub error_share: f64,
+    /// Requests the data device served per operation (reads, writes and fsyncs over the
+    /// operations; background writes included, so at least the waits on a client's path).
+    #[serde(default)]
+    pub requests_per_op: f64,
+    /// `device_mean_us x requests_per_op` over the mean operation latency: the share of an
+    /// operation's time that its waits' lateness accounts for, what a closed loop of clients
+    /// whose waits are their own loses in throughput. `error_share` instead holds the lateness
+    /// to the mean fsync, what a serialized sync path (InnoDB's doublewrite) loses, and is what
+    /// the verdicts judge; the two differ most on devices whose fsync costs microseconds
+    /// ([`Lateness::with_op_error`]; docs/reproduce.md, "Host timing"). 0 when not computed.
+    #[serde(default)]
+    pub op_error_share: f64,
     /// Set when `error_share` exceeds [`WARN_ERROR_SHARE`].
     pub warning: Option<String>,
+}
+
+impl Lateness {
+    /// Sets [`Lateness::requests_per_op`] and [`Lateness::op_error_share`] from the run's
+    /// device requests (`reads + writes + fsyncs`), operations and mean operation latency
+    /// (device milliseconds). Leaves them 0 when the run had no operations or no latency.
+    #[must_use]
+    pub fn with_op_error(mut self, requests: f64, ops: u64, op_mean_ms: f64) -> Lateness {
+        if ops > 0 && op_mean_ms > 0.0 && requests.is_finite() && requests >= 0.0 {
+            self.requests_per_op = requests / ops as f64;
+            self.op_error_share =
+                self.device_mean_us * self.requests_per_op / (op_mean_ms * 1000.0);
+        }
+        self
+    }
 }
 
 /// Records sleep lateness (microseconds).
@@ -257,6 +284,8 @@ impl LatenessProbe {
             device_mean_us,
             reference_us,
             error_share,
+            requests_per_op: 0.0,
+            op_error_share: 0.0,
             warning: (error_share > WARN_ERROR_SHARE).then(|| {
                 format!(
                     "the host woke threads {:.0} us late on average ({device_mean_us:.1} us of \
@@ -403,6 +432,28 @@ mod tests {
         let ideal = device_reference(&resolve("ideal", &[]).unwrap(), 4096).unwrap();
         assert!(ideal.us > 0.0 && ideal.us < AUTO_REFERENCE_US, "{ideal:?}");
         assert!(ideal.source.contains("queue depth 1"), "{ideal:?}");
+    }
+
+    #[test]
+    fn the_error_per_operation_weighs_the_lateness_by_the_waits_of_an_operation() {
+        // 36 us late at time scale 16 (2.25 us of device time), 1.33 device requests per
+        // operation, operations of 176 us: 1.7% of an operation is lateness, while the same
+        // lateness is 28% of an 8 us fsync.
+        let late = Lateness {
+            device_mean_us: 2.25,
+            reference_us: 8.0,
+            error_share: 2.25 / 8.0,
+            ..Lateness::default()
+        }
+        .with_op_error(133_000.0, 100_000, 0.176);
+        assert!((late.requests_per_op - 1.33).abs() < 1e-12);
+        assert!((late.op_error_share - 2.25 * 1.33 / 176.0).abs() < 1e-12);
+        assert!(late.op_error_share < 0.02 && late.error_share > 0.25);
+        // No operations, or no latency: left unset.
+        let none = Lateness::default().with_op_error(10.0, 0, 1.0);
+        assert!(none.op_error_share.abs() < f64::EPSILON);
+        let none = Lateness::default().with_op_error(10.0, 5, 0.0);
+        assert!(none.requests_per_op.abs() < f64::EPSILON);
     }
 
     #[test]

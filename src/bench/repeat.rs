@@ -546,6 +546,8 @@ fn mean_lateness(runs: &[&RunResult]) -> Option<super::lateness::Lateness> {
         device_mean_us: m(|l| l.device_mean_us),
         reference_us: m(|l| l.reference_us),
         error_share: m(|l| l.error_share),
+        requests_per_op: m(|l| l.requests_per_op),
+        op_error_share: m(|l| l.op_error_share),
         warning: (warnings > 0).then(|| {
             format!(
                 "{warnings} of {} repeats: {}",

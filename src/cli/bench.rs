@@ -1316,9 +1316,10 @@ fn on_run_finished(
                 run.host_lateness
                     .as_ref()
                     .map_or_else(String::new, |late| format!(
-                        ", wake-ups {:.0} us late (timing error {:.2}%)",
+                        ", wake-ups {:.0} us late (timing error {:.2}%, per operation {:.2}%)",
                         late.mean_us,
-                        late.error_share * 100.0
+                        late.error_share * 100.0,
+                        late.op_error_share * 100.0
                     )),
                 run.device_aging
                     .as_ref()

@@ -400,6 +400,9 @@ fn run_scheme(
     // depth, and the regime reports it.
     let shape = PoolShape::of(config, scheme, driver.page_size())?;
     let scan_depth = shape.scan_depth();
+    let writer_cycle =
+        super::cycles::writer_cycle(scheme, config.buffer_pages, config.pool_config.as_deref());
+    let cycle = writer_cycle.as_ref();
     let run = driver.start()?;
     let types = driver.op_types().len();
     let control = Control::new(config.threads);
@@ -422,7 +425,7 @@ fn run_scheme(
                 }
             }
         }
-        let measured = control_loop(config, control, target, device, line, scan_depth, scheme);
+        let measured = control_loop(config, control, target, device, line, scan_depth, cycle);
         control.phase.store(PHASE_STOP, Ordering::Release);
         let lateness = lateness.and_then(|handle| handle.join().ok()).flatten();
         let histograms: Vec<Result<WorkerOutcome>> = handles
@@ -482,9 +485,7 @@ fn run_scheme(
     }
     let mut result = build_result(config, driver, scheme, device, &measured, &outcome);
     result.host_lateness = lateness.and_then(|probe| run_lateness(&probe, &result));
-    let cycle =
-        super::cycles::writer_cycle(scheme, config.buffer_pages, config.pool_config.as_deref());
-    super::cycles::record(&mut result.steadiness, cycle.as_ref(), result.duration_s);
+    super::cycles::record(&mut result.steadiness, cycle, result.duration_s);
     result.config_diff =
         super::report::config_diffs(scheme, config.buffer_pages, config.pool_config.as_deref())?;
     result.regime = Some(run_regime(config, &shape, &measured, &result)?);
@@ -708,16 +709,14 @@ fn run_lateness(
 /// The shortest measured phase, device time: `duration`; with `--duration auto`, also at
 /// least [`super::cycles::MIN_WHOLE_CYCLES`] whole cycles of the scheme's background writer
 /// (so that a stop does not depend on where in a cycle the phase began), within the cap.
-fn measure_min(config: &BenchConfig, scheme: &Composition) -> Duration {
+fn measure_min(config: &BenchConfig, cycle: Option<&super::cycles::WriterCycle>) -> Duration {
     let Some(cap) = config.measure_cap else {
         return config.duration;
     };
-    let cycles =
-        super::cycles::writer_cycle(scheme, config.buffer_pages, config.pool_config.as_deref())
-            .map_or(Duration::ZERO, |cycle| {
-                Duration::try_from_secs_f64(cycle.period_s * super::cycles::MIN_WHOLE_CYCLES as f64)
-                    .unwrap_or(cap)
-            });
+    let cycles = cycle.map_or(Duration::ZERO, |cycle| {
+        Duration::try_from_secs_f64(cycle.period_s * super::cycles::MIN_WHOLE_CYCLES as f64)
+            .unwrap_or(cap)
+    });
     config.duration.max(cycles).min(cap)
 }
 
@@ -728,11 +727,11 @@ fn control_loop(
     device: &SharedDevice,
     line: &mut SchemeProgress,
     scan_depth: usize,
-    scheme: &Composition,
+    cycle: Option<&super::cycles::WriterCycle>,
 ) -> Measured {
     let scale = device.info().time_scale;
     let began = Instant::now();
-    let duration_real = measure_min(config, scheme).mul_f64(scale);
+    let duration_real = measure_min(config, cycle).mul_f64(scale);
     line.set_phase(Phase::WarmUp, duration_real.as_secs_f64());
     let (warmup_max, until_steady) = match config.warmup {
         WarmUp::For(duration) => (duration, false),

@@ -74,19 +74,11 @@ pub fn argv_without_plan() -> Vec<String> {
 pub fn plan_identity(args: &[String]) -> String {
     const WITH_VALUE: &[&str] = &["--out", "--json", "--point"];
     const ALONE: &[&str] = &["--plan", "--fresh"];
-    let mut kept = Vec::new();
-    let mut skip_next = false;
-    for arg in args.iter().skip(1) {
-        if std::mem::take(&mut skip_next) {
-            continue;
-        }
-        let name = arg.split('=').next().unwrap_or(arg);
-        if WITH_VALUE.contains(&arg.as_str()) {
-            skip_next = true;
-        } else if !(WITH_VALUE.contains(&name) || ALONE.contains(&name)) {
-            kept.push(arg.clone());
-        }
-    }
+    let (kept, _) = crate::sweep::points::split_flags(
+        args.iter().skip(1).map(String::as_str),
+        WITH_VALUE,
+        ALONE,
+    );
     format!("flashbuf {}", kept.join(" "))
 }
 

@@ -460,27 +460,35 @@ impl Group {
     }
 }
 
-/// Splits a command line's words into the rest and the [`HOST_FLAGS`] with their values (as
-/// `--flag value` or `--flag=value`).
+/// Splits a command line's words into the rest and the [`HOST_FLAGS`] with their values.
 fn split_host_flags(command_line: &str) -> (Vec<&str>, Vec<&str>) {
-    let (mut rest, mut host) = (Vec::new(), Vec::new());
+    split_flags(command_line.split_whitespace(), HOST_FLAGS, &[])
+}
+
+/// Splits `words` into those kept and those taken: a flag of `with_value` with its value (as
+/// `--flag value` or `--flag=value`), or a flag of `alone` (`--flag` or `--flag=...`).
+#[must_use]
+pub fn split_flags<'a>(
+    words: impl IntoIterator<Item = &'a str>,
+    with_value: &[&str],
+    alone: &[&str],
+) -> (Vec<&'a str>, Vec<&'a str>) {
+    let (mut kept, mut taken) = (Vec::new(), Vec::new());
     let mut value_follows = false;
-    for word in command_line.split_whitespace() {
+    for word in words {
+        let name = word.split('=').next().unwrap_or(word);
         if std::mem::take(&mut value_follows) {
-            host.push(word);
-        } else if HOST_FLAGS.contains(&word) {
-            host.push(word);
+            taken.push(word);
+        } else if with_value.contains(&word) {
+            taken.push(word);
             value_follows = true;
-        } else if HOST_FLAGS
-            .iter()
-            .any(|flag| word.strip_prefix(flag).is_some_and(|v| v.starts_with('=')))
-        {
-            host.push(word);
+        } else if with_value.contains(&name) || alone.contains(&name) {
+            taken.push(word);
         } else {
-            rest.push(word);
+            kept.push(word);
         }
     }
-    (rest, host)
+    (kept, taken)
 }
 
 /// Groups point files by plan (a reproduction's experiment, or a sweep's command line), in

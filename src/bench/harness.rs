@@ -18,7 +18,8 @@
 //! background-writer cycles its measured phase held ([`super::cycles`]).
 //!
 //! A scheme (repeat) that cannot be set up or fails while running is recorded in
-//! [`BenchResults::failures`] and the next one runs.
+//! [`BenchResults::failures`] and the next one runs. Runs kept from an interrupted earlier
+//! attempt of the same point are taken instead of run ([`super::continuation`]).
 //!
 //! Threads: the workers and one control thread (the caller). Shared state is the `Control`
 //! block: the phase word, per-worker op counters and the first error; no locks on the op path.
@@ -33,6 +34,7 @@ use std::time::{Duration, Instant};
 use hdrhistogram::Histogram;
 use parking_lot::Mutex;
 
+use super::continuation::Continuation;
 use super::cpu::{CpuSample, utilisation};
 use super::driver::{Driver, DriverRun, OpOutcome, SyntheticDriver};
 use super::interrupt;
@@ -120,7 +122,7 @@ impl Control {
 /// # Errors
 /// [`Error::Config`] for a bad configuration (nothing ran).
 pub fn run_bench(config: &BenchConfig, factory: &TargetFactory) -> Result<BenchResults> {
-    run_bench_with(config, factory, &mut |_, _| {})
+    run_bench_with(config, factory, &mut Continuation::none(), &mut |_, _| {})
 }
 
 /// What a run of one scheme (one repeat) ended with, as [`run_bench_with`]'s callback sees it.
@@ -128,6 +130,8 @@ pub fn run_bench(config: &BenchConfig, factory: &TargetFactory) -> Result<BenchR
 pub enum Finished<'a> {
     /// It completed: its own record (one repeat's, not the mean).
     Run(&'a RunResult),
+    /// It was not run: an earlier attempt's record of it was kept ([`Continuation`]).
+    Kept(&'a RunResult),
     /// It failed or did not run.
     Failed(&'a RunFailure),
 }
@@ -140,11 +144,16 @@ pub enum Finished<'a> {
 /// every scheme again), each run on a fresh device with a fresh copy of the image; each
 /// scheme's record is then the combination of its repeats ([`super::repeat`]).
 ///
+/// A run that `continuation` holds from an earlier attempt is taken instead of run
+/// ([`Finished::Kept`]); every run that completes here is handed to it
+/// ([`super::continuation`]).
+///
 /// # Errors
 /// As [`run_bench`].
 pub fn run_bench_with(
     config: &BenchConfig,
     factory: &TargetFactory,
+    continuation: &mut Continuation<'_>,
     on_result: &mut dyn FnMut(&BenchResults, Finished<'_>),
 ) -> Result<BenchResults> {
     config.validate()?;
@@ -178,9 +187,19 @@ pub fn run_bench_with(
     let mut results = assemble(&header, &repeats, &failures);
     for repeat in 0..config.repeats {
         for (index, scheme) in config.schemes.iter().enumerate() {
+            if let Some(kept) = continuation.take(repeat, &scheme.name) {
+                repeats[index].push(Some(kept));
+                results = assemble(&header, &repeats, &failures);
+                if let Some(Some(run)) = repeats[index].last() {
+                    on_result(&results, Finished::Kept(run));
+                }
+                continue;
+            }
+            progress.set_kept_ahead(continuation.kept_count());
             let run = run_one(config, driver, factory, &mut progress, repeat, index);
             let finished = match run {
                 Ok(run) => {
+                    continuation.ended(repeat, &scheme.name, &run);
                     repeats[index].push(Some(run));
                     None
                 }

@@ -33,6 +33,7 @@
 pub mod bytes;
 pub mod capacity;
 pub mod chart;
+pub mod continuation;
 pub mod cpu;
 pub mod cycles;
 pub mod driver;

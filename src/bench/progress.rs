@@ -214,6 +214,8 @@ pub struct CommandProgress {
     visible: bool,
     /// The measured phase, device ms (the bar's length: empty until it starts).
     duration_ms: u64,
+    /// Runs after the current one that an earlier attempt kept (they take no time).
+    kept_ahead: usize,
 }
 
 impl CommandProgress {
@@ -226,7 +228,14 @@ impl CommandProgress {
             finished_s: Vec::new(),
             visible: config.progress,
             duration_ms: u64::try_from(config.measure_max().as_millis()).unwrap_or(u64::MAX),
+            kept_ahead: 0,
         }
+    }
+
+    /// Says how many runs still ahead were kept from an earlier attempt and will not run
+    /// ([`super::continuation`]), so the ETA leaves them out.
+    pub fn set_kept_ahead(&mut self, runs: usize) {
+        self.kept_ahead = runs;
     }
 
     /// Starts scheme `index` (0-based) named `name`, in `phase`.
@@ -251,7 +260,10 @@ impl CommandProgress {
             phases: PhaseTimes::default(),
             phase,
             expected_s: self.expected_s(),
-            schemes_after: self.schemes.saturating_sub(index + 1),
+            schemes_after: self
+                .schemes
+                .saturating_sub(index + 1)
+                .saturating_sub(self.kept_ahead),
             finished_s: self.finished_s.clone(),
             estimate_s: self.estimate_s,
             floor_s: 0.0,

@@ -36,6 +36,7 @@ use std::time::Duration;
 use std::sync::Arc;
 
 use super::given::Given;
+use crate::bench::continuation::Continuation;
 use crate::bench::driver::{RecordDriver, RecordSpec};
 use crate::bench::image::Image;
 use crate::bench::report::BenchResults;
@@ -1107,21 +1108,25 @@ pub fn load_summary(image: &Image) -> String {
 /// files that cannot be written.
 pub fn run(args: &BenchArgs) -> Result<()> {
     let command_line = std::env::args().collect::<Vec<_>>().join(" ");
-    let results = run_to_results(args, &command_line)?;
+    let results = run_to_results(args, &command_line, &mut Continuation::none())?;
     failures_error(&results)
 }
 
-/// Everything `bench` does except turning failed schemes into an error: checks, load, runs,
-/// the printed table and the files; returns the results.
+/// Everything `bench` does except turning failed schemes into an error: checks, load, runs
+/// (taking the runs `continuation` kept), the printed table and the files; returns the results.
 ///
 /// # Errors
 /// Bad flags, a failed load, files that cannot be written (failed schemes are in the results).
-pub fn run_to_results(args: &BenchArgs, command_line: &str) -> Result<BenchResults> {
+pub fn run_to_results(
+    args: &BenchArgs,
+    command_line: &str,
+    continuation: &mut Continuation<'_>,
+) -> Result<BenchResults> {
     let (mut config, record) = prepare(args, command_line)?;
     if let Some(spec) = record {
         attach_record(args, &mut config, spec)?;
     }
-    run_prepared(args, &config)
+    run_prepared(args, &config, continuation)
 }
 
 /// Parses the flags and runs every check that needs no loaded image (the preflight); returns
@@ -1177,11 +1182,16 @@ pub fn failures_error(results: &BenchResults) -> Result<()> {
 }
 
 /// Runs a prepared configuration (record image attached): the banner, each scheme with its
-/// progress and summary line, the printed table, `--json` and `--out`.
+/// progress and summary line (runs that `continuation` kept from an earlier attempt are taken,
+/// not run: [`crate::bench::continuation`]), the printed table, `--json` and `--out`.
 ///
 /// # Errors
 /// Files that cannot be written; a configuration the harness refuses.
-pub fn run_prepared(args: &BenchArgs, config: &BenchConfig) -> Result<BenchResults> {
+pub fn run_prepared(
+    args: &BenchArgs,
+    config: &BenchConfig,
+    continuation: &mut Continuation<'_>,
+) -> Result<BenchResults> {
     let scale = args.time_scale()?;
     let workload = config.record.as_ref().map_or_else(
         || {
@@ -1252,10 +1262,15 @@ pub fn run_prepared(args: &BenchArgs, config: &BenchConfig) -> Result<BenchResul
     );
     let factory = default_factory();
     crate::bench::interrupt::install();
-    let results =
-        crate::bench::harness::run_bench_with(config, &*factory, &mut |so_far, finished| {
+    announce_kept(continuation, config);
+    let results = crate::bench::harness::run_bench_with(
+        config,
+        &*factory,
+        continuation,
+        &mut |so_far, finished| {
             on_run_finished(args, so_far, finished);
-        })?;
+        },
+    )?;
     super::out(&report::format_table(&results));
     if config.record.is_some() && !config.check {
         super::out("consistency check: SKIPPED (--no-check)\n");
@@ -1272,6 +1287,17 @@ pub fn run_prepared(args: &BenchArgs, config: &BenchConfig) -> Result<BenchResul
         );
     }
     Ok(results)
+}
+
+/// Says how many runs an interrupted earlier attempt kept, if any.
+fn announce_kept(continuation: &Continuation<'_>, config: &BenchConfig) {
+    if continuation.kept_count() > 0 {
+        eprintln!(
+            "bench: continuing an interrupted attempt: {} of {} runs kept from it",
+            continuation.kept_count(),
+            config.repeats * config.schemes.len()
+        );
+    }
 }
 
 /// `, flash aged: GC 0.25 -> 0.52 per write in 3.5 passes from 45k writes` (or `, not
@@ -1338,6 +1364,12 @@ fn on_run_finished(
             if let Some(tail) = &run.tail_profile {
                 eprintln!("        {}", tail.describe());
             }
+        }
+        crate::bench::harness::Finished::Kept(run) => {
+            eprintln!(
+                "  kept: {} {:.0} {} from the interrupted attempt (time scale {})",
+                run.scheme, run.throughput, run.unit, run.time_scale
+            );
         }
         crate::bench::harness::Finished::Failed(failure) => {
             eprintln!("  failed: {}: {}", failure.scheme, failure.error);

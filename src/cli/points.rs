@@ -3,15 +3,18 @@
 //! [`crate::sweep::points`]).
 //!
 //! A whole run with an output directory writes each point's results file
-//! (`OUT/points/ID.point.json`) as the point ends and calls back with the results so far (the
-//! caller rewrites its report); a rerun into the same directory skips the points whose file
-//! says they are done (`--fresh` removes the files first and runs everything). A `--point`
-//! run writes only its points' files: other workers may be writing into the same directory,
-//! so the report is `flashbuf merge`'s job.
+//! (`OUT/points/ID.point.json`) after every run of the point (until it completes, the file
+//! says it is under way and keeps the runs that ended) and, as the point ends, calls back with
+//! the results so far (the caller rewrites its report). A rerun into the same directory skips
+//! the points whose file says they are done and continues the others from the runs their files
+//! kept ([`crate::bench::continuation`]); `--fresh` removes the files first and runs
+//! everything. A `--point` run writes only its points' files: other workers may be writing
+//! into the same directory, so the report is `flashbuf merge`'s job.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+use crate::bench::continuation::{Continuation, EndedRun};
 use crate::error::{Error, Result};
 use crate::sweep::points::{POINTS_DIR, PointFile, Provenance, SUFFIX, assemble};
 use crate::sweep::reuse;
@@ -89,13 +92,16 @@ pub struct Resume {
     pub done: BTreeMap<usize, SweepPoint>,
     /// Indices to run, in order.
     pub todo: Vec<usize>,
+    /// Per index to run: the runs an interrupted earlier attempt kept, which it continues from.
+    pub kept: BTreeMap<usize, Vec<EndedRun>>,
     /// Whether this runs the whole plan (a report after every point) rather than `--point`s.
     pub whole: bool,
 }
 
 /// Works out what to run: `selected` (`None`: every point) minus the points whose file in
-/// `out` says they are done, unless `fresh` (which removes the files first). Prints a line per
-/// skipped point.
+/// `out` says they are done, unless `fresh` (which removes the files first); a point whose file
+/// kept the runs of an interrupted attempt continues from them. Prints a line per skipped or
+/// continued point.
 ///
 /// # Errors
 /// `out` holds point files of another plan (and not `fresh`), or files that cannot be read or
@@ -109,6 +115,7 @@ pub fn resume(
     let all: Vec<usize> = (0..plan.values.len()).collect();
     let wanted = selected.unwrap_or(&all);
     let mut done = BTreeMap::new();
+    let mut partial = BTreeMap::new();
     if let Some(dir) = out {
         if fresh {
             remove_point_files(dir)?;
@@ -125,6 +132,8 @@ pub fn resume(
             }
             if file.done() {
                 done.insert(file.index, (path, file));
+            } else if !file.ended_runs.is_empty() {
+                partial.insert(file.index, (path, file.ended_runs));
             }
         }
     }
@@ -144,14 +153,43 @@ pub fn resume(
             path.display()
         );
     }
+    let kept = continued(plan, &todo, partial);
     Ok(Resume {
         done: done
             .into_iter()
             .map(|(index, (_, file))| (index, file.point))
             .collect(),
         todo,
+        kept,
         whole: selected.is_none(),
     })
+}
+
+/// The kept runs of the points in `todo` whose file holds some, with a line per point.
+fn continued(
+    plan: &Plan,
+    todo: &[usize],
+    mut partial: BTreeMap<usize, (PathBuf, Vec<EndedRun>)>,
+) -> BTreeMap<usize, Vec<EndedRun>> {
+    let mut kept = BTreeMap::new();
+    for index in todo {
+        let Some((path, runs)) = partial.remove(index) else {
+            continue;
+        };
+        eprintln!(
+            "{}: point {} ({} = {}) continues an interrupted attempt: {} of {} runs kept ({}); \
+             --fresh runs it all again",
+            plan.label(),
+            plan.id(*index),
+            plan.param,
+            plan.values[*index],
+            runs.len(),
+            plan.repeats * plan.schemes.len(),
+            path.display()
+        );
+        kept.insert(*index, runs);
+    }
+    kept
 }
 
 /// Takes the points of `resume.todo` that a point among `donors` covers
@@ -260,23 +298,26 @@ fn remove_point_files(dir: &Path) -> Result<()> {
     Ok(())
 }
 
-/// Runs `resume.todo` in order with `run_one` (index -> point), writing each point's file
-/// into `out` (if any) and, for a whole run, calling `progress` with the results so far after
-/// each. On Ctrl-C the points not started are `not_run` (and get no file). Returns the
-/// results: every point of a whole run; a `--point` run's own points otherwise.
+/// Runs `resume.todo` in order with `run_one` (index and its [`Continuation`] -> point),
+/// writing each point's file into `out` (if any) after every run of the point and as it ends,
+/// and, for a whole run, calling `progress` with the results so far after each point. On
+/// Ctrl-C the points not started are `not_run` (and get no file). Returns the results: every
+/// point of a whole run; a `--point` run's own points otherwise.
 ///
 /// # Errors
-/// A point file that cannot be written.
+/// A point file that cannot be written as the point ends (one that cannot be written after a
+/// run is reported, and the point goes on).
 pub fn run_points(
     plan: &Plan,
     out: Option<&Path>,
     resume: Resume,
-    mut run_one: impl FnMut(usize) -> SweepPoint,
+    mut run_one: impl FnMut(usize, &mut Continuation<'_>) -> SweepPoint,
     mut progress: impl FnMut(&SweepResults),
 ) -> Result<SweepResults> {
     let Resume {
         mut done,
         todo,
+        mut kept,
         whole,
     } = resume;
     let mut ran = BTreeMap::new();
@@ -295,9 +336,19 @@ pub fn run_points(
             continue;
         }
         let started = crate::bench::report::utc_now_iso8601();
-        let point = run_one(index);
+        let mut under_way = |ended: &[EndedRun]| {
+            if let Some(dir) = out
+                && let Err(err) = under_way_file(plan, index, &started, ended).write(dir)
+            {
+                eprintln!("flashbuf: {err} (the point goes on)");
+            }
+        };
+        let mut continuation =
+            Continuation::new(kept.remove(&index).unwrap_or_default(), &mut under_way);
+        let point = run_one(index, &mut continuation);
+        let ended_runs = continuation.into_runs();
         if let Some(dir) = out
-            && point.status != PointStatus::NotRun
+            && (point.status != PointStatus::NotRun || !ended_runs.is_empty())
         {
             let file = PointFile {
                 format: crate::sweep::points::FORMAT.into(),
@@ -305,6 +356,11 @@ pub fn run_points(
                 index,
                 plan: plan.clone(),
                 provenance: Provenance::ending_now(started),
+                ended_runs: if point.status == PointStatus::Done {
+                    Vec::new()
+                } else {
+                    ended_runs
+                },
                 point: point.clone(),
                 derived_from: None,
             };
@@ -322,6 +378,32 @@ pub fn run_points(
         Ok(assemble(plan, &done, true))
     } else {
         Ok(only(plan, &ran))
+    }
+}
+
+/// The file of point `index` while it runs: `not_run`, saying how many of its runs `ended`
+/// holds, which a rerun takes instead of running them.
+fn under_way_file(plan: &Plan, index: usize, started: &str, ended: &[EndedRun]) -> PointFile {
+    let total = plan.repeats * plan.schemes.len();
+    PointFile {
+        format: crate::sweep::points::FORMAT.into(),
+        id: plan.id(index),
+        index,
+        plan: plan.clone(),
+        provenance: Provenance::ending_now(started.to_string()),
+        point: SweepPoint {
+            value: plan.values[index].clone(),
+            status: PointStatus::NotRun,
+            error: Some(format!(
+                "under way: {} of {total} runs ended (kept in this file); if its run was \
+                 stopped, a rerun into this directory continues from them",
+                ended.len()
+            )),
+            results: None,
+            coordinates: Vec::new(),
+        },
+        derived_from: None,
+        ended_runs: ended.to_vec(),
     }
 }
 

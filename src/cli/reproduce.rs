@@ -12,6 +12,7 @@
 //! the command fails before writing anything into it. An id given twice is refused (the two
 //! runs would write into one directory).
 
+use crate::bench::continuation::Continuation;
 use std::path::{Path, PathBuf};
 
 use clap::{CommandFactory, FromArgMatches, Parser};
@@ -598,7 +599,7 @@ pub fn run_experiment(
             plan,
             Some(dir),
             resume,
-            |_| bench_point(args, &plan.command_line),
+            |_, continuation| bench_point(args, &plan.command_line, continuation),
             progress,
         )?,
     };
@@ -614,9 +615,9 @@ pub fn run_experiment(
     Ok(sweep)
 }
 
-/// A bench experiment's one point.
-fn bench_point(args: &BenchArgs, shown: &str) -> SweepPoint {
-    SweepPoint::from_outcome("-", bench::run_to_results(args, shown), "run")
+/// A bench experiment's one point, continuing from the runs `continuation` kept.
+fn bench_point(args: &BenchArgs, shown: &str, continuation: &mut Continuation<'_>) -> SweepPoint {
+    SweepPoint::from_outcome("-", bench::run_to_results(args, shown, continuation), "run")
 }
 
 /// Judges an experiment's results (of `plan`, from a whole run or `merge`), writes its report

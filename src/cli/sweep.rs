@@ -16,6 +16,7 @@
 //! current point's finished schemes are kept, the remaining points are marked not run, and the
 //! report is still written. The exit code is non-zero if any point or scheme failed.
 
+use crate::bench::continuation::Continuation;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -399,7 +400,7 @@ impl PreparedSweep {
             plan,
             out,
             resume,
-            |index| {
+            |index, continuation| {
                 let point = &points[index];
                 eprintln!(
                     "sweep: point {} of {total}: {} = {} ({})",
@@ -408,16 +409,16 @@ impl PreparedSweep {
                     point.value,
                     plan.id(index)
                 );
-                run_point(point)
+                run_point(point, continuation)
             },
             progress,
         )
     }
 }
 
-/// Runs one prepared point.
-fn run_point(point: &PreparedPoint) -> SweepPoint {
-    let outcome = bench::run_prepared(&point.args, &point.config);
+/// Runs one prepared point, continuing from the runs `continuation` kept.
+fn run_point(point: &PreparedPoint, continuation: &mut Continuation<'_>) -> SweepPoint {
+    let outcome = bench::run_prepared(&point.args, &point.config, continuation);
     SweepPoint::from_outcome(&point.value, outcome, "point")
 }
 

@@ -505,7 +505,11 @@ fn time_scales_html(out: &mut String, sweep: &SweepResults) {
             let scale = runs.iter().map(|run| run.time_scale).fold(0.0, f64::max);
             let error = runs
                 .iter()
-                .filter_map(|run| run.host_lateness.as_ref().map(|l| l.error_share))
+                .filter_map(|run| {
+                    run.host_lateness
+                        .as_ref()
+                        .map(|l| l.judged_error(run.latency_ms.mean))
+                })
                 .reduce(f64::max);
             Some((point.value.as_str(), scale, error))
         })

@@ -104,6 +104,8 @@ pub fn skeleton(run: &Value) -> RunResult {
     out.host_lateness = number(run, &["host_lateness", "error_share"]).map(|error_share| {
         crate::bench::lateness::Lateness {
             error_share,
+            device_mean_us: number(run, &["host_lateness", "device_mean_us"]).unwrap_or(0.0),
+            reference_us: number(run, &["host_lateness", "reference_us"]).unwrap_or(0.0),
             ..Default::default()
         }
     });

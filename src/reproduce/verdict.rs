@@ -134,7 +134,8 @@ pub struct Activity {
     /// Page writes (synchronous and background).
     pub page_writes: f64,
     /// The largest timing error of its completed repeats (`host_lateness.error_share`: the
-    /// host's mean wake-up lateness over the device's reference wait); above
+    /// host's mean wake-up lateness over the device's reference wait,
+    /// [`crate::bench::lateness::Lateness::judged_error`]); above
     /// [`MAX_TIMING_ERROR`] the device times are the host's, not the model's.
     pub timing_error: f64,
 }
@@ -159,7 +160,10 @@ impl Activity {
                     + pool.sync_recoverability_writes
                     + pool.lru_flushes
                     + pool.flush_list_flushes) as f64,
-                timing_error: run.host_lateness.as_ref().map_or(0.0, |l| l.error_share),
+                timing_error: run
+                    .host_lateness
+                    .as_ref()
+                    .map_or(0.0, |l| l.judged_error(run.latency_ms.mean)),
             }
         };
         match &run.repeats {

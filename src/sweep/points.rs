@@ -19,7 +19,10 @@
 //!
 //! **Files**: `DIR/points/ID.point.json` ([`PointFile`]): the format tag, the id, the plan, the
 //! provenance (flashbuf version, the full command, the host, start and end time) and the point
-//! in the sweep.json format. Written through a temporary file and a rename.
+//! in the sweep.json format. Written through a temporary file and a rename, after every run of
+//! the point: until the point completes, the file says it is under way (`not_run`) and holds
+//! the runs that ended (`ended_runs`), which a rerun continues from
+//! ([`crate::bench::continuation`]).
 //!
 //! **Assembly** ([`assemble`]): points in plan order; a plan value with no file is a `not_run`
 //! point saying `missing`. Duplicates ([`group`]): the same file reached twice counts once; of
@@ -271,6 +274,11 @@ pub struct PointFile {
     /// (`reproduce --reuse`, [`super::reuse`]) rather than run.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub derived_from: Option<DerivedFrom>,
+    /// A point that did not complete: the runs that did, each scheme's repeat with its record,
+    /// which a rerun into the same directory takes instead of running them again
+    /// ([`crate::bench::continuation`]). Empty for a completed point.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub ended_runs: Vec<crate::bench::continuation::EndedRun>,
 }
 
 /// Where a point taken from another run came from ([`super::reuse::derive()`]).
@@ -649,6 +657,7 @@ mod tests {
                 coordinates: Vec::new(),
             },
             derived_from: None,
+            ended_runs: Vec::new(),
         }
     }
 

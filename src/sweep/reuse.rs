@@ -121,6 +121,7 @@ pub fn derive(donor: &PointFile, source: &Path, plan: &Plan, index: usize) -> Po
             schemes_left_out: dropped,
             taken: crate::bench::report::utc_now_iso8601(),
         }),
+        ended_runs: Vec::new(),
     }
 }
 

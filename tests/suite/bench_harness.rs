@@ -666,3 +666,63 @@ fn sample_tables_for_16_and_64_threads() {
         println!("report in {}", dir.display());
     }
 }
+
+/// A run kept from an interrupted attempt takes its place (its repeat of its scheme) instead
+/// of running; every run that does run reaches the continuation with all the runs ended so far,
+/// in the interleaved order.
+#[test]
+fn kept_runs_are_taken_in_their_place_and_the_rest_run() {
+    use flashbuf::bench::continuation::{Continuation, EndedRun};
+    use flashbuf::bench::harness::{Finished, run_bench_with};
+    let mut config = small_config(Mix::Ms, vec![Scheme::Cflru, Scheme::War]);
+    config.duration = Duration::from_millis(300);
+    config.warmup = WarmUp::For(Duration::ZERO);
+    config.repeats = 2;
+    let marker = report::RunResult {
+        scheme: "war".into(),
+        throughput: 12_345.0,
+        unit: "ops/s".into(),
+        ..Default::default()
+    };
+    let kept = vec![EndedRun {
+        repeat: 0,
+        scheme: "war".into(),
+        run: marker,
+    }];
+    let mut saved: Vec<Vec<(usize, String)>> = Vec::new();
+    let mut keep = |ended: &[EndedRun]| {
+        saved.push(ended.iter().map(|r| (r.repeat, r.scheme.clone())).collect());
+    };
+    let mut continuation = Continuation::new(kept, &mut keep);
+    let (mut ran, mut taken) = (0, 0);
+    let results = run_bench_with(
+        &config,
+        &*cache_factory(None),
+        &mut continuation,
+        &mut |_, finished| match finished {
+            Finished::Run(_) => ran += 1,
+            Finished::Kept(run) => {
+                assert_eq!(run.throughput, 12_345.0);
+                taken += 1;
+            }
+            Finished::Failed(failure) => panic!("{failure:?}"),
+        },
+    )
+    .unwrap();
+    drop(continuation);
+    assert_eq!((ran, taken), (3, 1));
+    let war = results.runs.iter().find(|run| run.scheme == "war").unwrap();
+    let repeats = war.repeats.as_ref().unwrap();
+    assert_eq!(repeats.runs.len(), 2);
+    assert_eq!(repeats.runs[0].as_ref().unwrap().throughput, 12_345.0);
+    assert_ne!(repeats.runs[1].as_ref().unwrap().throughput, 12_345.0);
+    assert_eq!(saved.len(), 3, "one save per run that ran");
+    let order = |runs: &[(usize, &str)]| -> Vec<(usize, String)> {
+        runs.iter().map(|(r, s)| (*r, (*s).to_string())).collect()
+    };
+    assert_eq!(saved[0], order(&[(0, "cflru")]));
+    assert_eq!(
+        saved[2],
+        order(&[(0, "cflru"), (0, "war"), (1, "cflru"), (1, "war")])
+    );
+}

@@ -10,7 +10,8 @@
 //!
 //! Also: a bad `--point` id is refused naming the flag before anything is made; a merge with a
 //! point missing names it (and still writes the report); a rerun skips the points done, and
-//! `--fresh` runs them again.
+//! `--fresh` runs them again; a point killed between its runs continues from the runs its file
+//! kept.
 
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
@@ -348,4 +349,84 @@ fn a_missing_point_is_named_and_a_rerun_skips_done_points() {
         stderr.contains("--out") && stderr.contains("--fresh"),
         "{stderr}"
     );
+}
+
+/// A point killed between its runs leaves its file under way with the runs that ended; a
+/// rerun into the same directory takes those (the same records) and runs only the rest.
+#[test]
+fn a_point_killed_between_runs_continues_from_the_runs_its_file_kept() {
+    const SLOWER: &str = "--device mem --log-device mem --db-size 16MiB --threads 2 \
+                          --duration 300ms --warmup 50ms";
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("out");
+    let args = |extra: &[&str]| {
+        let mut command = flashbuf();
+        command
+            .args(["reproduce", EXPERIMENT, "--quick", "--repeat", "2"])
+            .args(["--set", SLOWER, "--point", "ace-fig10g.p1", "--out"])
+            .arg(&out)
+            .args(extra);
+        command
+    };
+    let file = out.join("points/ace-fig10g.p1.point.json");
+    let mut child = args(&[])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
+    let under_way = loop {
+        assert!(std::time::Instant::now() < deadline, "no file under way");
+        if let Ok(text) = std::fs::read_to_string(&file) {
+            let value: serde_json::Value = serde_json::from_str(&text).unwrap();
+            if value["point"]["status"] == "not_run" {
+                break value;
+            }
+            panic!("the point ended before a file under way was seen: {value}");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    };
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let kept = under_way["ended_runs"].as_array().unwrap().clone();
+    assert!(!kept.is_empty() && kept.len() < 4, "{under_way}");
+    let error = under_way["point"]["error"].as_str().unwrap();
+    assert!(error.contains("of 4 runs ended"), "{error}");
+
+    let rerun = args(&[]).output().unwrap();
+    let stderr = text(&rerun.stderr);
+    assert!(rerun.status.success(), "{stderr}");
+    let file_now = json(&file);
+    // The killed process may have ended one more run and rewritten the file before it died.
+    let continued = (kept.len()..4).any(|n| {
+        stderr.contains(&format!(
+            "continues an interrupted attempt: {n} of 4 runs kept"
+        ))
+    });
+    assert!(continued, "{stderr}");
+    assert!(stderr.contains("  kept: "), "{stderr}");
+    assert_eq!(file_now["point"]["status"], "done");
+    assert!(
+        file_now.get("ended_runs").is_none(),
+        "a done point keeps no ended runs"
+    );
+    // Each kept run is the record of its repeat in the completed point, unchanged.
+    let runs = file_now["point"]["results"]["runs"].as_array().unwrap();
+    for ended in &kept {
+        let scheme = ended["scheme"].as_str().unwrap();
+        let repeat = ended["repeat"].as_u64().unwrap() as usize;
+        let record = runs
+            .iter()
+            .find(|run| run["scheme"] == scheme)
+            .unwrap_or_else(|| panic!("{scheme} missing"));
+        assert_eq!(
+            record["runs"][repeat]["throughput"], ended["run"]["throughput"],
+            "{scheme} repeat {repeat}"
+        );
+    }
+
+    // --fresh drops the kept runs and runs all four.
+    let fresh = args(&["--fresh"]).output().unwrap();
+    assert!(fresh.status.success());
+    assert!(!text(&fresh.stderr).contains("runs kept"));
 }

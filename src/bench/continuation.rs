@@ -32,8 +32,41 @@ pub struct EndedRun {
     pub repeat: usize,
     /// The scheme's name.
     pub scheme: String,
+    /// Where and by what it ran.
+    #[serde(default)]
+    pub origin: RunOrigin,
     /// The run's own record (one repeat's, not a mean).
     pub run: RunResult,
+}
+
+/// Where a run ran, by what, and when it ended: a point continued from an earlier attempt
+/// names its kept runs' origins in its provenance, since they may differ from its own.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RunOrigin {
+    /// Which repeat (0-based).
+    pub repeat: usize,
+    /// The scheme's name.
+    pub scheme: String,
+    /// The source flashbuf was built from ([`crate::BUILD`]).
+    pub flashbuf_build: String,
+    /// The host's name.
+    pub host: String,
+    /// UTC end time, ISO 8601.
+    pub ended: String,
+}
+
+impl RunOrigin {
+    /// Repeat `repeat` of `scheme`, ending now on this host with this build.
+    #[must_use]
+    pub fn now(repeat: usize, scheme: &str) -> RunOrigin {
+        RunOrigin {
+            repeat,
+            scheme: scheme.to_string(),
+            flashbuf_build: crate::BUILD.to_string(),
+            host: crate::sweep::points::host_name(),
+            ended: super::report::utc_now_iso8601(),
+        }
+    }
 }
 
 /// Who keeps a bench's runs as they end: called with every run ended so far.
@@ -44,6 +77,7 @@ pub struct Continuation<'a> {
     kept: Vec<EndedRun>,
     on_ended: Option<OnEnded<'a>>,
     ended: Vec<EndedRun>,
+    taken: Vec<RunOrigin>,
 }
 
 impl std::fmt::Debug for Continuation<'_> {
@@ -64,6 +98,7 @@ impl<'a> Continuation<'a> {
             kept: Vec::new(),
             on_ended: None,
             ended: Vec::new(),
+            taken: Vec::new(),
         }
     }
 
@@ -75,6 +110,7 @@ impl<'a> Continuation<'a> {
             kept,
             on_ended: Some(on_ended),
             ended: Vec::new(),
+            taken: Vec::new(),
         }
     }
 
@@ -93,8 +129,20 @@ impl<'a> Continuation<'a> {
             .position(|run| run.repeat == repeat && run.scheme == scheme)?;
         let kept = self.kept.swap_remove(at);
         let run = kept.run.clone();
+        self.taken.push(RunOrigin {
+            repeat,
+            scheme: scheme.to_string(),
+            ..kept.origin.clone()
+        });
         self.ended.push(kept);
         Some(run)
+    }
+
+    /// Where the runs taken from the earlier attempt ran ([`Continuation::take`]), in the
+    /// order taken.
+    #[must_use]
+    pub fn taken(&self) -> &[RunOrigin] {
+        &self.taken
     }
 
     /// Records a run that just completed and hands every ended run to `on_ended`.
@@ -102,6 +150,7 @@ impl<'a> Continuation<'a> {
         self.ended.push(EndedRun {
             repeat,
             scheme: scheme.to_string(),
+            origin: RunOrigin::now(repeat, scheme),
             run: run.clone(),
         });
         if let Some(on_ended) = self.on_ended.as_mut() {
@@ -141,6 +190,10 @@ mod tests {
         EndedRun {
             repeat,
             scheme: scheme.to_string(),
+            origin: RunOrigin {
+                host: "elsewhere".into(),
+                ..RunOrigin::default()
+            },
             run: run(scheme, throughput),
         }
     }
@@ -155,6 +208,12 @@ mod tests {
         assert!(continuation.take(1, "a").is_none(), "taken twice");
         assert_eq!(continuation.take(0, "b").map(|r| r.throughput), Some(3.0));
         assert_eq!(continuation.ended_runs().len(), 2);
+        let taken: Vec<(usize, &str, &str)> = continuation
+            .taken()
+            .iter()
+            .map(|o| (o.repeat, o.scheme.as_str(), o.host.as_str()))
+            .collect();
+        assert_eq!(taken, [(1, "a", "elsewhere"), (0, "b", "elsewhere")]);
         continuation.kept.push(ended(2, "b", 6.0));
         let all: Vec<(usize, String)> = continuation
             .into_runs()

@@ -346,6 +346,7 @@ pub fn run_points(
         let mut continuation =
             Continuation::new(kept.remove(&index).unwrap_or_default(), &mut under_way);
         let point = run_one(index, &mut continuation);
+        let kept_runs = continuation.taken().to_vec();
         let ended_runs = continuation.into_runs();
         if let Some(dir) = out
             && (point.status != PointStatus::NotRun || !ended_runs.is_empty())
@@ -355,7 +356,10 @@ pub fn run_points(
                 id: plan.id(index),
                 index,
                 plan: plan.clone(),
-                provenance: Provenance::ending_now(started),
+                provenance: Provenance {
+                    kept_runs,
+                    ..Provenance::ending_now(started)
+                },
                 ended_runs: if point.status == PointStatus::Done {
                     Vec::new()
                 } else {

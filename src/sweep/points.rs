@@ -225,6 +225,10 @@ pub struct Provenance {
     pub started: String,
     /// UTC end time, ISO 8601.
     pub ended: String,
+    /// A point continued from an interrupted attempt: where, by what build and when each run
+    /// taken from it ran (the rest ran as this provenance says).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub kept_runs: Vec<crate::bench::continuation::RunOrigin>,
 }
 
 impl Provenance {
@@ -238,6 +242,7 @@ impl Provenance {
             host: host_name(),
             started,
             ended: crate::bench::report::utc_now_iso8601(),
+            kept_runs: Vec::new(),
         }
     }
 }

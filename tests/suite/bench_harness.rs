@@ -687,6 +687,7 @@ fn kept_runs_are_taken_in_their_place_and_the_rest_run() {
     let kept = vec![EndedRun {
         repeat: 0,
         scheme: "war".into(),
+        origin: Default::default(),
         run: marker,
     }];
     let mut saved: Vec<Vec<(usize, String)>> = Vec::new();

@@ -410,6 +410,15 @@ fn a_point_killed_between_runs_continues_from_the_runs_its_file_kept() {
         file_now.get("ended_runs").is_none(),
         "a done point keeps no ended runs"
     );
+    let origins = file_now["provenance"]["kept_runs"].as_array().unwrap();
+    assert!(origins.len() >= kept.len(), "{origins:?}");
+    let named = |o: &serde_json::Value, key: &str| !o[key].as_str().unwrap().is_empty();
+    assert!(
+        origins
+            .iter()
+            .all(|o| named(o, "host") && named(o, "ended")),
+        "{origins:?}"
+    );
     // Each kept run is the record of its repeat in the completed point, unchanged.
     let runs = file_now["point"]["results"]["runs"].as_array().unwrap();
     for ended in &kept {

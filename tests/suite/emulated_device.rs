@@ -563,3 +563,43 @@ fn ticket_deadlines_in_device_time_are_the_modelled_latency() {
         "live {got} ns vs model {expected} ns"
     );
 }
+
+/// Untimed (the bench's check and write-back): requests complete at once with their data moved
+/// and counted, syncs return at once, and the device clock does not see them; timed again,
+/// a request gets a modelled deadline.
+#[test]
+fn an_untimed_device_completes_at_once_and_moves_the_data() {
+    let options = OpenOptions {
+        page_size: 16 * 1024,
+        pages: 1024,
+        create: true,
+    };
+    // At time scale 1e7 a timed HDD read would take hours of real time.
+    let device =
+        emulated::open_emulated("hdd", &overrides(&[("time_scale", "1e7")]), &options).unwrap();
+    let control = device.time_control().unwrap();
+    control.set_untimed(true);
+    let mut page = AlignedBuf::new(16 * 1024);
+    page.as_mut_slice().fill(0x5a);
+    // SAFETY: `page` outlives the device; the emulator moves the data during submit.
+    let tickets = unsafe { device.submit(vec![IoRequest::write(7, page.io_buffer())]) };
+    assert!(tickets[0].is_complete() && tickets[0].deadline().is_none());
+    for ticket in tickets {
+        ticket.wait().unwrap();
+    }
+    device.sync().unwrap();
+    let mut read = AlignedBuf::new(16 * 1024);
+    // SAFETY: as above.
+    let tickets = unsafe { device.submit(vec![IoRequest::read(7, read.io_buffer())]) };
+    assert!(tickets[0].is_complete());
+    for ticket in tickets {
+        ticket.wait().unwrap();
+    }
+    assert!(read.as_slice().iter().all(|&b| b == 0x5a));
+    let stats = device.stats();
+    assert_eq!((stats.reads, stats.writes, stats.syncs), (1, 1, 1));
+    control.set_untimed(false);
+    // SAFETY: as above.
+    let tickets = unsafe { device.submit(vec![IoRequest::read(8, read.io_buffer())]) };
+    assert!(tickets[0].deadline().is_some(), "timed again");
+}

@@ -118,7 +118,7 @@ pub mod profile;
 pub mod sim;
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use parking_lot::Mutex;
@@ -205,6 +205,8 @@ pub struct EmulatedDevice {
     last_arrival: AtomicU64,
     late_copies: AtomicU64,
     late_copy_ns: AtomicU64,
+    /// Requests complete at once, outside the model ([`DeviceTimeControl::set_untimed`]).
+    untimed: AtomicBool,
 }
 
 impl EmulatedDevice {
@@ -239,6 +241,7 @@ impl EmulatedDevice {
             last_arrival: AtomicU64::new(0),
             late_copies: AtomicU64::new(0),
             late_copy_ns: AtomicU64::new(0),
+            untimed: AtomicBool::new(false),
             profile,
         })
     }
@@ -333,7 +336,7 @@ impl Device for EmulatedDevice {
             results.push(result);
         }
         let mut done_at: Vec<Option<DeviceNs>> = vec![None; batch.len()];
-        if !timed.is_empty() {
+        if !timed.is_empty() && !self.untimed.load(Ordering::Acquire) {
             let mut model = self.model.lock();
             let arrival = self.arrival(submitted);
             let now = self.clock.now();
@@ -357,6 +360,9 @@ impl Device for EmulatedDevice {
 
     fn sync(&self) -> std::result::Result<(), DeviceError> {
         self.stats.count_sync();
+        if self.untimed.load(Ordering::Acquire) {
+            return Ok(());
+        }
         let done = {
             let mut model = self.model.lock();
             let now = self.arrival(self.clock.now());
@@ -416,6 +422,10 @@ impl Device for EmulatedDevice {
 impl DeviceTimeControl for EmulatedDevice {
     fn now_ns(&self) -> u64 {
         self.clock.now()
+    }
+
+    fn set_untimed(&self, untimed: bool) {
+        self.untimed.store(untimed, Ordering::Release);
     }
 
     fn precondition(

@@ -292,7 +292,13 @@ impl SweepResults {
                         let _ = write!(out, " | {throughput:>tx_width$} {ratio:>ratio_width$}");
                     }
                     None => {
-                        let _ = write!(out, " | {:>tx_width$} {:>ratio_width$}", "failed", "-");
+                        // No record: the scheme failed, or the point has none (not run, under
+                        // way or missing, as its error says).
+                        let cell = match point.status {
+                            PointStatus::NotRun => "not run",
+                            _ => "failed",
+                        };
+                        let _ = write!(out, " | {cell:>tx_width$} {:>ratio_width$}", "-");
                     }
                 }
             }

@@ -392,6 +392,22 @@ fn a_point_killed_between_runs_continues_from_the_runs_its_file_kept() {
     assert!(!kept.is_empty() && kept.len() < 4, "{under_way}");
     let error = under_way["point"]["error"].as_str().unwrap();
     assert!(error.contains("of 4 runs ended"), "{error}");
+    // merge counts it as not done, and its table says so rather than calling it failed.
+    let merged = flashbuf()
+        .arg("merge")
+        .arg(&out)
+        .arg("--out")
+        .arg(tmp.path().join("merged"))
+        .output()
+        .unwrap();
+    assert!(!merged.status.success());
+    let table = text(&merged.stdout);
+    assert!(
+        table.contains("not run") && table.contains("under way"),
+        "{table}"
+    );
+    assert!(!table.contains("failed"), "{table}");
+    assert!(text(&merged.stderr).contains("did not complete"));
 
     let rerun = args(&[]).output().unwrap();
     let stderr = text(&rerun.stderr);

@@ -166,7 +166,10 @@ pub struct BenchArgs {
     /// Buffer-pool configuration file (TOML), passed to every scheme (`flashbuf config
     /// --default` prints every key with its meaning, default and range), or a paper's own
     /// knobs built in: `paper:rw` (the RW paper's my.cnf: io_capacity 1,000 and 2,000,
-    /// max_dirty_pages_pct 90, its low-water mark 10; experiments/configs/rw-mysql.toml).
+    /// max_dirty_pages_pct 90, its low-water mark 10; experiments/configs/rw-mysql.toml),
+    /// `paper:selftuning` (the self-tuning paper's Table 3: one instance, no neighbours,
+    /// max_dirty_pages_pct 90, MySQL 5.6's io_capacity 200 and 2,000;
+    /// experiments/configs/selftuning-mysql.toml).
     #[arg(long)]
     pub pool_config: Option<PathBuf>,
     /// The published setup each run's regime (results.json `regime`, the report's table, the
@@ -751,10 +754,16 @@ fn with_time_scale(spec: DeviceSpec, scale: f64) -> DeviceSpec {
 }
 
 /// The pool configurations built in, by the name `--pool-config` takes after `paper:`.
-const BUILT_IN_POOL_CONFIGS: [(&str, &str); 1] = [(
-    "rw",
-    include_str!("../../experiments/configs/rw-mysql.toml"),
-)];
+const BUILT_IN_POOL_CONFIGS: [(&str, &str); 2] = [
+    (
+        "rw",
+        include_str!("../../experiments/configs/rw-mysql.toml"),
+    ),
+    (
+        "selftuning",
+        include_str!("../../experiments/configs/selftuning-mysql.toml"),
+    ),
+];
 
 fn read_pool_config(path: &Path) -> Result<String> {
     if let Some(name) = path.to_str().and_then(|p| p.strip_prefix("paper:")) {

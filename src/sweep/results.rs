@@ -277,29 +277,27 @@ impl SweepResults {
         for (index, point) in self.points.iter().enumerate() {
             let _ = write!(out, "{:width$}", point.value);
             for scheme in &self.schemes {
-                match self.run_at(index, scheme) {
-                    Some((run, first)) => {
-                        let [throughput, ratio] = [&METRICS[0], &METRICS[1]].map(|metric| {
-                            let decimals = if metric.id == "ratio" { 2 } else { 0 };
-                            (metric.read)(run, first).map_or_else(
-                                || "-".to_string(),
-                                |value| {
-                                    let half = interval(metric, run, first).and_then(|i| i.ci95);
-                                    crate::bench::stats::format_pm(value, half, decimals)
-                                },
-                            )
-                        });
-                        let _ = write!(out, " | {throughput:>tx_width$} {ratio:>ratio_width$}");
-                    }
-                    None => {
-                        // No record: the scheme failed, or the point has none (not run, under
-                        // way or missing, as its error says).
-                        let cell = match point.status {
-                            PointStatus::NotRun => "not run",
-                            _ => "failed",
-                        };
-                        let _ = write!(out, " | {cell:>tx_width$} {:>ratio_width$}", "-");
-                    }
+                if let Some((run, first)) = self.run_at(index, scheme) {
+                    let [throughput, ratio] = [&METRICS[0], &METRICS[1]].map(|metric| {
+                        let decimals = if metric.id == "ratio" { 2 } else { 0 };
+                        (metric.read)(run, first).map_or_else(
+                            || "-".to_string(),
+                            |value| {
+                                let half = interval(metric, run, first).and_then(|i| i.ci95);
+                                crate::bench::stats::format_pm(value, half, decimals)
+                            },
+                        )
+                    });
+                    let _ = write!(out, " | {throughput:>tx_width$} {ratio:>ratio_width$}");
+                } else {
+                    // No record: the scheme failed, or the point has none (not run, under way
+                    // or missing, as its error says).
+                    let cell = if point.status == PointStatus::NotRun {
+                        "not run"
+                    } else {
+                        "failed"
+                    };
+                    let _ = write!(out, " | {cell:>tx_width$} {:>ratio_width$}", "-");
                 }
             }
             if let Some(error) = &point.error {

@@ -6,7 +6,8 @@ For each experiment of `experiments/*.toml` it takes the latest full run kept un
 such as `rw-fig7-knobs`; the latest by its results.json's date), rescores it with the current
 verdict rules (`flashbuf reproduce --rescore DIR`, which runs nothing and writes
 DIR/verdicts-rescored.json) unless `--no-rescore`, and prints a markdown page: the counts by
-outcome, one table row per experiment, one per claim, and the experiments with no full run.
+outcome, one table row per experiment, one per claim, the experiments with no full run, and
+the full runs under way in `results/reproduction/in-progress/` (points done, runs ended).
 
     scripts/verdict_table.py --flashbuf target/release/flashbuf > docs/verdicts.md
     scripts/verdict_table.py --no-rescore      # the verdicts as each run was judged
@@ -82,6 +83,32 @@ def verdicts_of(run, flashbuf):
                 verdict["reason"] += f" (judged {WORDS[before]} when run)"
         return rescored["verdicts"]
     return json.loads((run / "verdicts.json").read_text())["verdicts"]
+
+
+def under_way(results):
+    """Per directory under `results/in-progress/` holding point files: its experiment, how many
+    of the plan's points are done, and each unfinished point's runs ended of its total."""
+    found = []
+    base = results / "in-progress"
+    if not base.is_dir():
+        return found
+    for points in sorted(base.glob("**/points")):
+        files = sorted(points.glob("*.point.json"))
+        if not files:
+            continue
+        plans, done, partial = {}, set(), []
+        for path in files:
+            point = json.loads(path.read_text())
+            plan = point["plan"]
+            plans[plan["experiment"] or "sweep"] = len(plan["values"])
+            if point["point"]["status"] == "done":
+                done.add(point["id"])
+            else:
+                total = plan["repeats"] * len(plan["schemes"])
+                partial.append(f"{point['id']} {len(point.get('ended_runs', []))} of {total} runs")
+        for experiment, total_points in plans.items():
+            found.append((experiment, points.parent, len(done), total_points, partial))
+    return found
 
 
 def cell(text):
@@ -160,6 +187,20 @@ def main():
     print("\n## No full run kept\n")
     for experiment, needs in missing:
         print(f"- `{experiment}`" + (f": needs {needs}" if needs else ""))
+    going = under_way(results)
+    if going:
+        print("\n## Under way\n")
+        print(
+            "Point files of full runs that a later sitting continues "
+            "(`results/reproduction/in-progress/README.md` says how); a point under way keeps "
+            "the runs that ended, and a rerun into the same directory runs only the rest.\n"
+        )
+        for experiment, directory, done, total, partial in going:
+            rest = f"; under way: {', '.join(partial)}" if partial else ""
+            print(
+                f"- `{experiment}` (`{directory.relative_to(root)}`): {done} of {total} "
+                f"points done{rest}"
+            )
 
 
 if __name__ == "__main__":

@@ -23,8 +23,10 @@
 //!   lower end <= 1 anywhere is not reproduced (a tie within the noise); else reproduced if at
 //!   least `at_least` everywhere, right direction only if not. A single run is reproduced by a
 //!   stated size (an `at_least` above 1) met everywhere.
-//! - near: reproduced if within `tolerance` of the paper's value everywhere; right direction
-//!   if a factor is on the paper's side of 1 beyond the noise (a paper value of 1 has no side).
+//! - near: reproduced if within `tolerance` of the paper's value everywhere, with repeats its
+//!   whole 95% interval (a mean within whose interval reaches beyond is not evaluated: too
+//!   noisy to tell); right direction if a factor is on the paper's side of 1 beyond the noise
+//!   (a paper value of 1 has no side).
 //! - trend: first to last must move the paper's way beyond the noise; reproduced if every step
 //!   does too (each step may go the wrong way by `tolerance`, relative, default 5%), right
 //!   direction only if not.
@@ -741,7 +743,23 @@ fn judge_near(claim: &Claim, series: &[Compared]) -> (Outcome, String) {
         }
     };
     if series.iter().all(|c| close(c.value)) {
-        return (Outcome::Reproduced, reason);
+        // With repeats, the interval must lie within the band too: a mean inside it whose
+        // interval reaches beyond cannot tell "within the tolerance" from "not".
+        let spills = series
+            .iter()
+            .find(|c| ends(c).is_some_and(|(low, high)| !(close(low) && close(high))));
+        return match spills {
+            Some(wide) => (
+                Outcome::NotEvaluated,
+                format!(
+                    "{reason}: within {:.0}% on the mean, but its 95% interval at {} reaches \
+                     beyond it: too noisy to tell",
+                    tolerance * 100.0,
+                    wide.point
+                ),
+            ),
+            None => (Outcome::Reproduced, reason),
+        };
     }
     // Right direction: a factor on the paper's side of 1, beyond the noise. A paper value of
     // 1 ("about the same") has no side.

@@ -396,6 +396,18 @@ fn near_claims() {
         &repeated("throughput", [130.0; 3], [100.0; 3], &TIGHT),
     );
     assert_verdict(&v, Outcome::NotReproduced, "not within 15%");
+    // Within on the mean, but the runs too noisy to place it within (lruc-fig13 on the HDD:
+    // 0.959 +-0.186 against +-15%): not evaluated; a tight interval within is reproduced.
+    let v = judge(
+        &same,
+        &repeated("throughput", [96.0; 3], [100.0; 3], &LOOSE),
+    );
+    assert_verdict(&v, Outcome::NotEvaluated, "too noisy to tell");
+    let v = judge(
+        &same,
+        &repeated("throughput", [96.0; 3], [100.0; 3], &TIGHT),
+    );
+    assert_verdict(&v, Outcome::Reproduced, "paper 1.000");
 }
 
 const RISING: &str = "text = \"rises\"\nkind = \"trend\"\nscheme = \"a\"\nmetric = \"throughput\"\n\

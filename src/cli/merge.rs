@@ -133,7 +133,19 @@ fn merge_group(group: &Group, dir: &Path) -> Result<Vec<String>> {
             missing.join(", ")
         ));
     }
-    let not_done = group.not_done();
+    let not_done: Vec<String> = group
+        .points
+        .values()
+        .filter(|(_, file)| !file.done())
+        .map(|(_, file)| match file.ended_runs.len() {
+            0 => file.id.clone(),
+            ended => format!(
+                "{} (under way: {ended} of {} runs ended; a rerun into its directory continues it)",
+                file.id,
+                plan.repeats * plan.schemes.len()
+            ),
+        })
+        .collect();
     if !not_done.is_empty() {
         problems.push(format!(
             "{}: points that did not complete: {}",

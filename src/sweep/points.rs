@@ -451,16 +451,6 @@ impl Group {
             .collect()
     }
 
-    /// The ids of the points whose file says they did not complete.
-    #[must_use]
-    pub fn not_done(&self) -> Vec<String> {
-        self.points
-            .values()
-            .filter(|(_, file)| !file.done())
-            .map(|(_, file)| file.id.clone())
-            .collect()
-    }
-
     /// The results: every point of the plan, the missing ones `not_run`.
     #[must_use]
     pub fn assemble(&self) -> SweepResults {

@@ -407,7 +407,11 @@ fn a_point_killed_between_runs_continues_from_the_runs_its_file_kept() {
         "{table}"
     );
     assert!(!table.contains("failed"), "{table}");
-    assert!(text(&merged.stderr).contains("did not complete"));
+    let stderr = text(&merged.stderr);
+    assert!(
+        stderr.contains("did not complete") && stderr.contains("runs ended"),
+        "{stderr}"
+    );
 
     let rerun = args(&[]).output().unwrap();
     let stderr = text(&rerun.stderr);

@@ -63,7 +63,7 @@ impl RunOrigin {
             repeat,
             scheme: scheme.to_string(),
             flashbuf_build: crate::BUILD.to_string(),
-            host: crate::sweep::points::host_name(),
+            host: super::report::host_name(),
             ended: super::report::utc_now_iso8601(),
         }
     }

@@ -908,6 +908,19 @@ fn mutex_table(results: &BenchResults) -> Option<Table> {
     Some(table)
 }
 
+/// This host's name (`unknown` if the system will not say).
+#[must_use]
+pub fn host_name() -> String {
+    let mut buffer = [0u8; 256];
+    // SAFETY: the buffer is writable for its whole length, which is passed along.
+    let status = unsafe { libc::gethostname(buffer.as_mut_ptr().cast(), buffer.len()) };
+    if status != 0 {
+        return "unknown".into();
+    }
+    let end = buffer.iter().position(|&b| b == 0).unwrap_or(buffer.len());
+    String::from_utf8_lossy(&buffer[..end]).into_owned()
+}
+
 /// The current UTC time as `YYYY-MM-DDTHH:MM:SSZ`.
 #[must_use]
 pub fn utc_now_iso8601() -> String {

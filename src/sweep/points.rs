@@ -239,25 +239,12 @@ impl Provenance {
             flashbuf_version: crate::VERSION.to_string(),
             flashbuf_build: crate::BUILD.to_string(),
             command: std::env::args().collect::<Vec<_>>().join(" "),
-            host: host_name(),
+            host: crate::bench::report::host_name(),
             started,
             ended: crate::bench::report::utc_now_iso8601(),
             kept_runs: Vec::new(),
         }
     }
-}
-
-/// This host's name (`unknown` if the system will not say).
-#[must_use]
-pub fn host_name() -> String {
-    let mut buffer = [0u8; 256];
-    // SAFETY: the buffer is writable for its whole length, which is passed along.
-    let status = unsafe { libc::gethostname(buffer.as_mut_ptr().cast(), buffer.len()) };
-    if status != 0 {
-        return "unknown".into();
-    }
-    let end = buffer.iter().position(|&b| b == 0).unwrap_or(buffer.len());
-    String::from_utf8_lossy(&buffer[..end]).into_owned()
 }
 
 /// One point's results file.

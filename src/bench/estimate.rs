@@ -285,6 +285,7 @@ mod tests {
             duration,
             measure_cap: None,
             warmup,
+            fill_pool: false,
             pool_config: None,
             command_line: String::new(),
             progress: false,

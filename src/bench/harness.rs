@@ -37,6 +37,7 @@ use parking_lot::Mutex;
 use super::continuation::Continuation;
 use super::cpu::{CpuSample, utilisation};
 use super::driver::{Driver, DriverRun, OpOutcome, SyntheticDriver};
+use super::fill::{FillWatch, PoolFill};
 use super::interrupt;
 use super::progress::{CommandProgress, Phase, SchemeProgress};
 use super::report::{
@@ -387,10 +388,10 @@ struct RunDevices {
 
 /// Makes the run's emulated devices complete requests at once
 /// ([`DeviceTimeControl::set_untimed`]); each run has fresh devices, so none is timed again.
-fn untimed(device: &SharedDevice, log: Option<&SharedDevice>) {
+fn set_untimed(device: &SharedDevice, log: Option<&SharedDevice>, untimed: bool) {
     for device in std::iter::once(device).chain(log) {
         if let Some(control) = device.time_control() {
-            control.set_untimed(true);
+            control.set_untimed(untimed);
         }
     }
 }
@@ -424,6 +425,7 @@ impl Snapshot {
 struct Measured {
     warmup_device_s: f64,
     warmup_steady: bool,
+    pool_fill: Option<PoolFill>,
     aging: Option<AgingReport>,
     start: Snapshot,
     end: Snapshot,
@@ -467,7 +469,8 @@ fn run_scheme(
                 }
             }
         }
-        let measured = control_loop(config, control, target, device, line, scan_depth, cycle);
+        let devices = (device, log);
+        let measured = control_loop(config, control, target, devices, line, scan_depth, cycle);
         control.phase.store(PHASE_STOP, Ordering::Release);
         let lateness = lateness.and_then(|handle| handle.join().ok()).flatten();
         let histograms: Vec<Result<WorkerOutcome>> = handles
@@ -500,7 +503,7 @@ fn run_scheme(
     let outcome = merge(histograms, types)?;
     // Nothing after this point is measured: the check's reads and the final write-back cost
     // no device time (an emulated HDD's check took hours of real time at time scale 32).
-    untimed(device, log);
+    set_untimed(device, log, true);
     let check = if config.check {
         line.set_phase(Phase::Verify, 0.0);
         run.check(target)?
@@ -729,7 +732,7 @@ impl Aging {
 
 /// Whether the pool has been filled (no free frame, or as many misses as frames: schemes that
 /// keep a free list replenished may never reach zero free).
-fn pool_full(stats: &PoolStats) -> bool {
+pub(crate) fn pool_full(stats: &PoolStats) -> bool {
     stats.frames > 0 && (stats.free_frames == 0 || stats.misses >= stats.frames)
 }
 
@@ -765,19 +768,46 @@ fn measure_min(config: &BenchConfig, cycle: Option<&super::cycles::WriterCycle>)
     config.duration.max(cycles).min(cap)
 }
 
+/// `--fill-pool` ([`super::fill`]): the workers run with the devices untimed until the pool is
+/// full or stops missing, then the devices are timed again. Bound: [`super::fill`]'s.
+fn fill_pool(
+    control: &Control,
+    target: &dyn BenchTarget,
+    (device, log): (&SharedDevice, Option<&SharedDevice>),
+    line: &mut SchemeProgress,
+    duration_real: Duration,
+) -> PoolFill {
+    set_untimed(device, log, true);
+    let mut watch = FillWatch::new(Instant::now(), &target.stats());
+    let mut stats = target.stats();
+    while !control.stopped() && !interrupt::interrupted() {
+        std::thread::sleep(TICK);
+        line.update(String::new(), duration_real.as_secs_f64());
+        stats = target.stats();
+        if watch.observe(Instant::now(), &stats).is_some() {
+            break;
+        }
+    }
+    set_untimed(device, log, false);
+    watch.report(Instant::now(), &stats)
+}
+
 fn control_loop(
     config: &BenchConfig,
     control: &Control,
     target: &dyn BenchTarget,
-    device: &SharedDevice,
+    (device, log): (&SharedDevice, Option<&SharedDevice>),
     line: &mut SchemeProgress,
     scan_depth: usize,
     cycle: Option<&super::cycles::WriterCycle>,
 ) -> Measured {
     let scale = device.info().time_scale;
-    let began = Instant::now();
     let duration_real = measure_min(config, cycle).mul_f64(scale);
     line.set_phase(Phase::WarmUp, duration_real.as_secs_f64());
+    let pool_fill = config
+        .fill_pool
+        .then(|| fill_pool(control, target, (device, log), line, duration_real));
+    let began = Instant::now();
     let (warmup_max, until_steady) = match config.warmup {
         WarmUp::For(duration) => (duration, false),
         WarmUp::UntilSteady { max } => (max, true),
@@ -869,6 +899,7 @@ fn control_loop(
     Measured {
         warmup_device_s,
         warmup_steady,
+        pool_fill,
         aging: aging.report,
         start,
         end,
@@ -1147,6 +1178,7 @@ fn build_result(
         regime: None,
         host_lateness: None,
         device_aging: measured.aging,
+        pool_fill: measured.pool_fill,
         tail_profile: None,
         repeats: None,
     }

@@ -38,6 +38,7 @@ pub mod cpu;
 pub mod cycles;
 pub mod driver;
 pub mod estimate;
+pub mod fill;
 pub mod harness;
 pub mod image;
 pub mod interrupt;
@@ -295,6 +296,9 @@ pub struct BenchConfig {
     pub measure_cap: Option<Duration>,
     /// Warm-up phase.
     pub warmup: WarmUp,
+    /// Fill the pool before the warm-up with the devices serving untimed (`--fill-pool`,
+    /// [`fill`]); refused on devices whose time is the host's.
+    pub fill_pool: bool,
     /// Timeline step, device time.
     pub step: Duration,
     /// Pool configuration TOML text, passed to the factory.
@@ -400,6 +404,18 @@ impl BenchConfig {
         }
         if self.step.is_zero() {
             return Err(Error::Config("the timeline step must be positive".into()));
+        }
+        if self.fill_pool
+            && let Some(spec) = [Some(&self.device), self.log.as_ref().map(|log| &log.device)]
+                .into_iter()
+                .flatten()
+                .find(|spec| matches!(spec, DeviceSpec::File(_)))
+        {
+            return Err(Error::Config(format!(
+                "--fill-pool fills the pool with the devices serving untimed, and {spec} is a \
+                 real device whose time is the host's: use it with emulated devices (emu:...), \
+                 or warm a real device up with --warmup"
+            )));
         }
         for path in self.scratch_files() {
             if path.exists() {

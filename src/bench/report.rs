@@ -39,6 +39,7 @@
 //!                              op_error_share, warning} | null,
 //!               device_aging {sampled_writes, sampled_pages, logical_pages, replayed_writes,
 //!                             passes, gc_per_write_first, gc_per_write_last, settled} | null,
+//!               pool_fill {real_s, misses, free_frames, full} (absent without --fill-pool),
 //!               tail_profile {samples, scan_depth, unevictable_run_mean, run_at_depth,
 //!                             bands [ {from, to, dirty, writing} ]} (absent without a pool),
 //!               runs [ {..} | null ], summary { PATH: {mean, ci95, n} } } ],
@@ -431,6 +432,10 @@ pub struct RunResult {
     /// FTL, `age=off`, no writes counted, or a result saved before aging existed).
     #[serde(default)]
     pub device_aging: Option<crate::device::emulated::aging::AgingReport>,
+    /// `--fill-pool`: how the pool was filled, untimed, before the warm-up
+    /// ([`super::fill`]); `None` without it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pool_fill: Option<super::fill::PoolFill>,
     /// The eviction end over the measured phase: dirty share by position and how often a
     /// miss's first tail scan would have found nothing to evict
     /// ([`crate::core::tail_profile`]); `None` without a pool or before it existed.

@@ -145,6 +145,12 @@ pub struct BenchArgs {
     /// 10 s), or `auto:DURATION` for another cap. Default `auto`, and `auto:15s` for TPC-C.
     #[arg(long, default_value = "auto")]
     pub warmup: String,
+    /// Before the warm-up, fill the pool with the devices serving untimed (emulated devices:
+    /// no device time passes), then warm up as --warmup says from the full pool. For pools
+    /// that take minutes of device time to fill (a hard disk, a large pool); only the
+    /// warm-up's starting point changes (docs/reproduce.md, "Filling the pool untimed").
+    #[arg(long)]
+    pub fill_pool: bool,
     /// Database size of the page mixes: bytes with a unit (`1GiB`, `512MiB`, `10GB`) or pages
     /// (`4096`). A record workload's size comes from its own flags (--warehouses, --records,
     /// --nodes) or its --db image.
@@ -328,6 +334,7 @@ impl BenchArgs {
             duration,
             measure_cap,
             warmup,
+            fill_pool: self.fill_pool,
             pool_config,
             command_line: command_line.to_string(),
             progress: !self.no_progress,
@@ -1342,7 +1349,7 @@ fn on_run_finished(
     match finished {
         crate::bench::harness::Finished::Run(run) => {
             eprintln!(
-                "  done: {} {:.0} {}, read stalls {:.1}%, {}{}{}, steady {}, {} real{}{}",
+                "  done: {} {:.0} {}, read stalls {:.1}%, {}{}{}{}, steady {}, {} real{}{}",
                 run.scheme,
                 run.throughput,
                 run.unit,
@@ -1359,6 +1366,9 @@ fn on_run_finished(
                 run.device_aging
                     .as_ref()
                     .map_or_else(String::new, describe_aging),
+                run.pool_fill
+                    .as_ref()
+                    .map_or_else(String::new, |fill| format!("; {}", fill.describe())),
                 run.steadiness.verdict,
                 crate::bench::progress::format_seconds(run.scheme_real_s),
                 match run.phases_real_s.describe(run.unit == "tx/s") {

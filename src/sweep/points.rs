@@ -77,6 +77,12 @@ pub struct Plan {
 /// a slow host can run its points at a higher time scale and still merge with the rest.
 pub const HOST_FLAGS: &[&str] = &["--model-cores", "--db"];
 
+/// Switches (flags without a value) that say how a host runs a plan: `--fill-pool`, which
+/// fills the pool untimed before the warm-up that settles it ([`crate::bench::fill`]), so that
+/// a point whose pool takes hours of real time to fill (a hard disk at a high time scale) can
+/// be run with it and merge with the points that ran without.
+pub const HOST_SWITCHES: &[&str] = &["--fill-pool"];
+
 impl Plan {
     /// The command line without [`HOST_FLAGS`] and their values: what the plan measures.
     #[must_use]
@@ -452,7 +458,7 @@ impl Group {
 
 /// Splits a command line's words into the rest and the [`HOST_FLAGS`] with their values.
 fn split_host_flags(command_line: &str) -> (Vec<&str>, Vec<&str>) {
-    split_flags(command_line.split_whitespace(), HOST_FLAGS, &[])
+    split_flags(command_line.split_whitespace(), HOST_FLAGS, HOST_SWITCHES)
 }
 
 /// Splits `words` into those kept and those taken: a flag of `with_value` with its value (as
@@ -722,12 +728,13 @@ mod tests {
         let mut first = plan(Some("x"));
         first.command_line = "reproduce x --db /a/w.img --model-cores 32".into();
         let mut second = first.clone();
-        second.command_line = "reproduce x --db=/b/w.img --model-cores 32 --model-cores 256".into();
+        second.command_line =
+            "reproduce x --db=/b/w.img --model-cores 32 --fill-pool --model-cores 256".into();
         assert!(first.same_run(&second));
         assert_eq!(second.identity(), "reproduce x");
         assert_eq!(
             second.host_flags(),
-            "--db=/b/w.img --model-cores 32 --model-cores 256"
+            "--db=/b/w.img --model-cores 32 --fill-pool --model-cores 256"
         );
         let groups = group(vec![
             (PathBuf::from("a"), file(&first, 0, PointStatus::Done)),
@@ -742,7 +749,10 @@ mod tests {
             notes.contains("`--db /a/w.img --model-cores 32`: x.p1"),
             "{notes}"
         );
-        assert!(notes.contains("--model-cores 256`: x.p2"), "{notes}");
+        assert!(
+            notes.contains("--fill-pool --model-cores 256`: x.p2"),
+            "{notes}"
+        );
         // Any other flag still makes another run.
         let mut third = first.clone();
         third.command_line = "reproduce x --db /a/w.img --threads 8".into();

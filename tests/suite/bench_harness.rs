@@ -174,6 +174,7 @@ fn small_config(mix: Mix, schemes: Vec<Scheme>) -> BenchConfig {
         duration: Duration::from_millis(1300),
         measure_cap: None,
         warmup: WarmUp::For(Duration::from_millis(200)),
+        fill_pool: false,
         pool_config: None,
         command_line: "bench_harness test".into(),
         progress: false,
@@ -482,6 +483,42 @@ fn the_warm_up_ages_an_emulated_ssd_with_the_runs_writes() {
 }
 
 #[test]
+fn fill_pool_fills_the_pool_untimed_before_the_warm_up() {
+    // A hard disk at time scale 1 reads about 150 pages a second: 205 frames would take over a
+    // second of device time to fill, far more than this warm-up.
+    let mut config = small_config(Mix::Ms, vec![Scheme::Vanilla]);
+    config.device = DeviceSpec::Emulated {
+        profile: "hdd".into(),
+        options: vec![("time_scale".into(), "1".into())],
+    };
+    config.duration = Duration::from_millis(200);
+    config.warmup = WarmUp::For(Duration::from_millis(50));
+    config.check = false;
+    config.fill_pool = true;
+    let results = run_bench(&config, &*default_factory()).unwrap();
+    assert!(results.failures.is_empty(), "{:?}", results.failures);
+    let run = &results.runs[0];
+    let fill = run.pool_fill.expect("the pool was filled");
+    assert!(fill.full, "{fill:?}");
+    assert!(fill.misses > 0.0, "{fill:?}");
+    let json = serde_json::to_value(&results).unwrap();
+    assert_eq!(json["runs"][0]["pool_fill"]["full"], true);
+    // The measured phase began from the filled pool (the hard disk completes few operations
+    // in 200 ms; the pool's gauges at its end still hold the filled pages).
+    assert!(
+        run.pool_stats.frames - run.pool_stats.free_frames >= run.pool_stats.frames / 2,
+        "{:?}",
+        run.pool_stats
+    );
+
+    config.fill_pool = false;
+    let results = run_bench(&config, &*default_factory()).unwrap();
+    assert_eq!(results.runs[0].pool_fill, None);
+    let json = serde_json::to_value(&results).unwrap();
+    assert!(json["runs"][0].get("pool_fill").is_none());
+}
+
+#[test]
 fn the_default_factory_runs_every_scheme_on_the_buffer_pool() {
     let mut config = small_config(Mix::Ms, Scheme::ALL.to_vec());
     config.duration = Duration::from_millis(300);
@@ -558,6 +595,20 @@ fn parse(flags: &[&str]) -> Result<BenchConfig> {
 #[test]
 fn cli_flags_parse_and_bad_values_error_cleanly() {
     let config = parse(&[]).unwrap();
+    assert!(!config.fill_pool);
+    assert!(parse(&["--fill-pool"]).unwrap().fill_pool);
+    // A real device cannot serve untimed: refused before any work, naming the flag.
+    let err = parse(&[
+        "--fill-pool",
+        "--device",
+        "file:/nonexistent/fill-pool-data",
+    ])
+    .unwrap_err()
+    .to_string();
+    assert!(
+        err.contains("--fill-pool") && err.contains("file:"),
+        "{err}"
+    );
     assert_eq!(
         config.schemes,
         Scheme::ALL

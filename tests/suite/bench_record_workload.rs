@@ -39,6 +39,7 @@ fn config(check: bool) -> BenchConfig {
         duration: Duration::from_millis(800),
         measure_cap: None,
         warmup: WarmUp::For(Duration::from_millis(200)),
+        fill_pool: false,
         step: flashbuf::bench::timeline::STEP,
         pool_config: None,
         command_line: "bench_record_workload test".into(),

@@ -30,6 +30,7 @@ fn config(pool_config: &str) -> BenchConfig {
         duration: Duration::from_millis(1500),
         measure_cap: None,
         warmup: WarmUp::For(Duration::from_millis(200)),
+        fill_pool: false,
         // A short flusher period so the run sees several of its rounds.
         pool_config: Some(format!(
             "cleaner_period_ms = 100\ntime_constant_scale = 1.0\n{pool_config}"

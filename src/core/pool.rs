@@ -1328,9 +1328,10 @@ impl Core {
     /// ([`crate::core::tail_profile`]); the profile accumulates in [`Core::stats`]' extras.
     /// Takes each instance's order mutex for one walk of a quarter of its order.
     pub fn sample_tail(&self, scan_depth: usize) {
+        let walk = super::tail_profile::walk_limit(self.instances.len(), scan_depth);
         for instance in &self.instances {
             let order = instance.lock_order();
-            self.tail.sample(&self.frames, &**order, scan_depth);
+            self.tail.sample(&self.frames, &**order, scan_depth, walk);
         }
     }
 

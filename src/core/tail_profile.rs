@@ -7,7 +7,7 @@
 //! evict: dirty, pinned or in I/O. So the stall ratio is set by the *run* of such pages at the
 //! tail, not by the pool's dirty share. A sample walks each instance's order from its eviction
 //! end (as [`OrderState::peek`] offers it: for the list orders, the list from its tail, with
-//! no bookkeeping) over its first [`PROFILED_SHARE`] (at most [`MAX_WALK`] pages) and records:
+//! no bookkeeping) over its first [`PROFILED_SHARE`] (at most [`walk_limit`] pages) and records:
 //! - per position band ([`BAND_EDGES`], shares of the order's length, so a pool of any size
 //!   compares with the paper's): pages, dirty pages, pages being written;
 //! - the run of unevictable pages from the tail, and whether it reaches `scan_depth`.
@@ -30,10 +30,20 @@ use crate::sync::{AtomicU64, Ordering};
 pub const BAND_EDGES: [f64; 6] = [0.0, 0.01, 0.02, 0.05, 0.10, 0.25];
 /// How far a sample walks: the last of [`BAND_EDGES`].
 pub const PROFILED_SHARE: f64 = BAND_EDGES[BAND_EDGES.len() - 1];
-/// ... and at most this many pages per instance, so that a sample of a large pool holds each
-/// order mutex for tens of microseconds, not milliseconds (an instance of more than 65,536
-/// frames has its outer bands profiled over their first pages only).
+/// ... and at most this many pages over the whole pool (split among its instances, each walking
+/// at least its scan depth: [`walk_limit`]), so that a sample of a large pool costs tens of
+/// microseconds per order mutex and a bounded share of a core, not milliseconds (a pool of more
+/// than 65,536 frames has its outer bands profiled over their first pages only). A walk is a
+/// chain of dependent cache misses: before the bound was per pool, in-memory TPC-C's 205,000
+/// frames in 8 instances walked 51,000 pages per sample, 3-4% of a core on the control thread.
 pub const MAX_WALK: usize = 16_384;
+
+/// How many pages one instance's sample walks at most: its share of [`MAX_WALK`], but never
+/// less than `scan_depth` (the run of unevictable pages is judged against it).
+#[must_use]
+pub fn walk_limit(instances: usize, scan_depth: usize) -> usize {
+    (MAX_WALK / instances.max(1)).max(scan_depth)
+}
 const BANDS: usize = BAND_EDGES.len() - 1;
 
 /// The live counters (see the module docs).
@@ -60,7 +70,13 @@ impl TailCounters {
     /// `scan_depth` pages. An empty order (LRU-C's mixed region can empty into its dirty
     /// region) is a sample with no pages in which a scan finds nothing: its run is 0 and it
     /// counts as reaching the scan depth.
-    pub fn sample(&self, frames: &[Frame], order: &dyn OrderState, scan_depth: usize) {
+    pub fn sample(
+        &self,
+        frames: &[Frame],
+        order: &dyn OrderState,
+        scan_depth: usize,
+        walk_limit: usize,
+    ) {
         let length = order.len();
         if length == 0 {
             self.samples.fetch_add(1, Ordering::Relaxed);
@@ -71,7 +87,7 @@ impl TailCounters {
             .iter()
             .map(|share| ((length as f64 * share).ceil() as usize).clamp(1, length))
             .collect();
-        let limit = ends[BANDS - 1].min(MAX_WALK);
+        let limit = ends[BANDS - 1].min(walk_limit);
         let mut bands = [BandCount::default(); BANDS];
         let (mut position, mut run, mut in_run) = (0usize, 0usize, true);
         order.peek(frames, &mut |id| {
@@ -292,8 +308,8 @@ mod tests {
     fn a_dirty_tail_is_a_run_and_fills_its_bands() {
         let (frames, order) = setup(12);
         let counters = TailCounters::default();
-        counters.sample(&frames, &*order, 10);
-        counters.sample(&frames, &*order, 20);
+        counters.sample(&frames, &*order, 10, MAX_WALK);
+        counters.sample(&frames, &*order, 20, MAX_WALK);
         let mut extra = ExtraStats::default();
         counters.report(&mut extra);
         let (values, _) = extra.into_parts();
@@ -311,11 +327,32 @@ mod tests {
     }
 
     #[test]
+    fn a_walk_stops_at_its_limit_but_never_before_the_scan_depth() {
+        assert_eq!(walk_limit(1, 1024), MAX_WALK);
+        assert_eq!(walk_limit(8, 1024), MAX_WALK / 8);
+        assert_eq!(walk_limit(64, 1024), 1024);
+        assert_eq!(walk_limit(0, 10), MAX_WALK);
+        // 200 frames, 50 profiled (25%); a limit of 20 walks the first three bands (2, 2 and 6
+        // pages) and 10 of the fourth, none of the fifth.
+        let (frames, order) = setup(200);
+        let counters = TailCounters::default();
+        counters.sample(&frames, &*order, 10, 20);
+        let mut extra = ExtraStats::default();
+        counters.report(&mut extra);
+        let (values, _) = extra.into_parts();
+        let profile = TailProfile::from_extra(&values, 10).unwrap();
+        assert!((profile.unevictable_run_mean - 20.0).abs() < 1e-9);
+        assert!((profile.run_at_depth - 1.0).abs() < 1e-9);
+        assert!((values["tail_b3_pages"] - 10.0).abs() < 1e-9, "{values:?}");
+        assert!(values["tail_b4_pages"].abs() < 1e-9, "{values:?}");
+    }
+
+    #[test]
     fn an_empty_order_is_a_sample_in_which_a_scan_finds_nothing() {
         let frames: Vec<Frame> = (0..4).map(|_| Frame::of_instance(0)).collect();
         let order = Lru.new_state(0, frames.len());
         let counters = TailCounters::default();
-        counters.sample(&frames, &*order, 10);
+        counters.sample(&frames, &*order, 10, MAX_WALK);
         let mut extra = ExtraStats::default();
         counters.report(&mut extra);
         let profile = TailProfile::from_extra(&extra.into_parts().0, 10).unwrap();
@@ -330,7 +367,7 @@ mod tests {
         let mut extra = ExtraStats::default();
         counters.report(&mut extra);
         assert!(TailProfile::from_extra(&extra.into_parts().0, 10).is_none());
-        counters.sample(&frames, &*order, 10);
+        counters.sample(&frames, &*order, 10, MAX_WALK);
         let mut extra = ExtraStats::default();
         counters.report(&mut extra);
         let profile = TailProfile::from_extra(&extra.into_parts().0, 10).unwrap();

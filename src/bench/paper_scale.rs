@@ -26,11 +26,6 @@
 //!
 //! Invariant: an explicit key in the user's pool config always wins; only absent keys are
 //! added, so sweeps over `lru_scan_depth` or `time_constant_scale` see their own values.
-//!
-//! Another paper's host misses at another rate per frame: its pool config may set
-//! `miss_rate_calibration` ([`CALIBRATION_KEY`]) in place of [`MISS_RATE_CALIBRATION`], fitted
-//! on that paper's own baseline (the self-tuning paper's naive synchronous-write share:
-//! `experiments/configs/selftuning-mysql.toml`).
 
 use crate::engine::config::MIN_SCALED_PERIOD_MS;
 use crate::error::{Error, Result};
@@ -68,39 +63,8 @@ pub fn scan_depth(loaded_pages: u64) -> usize {
 /// at [`MIN_SCALED_PERIOD_MS`].
 #[must_use]
 pub fn time_constant_scale(loaded_pages: u64) -> f64 {
-    calibrated_time_constant_scale(loaded_pages, MISS_RATE_CALIBRATION)
-}
-
-/// [`time_constant_scale`] with another paper's host: `calibration` is that paper's misses per
-/// frame and second over ours (the pool-config key [`CALIBRATION_KEY`]).
-#[must_use]
-pub fn calibrated_time_constant_scale(loaded_pages: u64, calibration: f64) -> f64 {
     let floor = MIN_SCALED_PERIOD_MS as f64 / 1000.0;
-    (space_ratio(loaded_pages) * calibration).clamp(floor, 1.0)
-}
-
-/// The pool-config key that replaces [`MISS_RATE_CALIBRATION`] for a run modelled on another
-/// paper's host (the self-tuning paper's MySQL 5.6 on a SATA SSD: `--pool-config
-/// paper:selftuning`); read and removed here, so only TPC-C runs take it.
-pub use crate::engine::config::CALIBRATION_KEY;
-
-/// The largest [`CALIBRATION_KEY`] accepted (a host missing 100 times faster per frame).
-const MAX_CALIBRATION: f64 = 100.0;
-
-fn take_calibration(table: &mut toml::Table) -> Result<f64> {
-    let Some(value) = table.remove(CALIBRATION_KEY) else {
-        return Ok(MISS_RATE_CALIBRATION);
-    };
-    let calibration = value
-        .as_float()
-        .or_else(|| value.as_integer().map(|v| v as f64))
-        .filter(|c| c.is_finite() && *c > 0.0 && *c <= MAX_CALIBRATION);
-    calibration.ok_or_else(|| {
-        Error::Config(format!(
-            "--pool-config: {CALIBRATION_KEY} = {value} must be a number above 0 and at most \
-             {MAX_CALIBRATION} (the paper's misses per frame and second over ours)"
-        ))
-    })
+    (space_ratio(loaded_pages) * MISS_RATE_CALIBRATION).clamp(floor, 1.0)
 }
 
 /// The miss loop of the papers' host, MySQL 5.6.26.
@@ -133,13 +97,12 @@ pub fn with_tpcc_defaults(pool_config: Option<&str>, loaded_pages: u64) -> Resul
         .unwrap_or("")
         .parse()
         .map_err(|err| Error::Config(format!("--pool-config: {err}")))?;
-    let calibration = take_calibration(&mut table)?;
     table.entry("lru_scan_depth").or_insert_with(|| {
         toml::Value::Integer(i64::try_from(scan_depth(loaded_pages)).unwrap_or(1024))
     });
-    table.entry("time_constant_scale").or_insert_with(|| {
-        toml::Value::Float(calibrated_time_constant_scale(loaded_pages, calibration))
-    });
+    table
+        .entry("time_constant_scale")
+        .or_insert_with(|| toml::Value::Float(time_constant_scale(loaded_pages)));
     table
         .entry("free_block_loop")
         .or_insert_with(|| toml::Value::String(PAPER_FREE_BLOCK_LOOP.to_string()));
@@ -202,21 +165,6 @@ mod tests {
         assert_eq!(table["list_scan_ns"].as_integer(), Some(0));
 
         assert!(with_tpcc_defaults(Some("lru_scan_depth = ["), W50_PAGES).is_err());
-        // Another host's calibration scales the time constants and is not passed on.
-        let text = with_tpcc_defaults(Some("miss_rate_calibration = 0.9\n"), W50_PAGES).unwrap();
-        let table: toml::Table = text.parse().unwrap();
-        assert!(!table.contains_key(CALIBRATION_KEY));
-        let scale = table["time_constant_scale"].as_float().unwrap();
-        assert!((scale - 2.0 * time_constant_scale(W50_PAGES)).abs() < 1e-12);
-        let text = with_tpcc_defaults(Some("miss_rate_calibration = 1\n"), W50_PAGES).unwrap();
-        assert!(text.contains("time_constant_scale"));
-        for bad in ["0", "-1", "101", "\"fast\""] {
-            let err =
-                with_tpcc_defaults(Some(&format!("miss_rate_calibration = {bad}\n")), W50_PAGES)
-                    .unwrap_err()
-                    .to_string();
-            assert!(err.contains("miss_rate_calibration"), "{err}");
-        }
         // The result is a valid pool config for every preset.
         let text = with_tpcc_defaults(None, W50_PAGES).unwrap();
         crate::pool::PoolConfig::from_toml(crate::engine::config::Scheme::Vanilla, 23_392, &text)

@@ -194,10 +194,6 @@ pub const PAPER_INSTANCES: usize = 8;
 /// Fewest frames an automatically sized instance holds.
 pub const MIN_AUTO_INSTANCE_FRAMES: usize = 1024;
 
-/// The TPC-C pool-config key that sets a paper host's miss rate per frame over ours
-/// (`bench::paper_scale`, which reads and removes it before the config reaches the pool).
-pub const CALIBRATION_KEY: &str = "miss_rate_calibration";
-
 /// Shortest background period the automatic time-constant scale gives, device-time ms.
 pub const MIN_SCALED_PERIOD_MS: u64 = 5;
 
@@ -796,12 +792,6 @@ fn check_key(key: &str) -> Result<()> {
     }
     if PoolConfig::key(key).is_some() {
         return Ok(());
-    }
-    if key == CALIBRATION_KEY {
-        return Err(Error::Config(format!(
-            "pool config: `{key}` scales a TPC-C run's background time constants to a paper's \
-             host (docs/regime.md, \"The scaling argument\"); other workloads do not take it"
-        )));
     }
     let nearest = PoolConfig::KEYS
         .iter()

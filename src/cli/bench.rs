@@ -175,7 +175,9 @@ pub struct BenchArgs {
     /// max_dirty_pages_pct 90, its low-water mark 10; experiments/configs/rw-mysql.toml),
     /// `paper:selftuning` (the self-tuning paper's Table 3: one instance, no neighbours,
     /// max_dirty_pages_pct 90, MySQL 5.6's io_capacity 200 and 2,000;
-    /// experiments/configs/selftuning-mysql.toml).
+    /// experiments/configs/selftuning-mysql.toml), `paper:selftuning-fit` (the same with
+    /// lru_scan_depth 90, fitted on the paper's naive synchronous-write share at 50
+    /// warehouses; experiments/configs/selftuning-mysql-fit.toml).
     #[arg(long)]
     pub pool_config: Option<PathBuf>,
     /// The published setup each run's regime (results.json `regime`, the report's table, the
@@ -761,7 +763,7 @@ fn with_time_scale(spec: DeviceSpec, scale: f64) -> DeviceSpec {
 }
 
 /// The pool configurations built in, by the name `--pool-config` takes after `paper:`.
-const BUILT_IN_POOL_CONFIGS: [(&str, &str); 2] = [
+const BUILT_IN_POOL_CONFIGS: [(&str, &str); 3] = [
     (
         "rw",
         include_str!("../../experiments/configs/rw-mysql.toml"),
@@ -769,6 +771,10 @@ const BUILT_IN_POOL_CONFIGS: [(&str, &str); 2] = [
     (
         "selftuning",
         include_str!("../../experiments/configs/selftuning-mysql.toml"),
+    ),
+    (
+        "selftuning-fit",
+        include_str!("../../experiments/configs/selftuning-mysql-fit.toml"),
     ),
 ];
 
@@ -1428,6 +1434,30 @@ mod tests {
         )
         .unwrap();
         assert_eq!((config.io_capacity, config.io_capacity_max), (1000, 2000));
+        // Every built-in configuration is a valid pool config; the fitted self-tuning one is
+        // the paper's with only the scan depth set.
+        for (name, _) in BUILT_IN_POOL_CONFIGS {
+            let text = read_pool_config(Path::new(&format!("paper:{name}"))).unwrap();
+            crate::engine::config::PoolConfig::from_toml(
+                crate::engine::compose::Scheme::Vanilla,
+                4096,
+                &text,
+            )
+            .unwrap_or_else(|err| panic!("paper:{name}: {err}"));
+        }
+        let paper: toml::Table = read_pool_config(Path::new("paper:selftuning"))
+            .unwrap()
+            .parse()
+            .unwrap();
+        let mut fit: toml::Table = read_pool_config(Path::new("paper:selftuning-fit"))
+            .unwrap()
+            .parse()
+            .unwrap();
+        assert_eq!(
+            fit.remove("lru_scan_depth").and_then(|v| v.as_integer()),
+            Some(90)
+        );
+        assert_eq!(fit, paper);
         let err = read_pool_config(Path::new("paper:nope"))
             .unwrap_err()
             .to_string();

@@ -1033,4 +1033,105 @@ mod tests {
         let noise: Vec<f64> = (0..30).map(|i| 1000.0 + wobble(i, 100.0)).collect();
         assert_eq!(detect_period(&noise), None);
     }
+
+    /// Where `--duration auto` stops on `values` (one point per 100 ms step): the first prefix
+    /// of at least `min_points` that is steady enough ([`is_steady_enough_to_stop`]), checked
+    /// at every point as the harness checks, else all of it.
+    fn stop_at(values: &[f64], min_points: usize) -> usize {
+        let points = series(values.iter().copied());
+        (min_points..=points.len())
+            .find(|&n| is_steady_enough_to_stop(&judge_steadiness(&points[..n])))
+            .unwrap_or(points.len())
+    }
+
+    /// Throughput series of a known mean: `kind` 0 an AR(1) of coefficient 0.5 and 10%
+    /// deviation, 1 a slow AR(1) (0.95, 5%: throughput that wanders over seconds), 2 cycles of
+    /// 0.8 s and 50% amplitude, from a random point of the cycle, with 5% white noise (a page
+    /// cleaner's rounds).
+    fn synthetic(kind: usize, len: usize, mean: f64, rng: &mut impl rand::Rng) -> Vec<f64> {
+        // A run begins anywhere in the cleaner's cycle.
+        let phase = rng.r#gen::<f64>() * 8.0;
+        let mut normal = || {
+            // Box-Muller: one standard normal from two uniforms.
+            let (u, v): (f64, f64) = (rng.r#gen::<f64>().max(1e-12), rng.r#gen());
+            (-2.0 * u.ln()).sqrt() * (std::f64::consts::TAU * v).cos()
+        };
+        let (phi, sd): (f64, f64) = match kind {
+            0 => (0.5, 0.10),
+            1 => (0.95, 0.05),
+            _ => (0.0, 0.05),
+        };
+        let innovation = sd * (1.0 - phi * phi).sqrt();
+        let mut state = sd * normal();
+        (0..len)
+            .map(|i| {
+                state = phi * state + innovation * normal();
+                let cycle = if kind == 2 {
+                    0.5 * (std::f64::consts::TAU * (i as f64 + phase) / 8.0).sin()
+                } else {
+                    0.0
+                };
+                mean * (1.0 + cycle + state)
+            })
+            .collect()
+    }
+
+    /// Optional stopping, quantified: `--duration auto` stops a run when its timeline looks
+    /// steady, so where it stops depends on the data. On series of a known mean, the stopped
+    /// runs' means must stay unbiased and the 95% interval of three repeats (what a
+    /// reproduction reports) must cover the mean about as often as for runs of a fixed length.
+    /// Figures: `cargo test --release --lib optional_stopping -- --nocapture`
+    /// (docs/regime.md, "Measuring until steady").
+    #[test]
+    fn optional_stopping_leaves_the_mean_unbiased_and_its_interval_honest() {
+        use rand::SeedableRng as _;
+        const TRIALS: usize = 1500;
+        const MIN: usize = 30; // 3 s
+        const CAP: usize = 150; // 15 s
+        // t(0.975, 2 degrees of freedom): the interval of three repeats.
+        const T2: f64 = 4.302_652_729_911_275;
+        let mean_of = |values: &[f64]| values.iter().sum::<f64>() / values.len() as f64;
+        let covers = |runs: &[f64], truth: f64| {
+            let m = mean_of(runs);
+            let sd = (runs.iter().map(|r| (r - m).powi(2)).sum::<f64>() / 2.0).sqrt();
+            (m - truth).abs() <= T2 * sd / 3f64.sqrt()
+        };
+        let mut rng = rand::rngs::SmallRng::seed_from_u64(7);
+        for kind in 0..3 {
+            let truth = 1000.0;
+            let (mut auto, mut fixed, mut lengths) = (Vec::new(), Vec::new(), 0usize);
+            for _ in 0..TRIALS {
+                let values = synthetic(kind, CAP, truth, &mut rng);
+                let stop = stop_at(&values, MIN);
+                lengths += stop;
+                auto.push(mean_of(&values[..stop]));
+                fixed.push(mean_of(&values[..MIN]));
+            }
+            let bias = |means: &[f64]| mean_of(means) / truth - 1.0;
+            let coverage = |means: &[f64]| {
+                let triples = means.chunks_exact(3);
+                let n = triples.len() as f64;
+                triples.filter(|t| covers(t, truth)).count() as f64 / n
+            };
+            eprintln!(
+                "series {kind}: auto stops at {:.1} s on average; bias auto {:+.2}%, fixed 3 s \
+                 {:+.2}%; 95% interval of 3 repeats covers the mean: auto {:.1}%, fixed {:.1}%",
+                lengths as f64 / TRIALS as f64 / 10.0,
+                bias(&auto) * 100.0,
+                bias(&fixed) * 100.0,
+                coverage(&auto) * 100.0,
+                coverage(&fixed) * 100.0
+            );
+            assert!(
+                bias(&auto).abs() < 0.01,
+                "series {kind}: bias {}",
+                bias(&auto)
+            );
+            assert!(
+                coverage(&auto) >= 0.90,
+                "series {kind}: coverage {}",
+                coverage(&auto)
+            );
+        }
+    }
 }

@@ -5,7 +5,8 @@
 //!
 //! For instruction counts (`valgrind --tool=callgrind`; docs/performance.md, "Optimistic
 //! reads"): `HIT_PATH_COUNT=N HIT_PATH_ONLY=latched|optimistic|lookups|lookups-latched` runs only
-//! N operations of one kind after the setup: page hits, or transactional point lookups (begin,
+//! N operations of one kind after the setup: page hits (on the first `HIT_PATH_SPAN` pages, 64 by
+//! default, at most 4096), or transactional point lookups (begin,
 //! get, commit) on a cached tree of 100 000 keys (16-byte keys, 100-byte values, 16 KiB pages)
 //! with optimistic descents on or off. Two runs with different N give the instructions per
 //! operation as the difference of their totals over the difference of N.
@@ -115,13 +116,18 @@ fn only(kind: &str) {
         .ok()
         .and_then(|value| value.parse().ok())
         .unwrap_or(100_000);
+    let span: u64 = std::env::var("HIT_PATH_SPAN")
+        .ok()
+        .and_then(|value| value.parse().ok())
+        .filter(|span| (1..=FRAMES as u64).contains(span))
+        .unwrap_or(64);
     match kind {
         "latched" | "optimistic" => {
             let pool = pool(Scheme::Vanilla);
             let sum = if kind == "latched" {
-                hits(&pool, 7, count, 64)
+                hits(&pool, 7, count, span)
             } else {
-                optimistic_hits(&pool, 7, count, 64)
+                optimistic_hits(&pool, 7, count, span)
             };
             println!("{kind}: {count} hits (checksum {sum})");
             pool.shutdown().unwrap();

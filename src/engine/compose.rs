@@ -295,6 +295,7 @@ impl Scheme {
             deep_scan: false,
             innodb_defaults: false,
             rw_unsynced_victim: false,
+            backoff: false,
             engine: HostEngine::Innodb,
         };
         let postgres = |order, miss| Composition {
@@ -372,6 +373,10 @@ pub struct Composition {
     /// RW: the fused command's victim is written by the command only, without a doublewrite
     /// copy or a sync (the RW paper's MySQL; part `unsynced-victim`).
     pub rw_unsynced_victim: bool,
+    /// RAW: a query thread that finds the free list empty never flushes and backs off
+    /// (Percona Server 5.6's `innodb_empty_free_list_algorithm = backoff`, its default from
+    /// 5.6.13; part `backoff`), whatever the pool config's `empty_free_list` says.
+    pub backoff: bool,
     /// The host engine imitated.
     pub engine: HostEngine,
 }
@@ -440,6 +445,11 @@ pub const PARTS: &[(&str, &str)] = &[
         "unsynced-victim",
         "RW: the fused command alone writes its victim, no doublewrite copy, no fsync (the RW \
          paper's MySQL)",
+    ),
+    (
+        "backoff",
+        "miss path step 4: never a single-page flush; back off on an empty free list (Percona \
+         Server 5.6's default innodb_empty_free_list_algorithm)",
     ),
     (
         "percona",
@@ -539,6 +549,7 @@ impl Composition {
             (self.deep_scan, " cf-lru-deep-scan"),
             (self.innodb_defaults, " innodb-default-knobs"),
             (self.rw_unsynced_victim, " rw-unsynced-victim"),
+            (self.backoff, " empty-free-list-backoff"),
         ] {
             if set {
                 out.push_str(flag);
@@ -686,6 +697,12 @@ impl Composition {
                  `rw` miss path",
             );
         }
+        if self.backoff && self.miss != MissKind::Raw {
+            return bad(
+                "`backoff` is what InnoDB's RAW miss path does on an empty free list; it needs the \
+                 `raw` miss path",
+            );
+        }
         if self.deep_scan && self.miss != MissKind::Raw {
             return bad("the InnoDB-emulated CF-LRU deep scan is a RAW miss path setting");
         }
@@ -743,6 +760,10 @@ fn apply_part(composition: &mut Composition, part: &str) -> Result<&'static str>
         "unsynced-victim" => {
             composition.rw_unsynced_victim = true;
             Ok("RW victim protection")
+        }
+        "backoff" => {
+            composition.backoff = true;
+            Ok("empty free list")
         }
         "fixed" | "percona" | "self-tuning" => {
             if composition.writeback == WritebackKind::Postgres {
@@ -859,6 +880,16 @@ mod tests {
         assert!(err.contains("two parts"), "{err}");
         let err = Composition::parse("vanilla+nope").unwrap_err().to_string();
         assert!(err.contains("valid parts"), "{err}");
+        // Percona Server's empty-free-list backoff: a RAW miss path setting, shown in the
+        // decisions, refused elsewhere.
+        let percona = Composition::parse("vanilla+percona+backoff").unwrap();
+        assert!(percona.backoff && percona.rate == RateKind::Percona);
+        assert!(percona.decisions().contains("empty-free-list-backoff"));
+        assert!(!Composition::parse("vanilla+percona").unwrap().backoff);
+        for other in ["lru-c+backoff", "war+backoff", "pg-clock+backoff"] {
+            let err = Composition::parse(other).unwrap_err().to_string();
+            assert!(err.contains("`raw` miss path"), "{other}: {err}");
+        }
         let war = Composition::parse("lru-c+war").unwrap();
         assert_eq!(war.writeback, WritebackKind::InnodbTail);
         assert!(!war.split_mutex);

@@ -133,7 +133,11 @@ fn build_miss(
     match config.scheme.miss {
         MissKind::Raw => Arc::new(Raw {
             scan_depth,
-            empty_free_list: config.empty_free_list,
+            empty_free_list: if config.scheme.backoff {
+                EmptyFreeList::Backoff
+            } else {
+                config.empty_free_list
+            },
             host: config.free_block_loop,
         }),
         MissKind::LruC => Arc::new(LruCPointer::new(config.scheme.split_mutex)),

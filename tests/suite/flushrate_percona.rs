@@ -84,8 +84,20 @@ fn percona_paces_both_parts_and_backoff_never_writes_from_user_threads() {
         if mode.starts_with("backoff") {
             assert_eq!(stats.sync_replacement_writes, 0, "backoff never flushes");
             assert!(stats.extra["backoff_waits"] > 0.0);
+            // Nor does it scan the LRU: only the page cleaner evicts.
+            for scan in ["user_scan_clean_pages", "user_scan_dirty_pages"] {
+                assert_eq!(
+                    stats.extra.get(scan).copied().unwrap_or(0.0),
+                    0.0,
+                    "{mode}: {scan}"
+                );
+            }
         } else {
             assert_eq!(stats.extra["backoff_waits"], 0.0);
+            assert!(
+                stats.extra["user_scan_clean_pages"] > 0.0,
+                "legacy threads scan"
+            );
         }
     }
 }

@@ -52,6 +52,12 @@ pub(crate) trait StallStep {
     fn frees_to_free_list(&self) -> bool {
         false
     }
+    /// Whether the thread scans the LRU tail itself (steps 2-3) before step 4. Percona's
+    /// backoff does not: a query thread only looks at the free list and waits for the LRU
+    /// manager to fill it (`buf_LRU_get_free_block` loops back before the scan).
+    fn scans_lru(&self) -> bool {
+        true
+    }
 }
 
 /// Which MySQL's `buf_LRU_get_free_block` the InnoDB miss loop follows (pool-config key
@@ -120,7 +126,8 @@ pub(crate) fn raw_loop(
             count_unstalled(&core.counters.misses_from_free_list, stall_began);
             return done(Acquired::Free(id), stall_began);
         }
-        if waits_for_batches {
+        let scans = stall.scans_lru();
+        if scans && waits_for_batches {
             let began = core.now_us();
             if instance.lru_batch.wait_if_initialising() {
                 core.counters
@@ -132,7 +139,7 @@ pub(crate) fn raw_loop(
                 continue;
             }
         }
-        if !mysql56 || n > 0 || instance.lru_batch.try_lru_scan() {
+        if scans && (!mysql56 || n > 0 || instance.lru_batch.try_lru_scan()) {
             let depth = if n == 0 { scan_depth } else { usize::MAX };
             if let Some(id) = scan_for_clean(core, instance, depth) {
                 count_unstalled(&core.counters.misses_from_own_scan, stall_began);
@@ -147,7 +154,7 @@ pub(crate) fn raw_loop(
         if !mysql56 {
             core.wake_cleaner();
         }
-        if n > 1 {
+        if scans && n > 1 {
             core.counters
                 .miss_loop_sleeps
                 .fetch_add(1, Ordering::Relaxed);

@@ -4,9 +4,10 @@
 //! same path with the scan depth set to its window.
 //!
 //! Percona Server's `innodb_empty_free_list_algorithm` (docs/algorithms.md section 6) chooses step
-//! 4: `legacy` is the single-page flush; `backoff` never flushes: the thread yields on its first
-//! empty look, then sleeps 2^i microseconds (device time, at most [`BACKOFF_MAX_US`]) and looks
-//! again, leaving the writes to the page cleaner. The wait is recorded as a read stall (the
+//! 4: `legacy` is the single-page flush; `backoff` never flushes and never scans the LRU: the
+//! thread yields on its first empty look at the free list, then sleeps 2^i microseconds (device
+//! time, at most [`BACKOFF_MAX_US`]) and looks again, leaving the writes and the evictions to the
+//! page cleaner (Percona's `buf_LRU_get_free_block` loops back before its LRU scan). The wait is recorded as a read stall (the
 //! query waits for a write before its read, only someone else's) and counted in
 //! `backoff_waits`. Bound: the loop's [`super::MISS_ITERATIONS`].
 
@@ -81,6 +82,10 @@ pub fn backoff_sleep_us(attempt: u64) -> u64 {
 impl StallStep for Backoff {
     fn is_read_stall(&self) -> bool {
         true
+    }
+
+    fn scans_lru(&self) -> bool {
+        false
     }
 
     fn step(&self, core: &Core, _instance: &Instance) -> Result<Option<Acquired>> {

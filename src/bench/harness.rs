@@ -386,8 +386,9 @@ struct RunDevices {
     target: Arc<dyn BenchTarget>,
 }
 
-/// Makes the run's emulated devices complete requests at once
-/// ([`DeviceTimeControl::set_untimed`]); each run has fresh devices, so none is timed again.
+/// Makes the run's emulated devices complete requests at once, or times them again
+/// ([`DeviceTimeControl::set_untimed`]): during `--fill-pool` ([`fill_pool`]), and from the end
+/// of the measured phase on (each run has fresh devices, so those are never timed again).
 fn set_untimed(device: &SharedDevice, log: Option<&SharedDevice>, untimed: bool) {
     for device in std::iter::once(device).chain(log) {
         if let Some(control) = device.time_control() {
@@ -778,8 +779,8 @@ fn fill_pool(
     duration_real: Duration,
 ) -> PoolFill {
     set_untimed(device, log, true);
-    let mut watch = FillWatch::new(Instant::now(), &target.stats());
     let mut stats = target.stats();
+    let mut watch = FillWatch::new(Instant::now(), &stats);
     while !control.stopped() && !interrupt::interrupted() {
         std::thread::sleep(TICK);
         line.update(String::new(), duration_real.as_secs_f64());

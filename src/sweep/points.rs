@@ -84,19 +84,22 @@ pub const HOST_FLAGS: &[&str] = &["--model-cores", "--db"];
 pub const HOST_SWITCHES: &[&str] = &["--fill-pool"];
 
 impl Plan {
-    /// The command line without [`HOST_FLAGS`] and their values: what the plan measures.
+    /// The command line without [`HOST_FLAGS`] (with their values) and [`HOST_SWITCHES`]: what
+    /// the plan measures.
     #[must_use]
     pub fn identity(&self) -> String {
         split_host_flags(&self.command_line).0.join(" ")
     }
 
-    /// The [`HOST_FLAGS`] of the command line with their values, in order (a later one wins).
+    /// The [`HOST_FLAGS`] (with their values) and [`HOST_SWITCHES`] of the command line, in
+    /// order (a later one wins).
     #[must_use]
     pub fn host_flags(&self) -> String {
         split_host_flags(&self.command_line).1.join(" ")
     }
 
-    /// Whether `other` is a plan of the same run: equal but for [`HOST_FLAGS`].
+    /// Whether `other` is a plan of the same run: equal but for [`HOST_FLAGS`] and
+    /// [`HOST_SWITCHES`].
     #[must_use]
     pub fn same_run(&self, other: &Plan) -> bool {
         let without = |plan: &Plan| Plan {

@@ -121,12 +121,12 @@ pub(crate) fn raw_loop(
     let waits_for_batches = mysql56 && core.parts.write_path.is_doublewrite();
     // The loop's iteration: a batch wait starts it again without counting (5.6's `goto loop`).
     let mut n = 0usize;
+    let scans = stall.scans_lru();
     for _ in 0..MISS_ITERATIONS {
         if let Some(id) = core.pop_free(instance) {
             count_unstalled(&core.counters.misses_from_free_list, stall_began);
             return done(Acquired::Free(id), stall_began);
         }
-        let scans = stall.scans_lru();
         if scans && waits_for_batches {
             let began = core.now_us();
             if instance.lru_batch.wait_if_initialising() {

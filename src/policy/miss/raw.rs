@@ -7,9 +7,9 @@
 //! 4: `legacy` is the single-page flush; `backoff` never flushes and never scans the LRU: the
 //! thread yields on its first empty look at the free list, then sleeps 2^i microseconds (device
 //! time, at most [`BACKOFF_MAX_US`]) and looks again, leaving the writes and the evictions to the
-//! page cleaner (Percona's `buf_LRU_get_free_block` loops back before its LRU scan). The wait is recorded as a read stall (the
-//! query waits for a write before its read, only someone else's) and counted in
-//! `backoff_waits`. Bound: the loop's [`super::MISS_ITERATIONS`].
+//! page cleaner (Percona's `buf_LRU_get_free_block` loops back before its LRU scan). The wait is
+//! recorded as a read stall (the query waits for a write before its read, only someone else's)
+//! and counted in `backoff_waits`. Bound: the loop's [`super::MISS_ITERATIONS`].
 
 use crate::core::instance::Instance;
 use crate::core::parts::{Acquired, Acquisition, MissPath};

@@ -44,8 +44,12 @@ pub struct PoolFill {
     pub misses: f64,
     /// Free frames left when it ended (0 when full).
     pub free_frames: f64,
-    /// Whether the pool was full when it ended (else: it stopped missing, or ran out of time).
+    /// Whether the pool was full when it ended (else: it stopped missing, or was cut short).
     pub full: bool,
+    /// Whether the fill was cut short before the pool was full: at [`FILL_MAX_REAL`], or the
+    /// run was stopped ([`FillEnd::Stopped`]). Absent in results written before 2026-12-01.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub cut_short: bool,
 }
 
 /// How a fill ends.
@@ -94,14 +98,18 @@ impl FillWatch {
         (now.duration_since(self.began) >= FILL_MAX_REAL).then_some(FillEnd::Stopped)
     }
 
-    /// The record of a fill that ended at `now` with these counters.
+    /// The record of a fill that ended at `now` with these counters, as `ended` says (`None`:
+    /// the run was stopped before [`FillWatch::observe`] said so, which counts as
+    /// [`FillEnd::Stopped`]).
     #[must_use]
-    pub fn report(&self, now: Instant, stats: &PoolStats) -> PoolFill {
+    pub fn report(&self, now: Instant, stats: &PoolStats, ended: Option<FillEnd>) -> PoolFill {
+        let full = super::harness::pool_full(stats);
         PoolFill {
             real_s: now.duration_since(self.began).as_secs_f64(),
             misses: stats.misses.saturating_sub(self.first_misses) as f64,
             free_frames: stats.free_frames as f64,
-            full: super::harness::pool_full(stats),
+            full,
+            cut_short: !full && matches!(ended, None | Some(FillEnd::Stopped)),
         }
     }
 }
@@ -118,6 +126,7 @@ impl PoolFill {
             misses: m(|f| f.misses),
             free_frames: m(|f| f.free_frames),
             full: all.iter().all(|f| f.full),
+            cut_short: all.iter().any(|f| f.cut_short),
         })
     }
 
@@ -128,6 +137,8 @@ impl PoolFill {
             "pool filled untimed{}: {:.0} pages in {:.1} s real",
             if self.full {
                 ""
+            } else if self.cut_short {
+                " (not full: cut short, at its bound or by a stop)"
             } else {
                 " (not full: it stopped missing)"
             },
@@ -157,8 +168,13 @@ mod tests {
         assert_eq!(watch.observe(t0, &stats(100, 40, 60)), None);
         let end = t0 + Duration::from_millis(500);
         assert_eq!(watch.observe(end, &stats(100, 0, 100)), Some(FillEnd::Full));
-        let report = watch.report(end, &stats(100, 0, 100));
+        let report = watch.report(end, &stats(100, 0, 100), Some(FillEnd::Full));
         assert!(report.full);
+        assert!(!report.cut_short);
+        assert_eq!(
+            report.describe(),
+            "pool filled untimed: 100 pages in 0.5 s real"
+        );
         assert!((report.misses - 100.0).abs() < 1e-9);
         assert!((report.real_s - 0.5).abs() < 1e-9);
     }
@@ -175,7 +191,10 @@ mod tests {
             watch.observe(idle, &stats(100, 70, 30)),
             Some(FillEnd::Idle)
         );
-        assert!(!watch.report(idle, &stats(100, 70, 30)).full);
+        let report = watch.report(idle, &stats(100, 70, 30), Some(FillEnd::Idle));
+        assert!(!report.full);
+        assert!(!report.cut_short);
+        assert!(report.describe().contains("it stopped missing"));
     }
 
     #[test]
@@ -192,6 +211,20 @@ mod tests {
         }
         assert_eq!(ended, Some(FillEnd::Stopped));
         assert!(now.duration_since(t0) >= FILL_MAX_REAL);
+        let report = watch.report(now, &stats(1_000_000, 1_000_000 - misses, misses), ended);
+        assert!(!report.full);
+        assert!(report.cut_short);
+        assert!(report.describe().contains("cut short"));
+    }
+
+    #[test]
+    fn a_fill_the_run_stopped_is_cut_short_unless_full() {
+        let t0 = Instant::now();
+        let watch = FillWatch::new(t0, &stats(100, 100, 0));
+        let later = t0 + Duration::from_secs(1);
+        assert!(watch.report(later, &stats(100, 50, 50), None).cut_short);
+        // A stop that came when the pool had just filled: full, not cut short.
+        assert!(!watch.report(later, &stats(100, 0, 100), None).cut_short);
     }
 
     #[test]
@@ -201,17 +234,23 @@ mod tests {
             misses: 100.0,
             free_frames: 0.0,
             full: true,
+            cut_short: false,
         };
         let b = PoolFill {
             real_s: 4.0,
             misses: 80.0,
             free_frames: 20.0,
             full: false,
+            cut_short: true,
         };
         let mean = PoolFill::mean([&a, &b]).expect("two fills");
         assert!((mean.real_s - 3.0).abs() < 1e-9);
         assert!((mean.misses - 90.0).abs() < 1e-9);
         assert!(!mean.full);
+        assert!(
+            mean.cut_short,
+            "one fill cut short makes the mean's cut short"
+        );
         assert_eq!(PoolFill::mean([]), None);
     }
 }

@@ -781,16 +781,15 @@ fn fill_pool(
     set_untimed(device, log, true);
     let mut stats = target.stats();
     let mut watch = FillWatch::new(Instant::now(), &stats);
-    while !control.stopped() && !interrupt::interrupted() {
+    let mut ended = None;
+    while ended.is_none() && !control.stopped() && !interrupt::interrupted() {
         std::thread::sleep(TICK);
         line.update(String::new(), duration_real.as_secs_f64());
         stats = target.stats();
-        if watch.observe(Instant::now(), &stats).is_some() {
-            break;
-        }
+        ended = watch.observe(Instant::now(), &stats);
     }
     set_untimed(device, log, false);
-    watch.report(Instant::now(), &stats)
+    watch.report(Instant::now(), &stats, ended)
 }
 
 fn control_loop(

@@ -39,7 +39,7 @@
 //!                              op_error_share, warning} | null,
 //!               device_aging {sampled_writes, sampled_pages, logical_pages, replayed_writes,
 //!                             passes, gc_per_write_first, gc_per_write_last, settled} | null,
-//!               pool_fill {real_s, misses, free_frames, full} (absent without --fill-pool),
+//!               pool_fill {real_s, misses, free_frames, full, cut_short} (absent without --fill-pool),
 //!               tail_profile {samples, scan_depth, unevictable_run_mean, run_at_depth,
 //!                             bands [ {from, to, dirty, writing} ]} (absent without a pool),
 //!               runs [ {..} | null ], summary { PATH: {mean, ci95, n} } } ],

@@ -247,7 +247,7 @@ pub fn read_latency_s(spec: &DeviceSpec, page_size: usize, pages: u64) -> f64 {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
     #[test]
@@ -272,7 +272,9 @@ mod tests {
         assert_eq!(approx(7200.0), "2 h");
     }
 
-    fn config(device: &str, warmup: WarmUp, duration: Duration) -> BenchConfig {
+    /// A synthetic bench of 32,768 pages of 16 KiB and 3,277 frames on `device` (also the
+    /// memory estimate's tests).
+    pub(crate) fn config(device: &str, warmup: WarmUp, duration: Duration) -> BenchConfig {
         use crate::workload::synthetic::{Mix, SyntheticConfig};
         BenchConfig {
             workload: SyntheticConfig::new(Mix::Ms, 32_768, 16_384),

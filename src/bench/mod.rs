@@ -43,6 +43,7 @@ pub mod harness;
 pub mod image;
 pub mod interrupt;
 pub mod lateness;
+pub mod memory;
 pub mod paper_scale;
 pub mod plot;
 pub mod progress;

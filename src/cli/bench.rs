@@ -1257,10 +1257,11 @@ pub fn run_prepared(
     } else {
         String::new()
     };
+    let memory = crate::bench::memory::MemoryEstimate::for_config(config);
     eprintln!(
         "bench: workload {workload}, {} scheme(s){repeats}, device {}, log {}, {} threads, \
          buffer {} of {} pages of {} bytes, warm-up {}, {} measured per run (device time). \
-         {host}; each run takes {}.",
+         {host}; each run takes {} and {}.",
         config.schemes.len(),
         config.device,
         config
@@ -1281,7 +1282,11 @@ pub fn run_prepared(
             None => crate::bench::progress::format_duration(config.duration),
         },
         crate::bench::estimate::SchemeEstimate::for_config(config).describe(),
+        memory.describe(),
     );
+    if let Some(warning) = memory.warning(crate::bench::memory::available_bytes()) {
+        eprintln!("{warning}");
+    }
     let factory = default_factory();
     crate::bench::interrupt::install();
     announce_kept(continuation, config);

@@ -7,7 +7,8 @@
 //! RAM"). A `file:` device keeps nothing. The schemes and repeats of one bench run one after
 //! another, so one pool at a time.
 //!
-//! The banner says the estimate; when what the run holds for certain (the pool, and a loaded
+//! `cli::preflight` refuses a loaded database that does not fit twice in the available memory;
+//! the banner says the estimate; when what the run holds for certain (the pool, and a loaded
 //! database) exceeds the host's available memory (`MemAvailable` of `/proc/meminfo`) it also
 //! warns, before any work, that the kernel may stop the run: on a shared host, runs side by side add up (six 50-warehouse TPC-C points with
 //! pools of 10-60% beside about 20 emulated runs did run a 24 GiB host out of memory).

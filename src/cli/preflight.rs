@@ -207,7 +207,7 @@ fn check_memory(config: &BenchConfig) -> Result<()> {
         .workload
         .db_pages
         .saturating_mul(config.workload.page_size as u64);
-    let Some(available) = available_memory_bytes() else {
+    let Some(available) = crate::bench::memory::available_bytes() else {
         return Ok(());
     };
     let needed = bytes.saturating_mul(2);
@@ -223,14 +223,6 @@ fn check_memory(config: &BenchConfig) -> Result<()> {
         )));
     }
     Ok(())
-}
-
-/// `MemAvailable` from /proc/meminfo (Linux), if readable.
-fn available_memory_bytes() -> Option<u64> {
-    let text = std::fs::read_to_string("/proc/meminfo").ok()?;
-    let line = text.lines().find(|l| l.starts_with("MemAvailable:"))?;
-    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
-    Some(kib.saturating_mul(1024))
 }
 
 #[cfg(test)]

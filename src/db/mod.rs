@@ -189,7 +189,7 @@ struct Shared {
     flush_log_at_trx_commit: u8,
     next_txn: std::sync::atomic::AtomicU64,
     /// Lower bounds of the start LSNs of batches between append and marking their pages.
-    in_flight: Mutex<in_flight::InFlightBounds>,
+    in_flight: in_flight::InFlightRegistry,
     checkpoint_lock: Mutex<()>,
     stop: AtomicBool,
     checkpointer_wakeup: Wakeup,
@@ -321,7 +321,7 @@ impl Database {
             protection,
             flush_log_at_trx_commit: config.flush_log_at_trx_commit,
             next_txn: std::sync::atomic::AtomicU64::new(report.max_txn + 1),
-            in_flight: Mutex::new(in_flight::InFlightBounds::default()),
+            in_flight: in_flight::InFlightRegistry::default(),
             checkpoint_lock: Mutex::new(()),
             stop: AtomicBool::new(false),
             checkpointer_wakeup: Wakeup::default(),
@@ -744,7 +744,7 @@ impl Shared {
         // pages on the flush list (otherwise a withdrawal between reading the registry and
         // reading the flush list lets the redo point pass a batch whose pages are not yet dirty).
         let redo = {
-            let in_flight = self.in_flight.lock();
+            let in_flight = self.in_flight.lock_all();
             let mut redo = self.pool.oldest_unflushed_lsn().min(self.wal.current_lsn());
             if let Some(bound) = in_flight.oldest() {
                 redo = redo.min(bound);
@@ -815,19 +815,16 @@ impl Shared {
 
     /// Registers a batch about to append; returns the lower bound registered.
     fn register_in_flight(&self) -> Lsn {
-        let mut in_flight = self.in_flight.lock();
-        let bound = self.wal.current_lsn();
-        in_flight.add(bound);
-        bound
+        self.in_flight.register_with(|| self.wal.current_lsn())
     }
 
     /// Registers an explicit bound (a loser transaction's first LSN during recovery).
     fn register_in_flight_at(&self, bound: Lsn) {
-        self.in_flight.lock().add(bound);
+        self.in_flight.register(bound);
     }
 
     fn withdraw_in_flight(&self, bound: Lsn) {
-        self.in_flight.lock().remove(bound);
+        self.in_flight.withdraw(bound);
     }
 
     /// InnoDB's `log_free_check` (called holding no latch): keep the log from filling. Past

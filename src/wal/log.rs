@@ -34,13 +34,22 @@
 //! **Failure.** A failed write or sync poisons the log: `durable_lsn` never moves again, and
 //! every later append, flush and checkpoint returns [`Error::Poisoned`] with the first cause.
 //!
+//! **Reads without the lock.** `current_lsn`, `checkpoint_lsn` and whether the log is poisoned
+//! are mirrored in [`Published`] atomics, stored (release) under `inner` right after the field
+//! they mirror changes, so [`Wal::current_lsn`], [`Wal::checkpoint_age`] and
+//! [`Wal::poison_cause`]'s common answer take no lock: a mini-transaction asks all three
+//! before its append, and each lock of `inner` by one thread moves its cache line away from
+//! the others (InnoDB's `log_free_check` likewise reads without the log mutex). A value read
+//! is one the field held at some instant no earlier than the last change that happened before
+//! the read, as under the lock; what the caller does with it may be stale either way.
+//!
 //! Lock order: `checkpoint` before `inner`. No I/O under `inner` (the leader holds the
 //! `flushing` flag, not the mutex, while writing). Bounds: the page buffer holds
 //! `buffer_pages` pages (asserted on every copy); one leader at a time; waits are bounded by
 //! `full_timeout` or by the leader's single I/O round.
 
 use std::cell::Cell;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use parking_lot::{Condvar, Mutex, MutexGuard};
@@ -130,6 +139,32 @@ fn bump(counter: &AtomicU64, by: u64) {
     counter.fetch_add(by, Ordering::Relaxed);
 }
 
+/// `Inner`'s fields that readers take without the lock (see the module docs): each stored
+/// with release ordering under `inner`, right after its field changed. The end of the log,
+/// written by every append, has its cache lines to itself, so that reading the two that
+/// rarely change (asked before every append) does not miss the cache after each append of
+/// another thread.
+#[derive(Debug)]
+struct Published {
+    /// `Inner::current_lsn`.
+    current_lsn: Lines<AtomicU64>,
+    /// `Inner::checkpoint_lsn` and `Inner::poisoned.is_some()`, on lines of their own too
+    /// (whatever the compiler places beside them may be written often).
+    rare: Lines<RarelyChanged>,
+}
+
+/// [`Published`]'s fields that change at checkpoints and failures only.
+#[derive(Debug)]
+struct RarelyChanged {
+    checkpoint_lsn: AtomicU64,
+    poisoned: AtomicBool,
+}
+
+/// A value alone on its cache lines (adjacent-line prefetch pairs lines, hence 128 bytes).
+#[derive(Debug)]
+#[repr(align(128))]
+struct Lines<T>(T);
+
 /// State under the log mutex.
 struct Inner {
     /// `buffer_pages` log pages; stream page `k` lives in slot `k % buffer_pages`. Holds every
@@ -168,6 +203,7 @@ pub struct Wal {
     log_id: u64,
     checkpoint: Mutex<CheckpointState>,
     inner: Mutex<Inner>,
+    published: Published,
     /// Signalled when a leader finishes (durable moved, or the log is poisoned).
     flushed: Condvar,
     /// Signalled when the checkpoint moves (ring space freed).
@@ -406,6 +442,13 @@ impl Wal {
                 poisoned: None,
                 last_crc,
             }),
+            published: Published {
+                current_lsn: Lines(AtomicU64::new(end_lsn)),
+                rare: Lines(RarelyChanged {
+                    checkpoint_lsn: AtomicU64::new(slot.redo_lsn),
+                    poisoned: AtomicBool::new(false),
+                }),
+            },
             config,
             flushed: Condvar::new(),
             space: Condvar::new(),
@@ -575,6 +618,7 @@ impl Wal {
             rest = tail;
         }
         inner.current_lsn = lsn;
+        self.published.current_lsn.0.store(lsn, Ordering::Release);
         LsnRange { start, end: lsn }
     }
 
@@ -676,7 +720,7 @@ impl Wal {
                 bump(&self.counters.bytes_written, count * page_size as u64);
             }
             Err(cause) => {
-                inner.poisoned.get_or_insert(cause);
+                self.poison(inner, cause);
             }
         }
         self.flushed.notify_all();
@@ -756,16 +800,32 @@ impl Wal {
             .and_then(|()| self.device.sync());
         let mut inner = self.inner.lock();
         if let Err(cause) = written {
-            let cause = inner.poisoned.get_or_insert(cause).clone();
+            let cause = self.poison(&mut inner, cause);
             self.flushed.notify_all();
             self.space.notify_all();
             return Err(Error::Poisoned(cause));
         }
         checkpoint.last = slot;
         inner.checkpoint_lsn = redo_lsn;
+        self.published
+            .rare
+            .0
+            .checkpoint_lsn
+            .store(redo_lsn, Ordering::Release);
         bump(&self.counters.checkpoints, 1);
         self.space.notify_all();
         Ok(())
+    }
+
+    /// Records the first failure (a later one keeps the first cause); returns the cause.
+    fn poison(&self, inner: &mut Inner, cause: DeviceError) -> DeviceError {
+        let first = inner.poisoned.get_or_insert(cause).clone();
+        self.published
+            .rare
+            .0
+            .poisoned
+            .store(true, Ordering::Release);
+        first
     }
 
     /// Appends the informational `Checkpoint` record if it fits the ring (it may use the
@@ -801,7 +861,7 @@ impl Wal {
 impl Wal {
     /// End of the appended log (where the next record starts).
     pub fn current_lsn(&self) -> Lsn {
-        self.inner.lock().current_lsn
+        self.published.current_lsn.0.load(Ordering::Acquire)
     }
 
     /// The log is durable up to here.
@@ -827,6 +887,9 @@ impl Wal {
 
     /// The first write or sync failure, if any.
     pub fn poison_cause(&self) -> Option<DeviceError> {
+        if !self.published.rare.0.poisoned.load(Ordering::Acquire) {
+            return None; // the common answer, without the lock
+        }
         self.inner.lock().poisoned.clone()
     }
 
@@ -845,10 +908,13 @@ impl Wal {
         self.margins
     }
 
-    /// `current_lsn - checkpoint_lsn`: the checkpoint age, read under one lock.
+    /// `current_lsn - checkpoint_lsn`: the checkpoint age, without the lock. The checkpoint
+    /// is read first: it only moves forward, so the age returned is at least the age at the
+    /// instant the end of the log was read (never an underestimate from a torn pair).
     pub fn checkpoint_age(&self) -> u64 {
-        let inner = self.inner.lock();
-        inner.current_lsn.saturating_sub(inner.checkpoint_lsn)
+        let checkpoint = self.published.rare.0.checkpoint_lsn.load(Ordering::Acquire);
+        let current = self.published.current_lsn.0.load(Ordering::Acquire);
+        current.saturating_sub(checkpoint)
     }
 
     /// Checkpoint and modified ages and what the pool should do about them;

@@ -854,6 +854,7 @@ fn control_loop(
             && throughput_steady
             && background_is_steady(
                 warm.points(),
+                stats.frames,
                 window_s,
                 STEADY_WINDOWS,
                 FLUSH_RATE_TOLERANCE,

@@ -35,7 +35,7 @@
 //! every later append, flush and checkpoint returns [`Error::Poisoned`] with the first cause.
 //!
 //! **Reads without the lock.** `current_lsn`, `checkpoint_lsn` and whether the log is poisoned
-//! are mirrored in [`Published`] atomics, stored (release) under `inner` right after the field
+//! are mirrored in `Published` atomics, stored (release) under `inner` right after the field
 //! they mirror changes, so [`Wal::current_lsn`], [`Wal::checkpoint_age`] and
 //! [`Wal::poison_cause`]'s common answer take no lock: a mini-transaction asks all three
 //! before its append, and each lock of `inner` by one thread moves its cache line away from

@@ -908,6 +908,46 @@ fn control_loop(
     }
 }
 
+/// The measured phase's profiles of the eviction end, kept to a budget of the control
+/// thread's real time: a sample walks up to `core::tail_profile::MAX_WALK` pages under the
+/// order mutexes (a chain of cache misses, 1-2 ms on a large pool), which at time scale 1 and
+/// a 100 ms step was about 1.5% of a core and held each instance's LRU mutex for a fifth of a
+/// millisecond ten times a second (in-memory TPC-C, `docs/performance.md`, "The tail profile
+/// within a budget"). A sample is taken only once `TAIL_SAMPLE_BUDGET` times the previous
+/// sample's duration has passed since it began; at the time scales of emulated runs (a step
+/// is 0.8-13 s of real time) every step still gets its sample, and a point without one has no
+/// tail figures (`TimelinePoint::tail_dirty_share` is `None`).
+#[derive(Default)]
+struct TailSampler {
+    next: Option<Instant>,
+}
+
+/// The real time between two tail samples is at least this many times the previous sample's
+/// (the sampler's share of the control thread at most 1/200).
+const TAIL_SAMPLE_BUDGET: u32 = 200;
+
+impl TailSampler {
+    /// Runs `sample` unless the budget says the previous one was too recent.
+    fn sample(&mut self, sample: impl FnOnce()) {
+        let began = Instant::now();
+        if !self.due(began) {
+            return;
+        }
+        sample();
+        self.took(began, began.elapsed());
+    }
+
+    /// Whether a sample may begin at `now`.
+    fn due(&self, now: Instant) -> bool {
+        self.next.is_none_or(|next| now >= next)
+    }
+
+    /// Notes a sample that began at `began` and took `cost`.
+    fn took(&mut self, began: Instant, cost: Duration) {
+        self.next = Some(began + cost * TAIL_SAMPLE_BUDGET);
+    }
+}
+
 /// The measured phase: a timeline from `start` for `duration_real` of real time, or with
 /// `--duration auto` on past it until steady enough to stop, at most the cap. Bound:
 /// `measure_max_real` / TICK iterations.
@@ -929,12 +969,14 @@ fn measure(
         .set_length(config.measure_max().as_millis() as u64);
     let mut timeline = TimelineRecorder::new(start.at, start.ops, &start.pool, scale, config.step);
     timeline.note_device(&start.device);
+    let mut tail_sampler = TailSampler::default();
     while !control.stopped() && !interrupt::interrupted() && start.at.elapsed() < measure_max_real {
         std::thread::sleep(TICK.min(measure_max_real.saturating_sub(start.at.elapsed())));
         // The eviction end is profiled once a step, just before the point's counters are
-        // read, so its profile weighs the phase evenly and each point carries its sample.
+        // read, so its profile weighs the phase evenly and each point carries its sample
+        // (within the sampler's budget of real time: `TailSampler`).
         let stats = || {
-            target.sample_tail(scan_depth);
+            tail_sampler.sample(|| target.sample_tail(scan_depth));
             target.stats()
         };
         let recorded = timeline.poll(Instant::now(), control.total_ops(), stats);
@@ -1356,6 +1398,40 @@ fn latency_cdf(histogram: &Histogram<u64>, scale: f64) -> Vec<(f64, f64)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A tail sample costs the next ones `TAIL_SAMPLE_BUDGET` times its own duration of
+    /// waiting: a 2 ms sample allows the next after 400 ms, so ten 100 ms steps get three.
+    #[test]
+    fn tail_samples_keep_to_their_budget_of_real_time() {
+        let mut sampler = TailSampler::default();
+        let start = Instant::now();
+        let step = Duration::from_millis(100);
+        let mut taken = Vec::new();
+        for k in 0..10u32 {
+            let now = start + step * k;
+            if sampler.due(now) {
+                taken.push(k);
+                sampler.took(now, Duration::from_millis(2));
+            }
+        }
+        assert_eq!(taken, vec![0, 4, 8]);
+        // A cheap sample (a small pool, or a high time scale's long steps) is taken every step.
+        let mut sampler = TailSampler::default();
+        let every = (0..10u32)
+            .filter(|&k| {
+                let now = start + step * k;
+                let due = sampler.due(now);
+                if due {
+                    sampler.took(now, Duration::from_micros(100));
+                }
+                due
+            })
+            .count();
+        assert_eq!(every, 10);
+        let mut runs = 0;
+        TailSampler::default().sample(|| runs += 1);
+        assert_eq!(runs, 1, "the first sample is always taken");
+    }
 
     fn outcome(op_type: Option<usize>, aborted_type: Option<usize>, millis: u64) -> OpOutcome {
         OpOutcome {

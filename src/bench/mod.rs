@@ -80,7 +80,8 @@ pub trait BenchTarget: PageAccess {
     fn stats(&self) -> PoolStats;
     /// Profiles the pool's eviction end once against a first tail scan of `scan_depth` pages
     /// (`BufferPool::sample_tail`); the harness calls it every timeline step of the measured
-    /// phase. A target without a pool does nothing.
+    /// phase, within a budget of real time (`harness::TailSampler`). A target without a pool
+    /// does nothing.
     fn sample_tail(&self, _scan_depth: usize) {}
     /// The redo log's counters, when the target has a log.
     fn log_stats(&self) -> Option<WalStats> {

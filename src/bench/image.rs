@@ -55,6 +55,9 @@ use crate::workload::record::{LoadProgress, LoadReport};
 const LOAD_FRAMES: usize = 2048;
 /// Smallest headroom of the image's capacity above the loaded pages.
 const HEADROOM_PAGES_MIN: u64 = 4096;
+/// The room an image keeps for the run's inserts, in percent of its loaded pages, unless
+/// `flashbuf load --room` says otherwise.
+pub const DEFAULT_ROOM_PCT: u64 = 100;
 
 /// What an image file holds, read from its header and its `bench.image` tree without reading
 /// the rest ([`Image::peek_file`]): enough to refuse a wrong image or a bad `--buffer` or
@@ -107,7 +110,16 @@ impl Image {
     /// 4,096 pages) for the run's inserts.
     #[must_use]
     pub fn capacity_for(loaded_pages: u64) -> u64 {
-        loaded_pages.saturating_add(loaded_pages.max(HEADROOM_PAGES_MIN))
+        Self::capacity_with_room(loaded_pages, DEFAULT_ROOM_PCT)
+    }
+
+    /// An image's capacity with `room_pct` percent of its loaded pages (at least 4,096 pages)
+    /// as room for the run's inserts (`flashbuf load --room`).
+    #[must_use]
+    pub fn capacity_with_room(loaded_pages: u64, room_pct: u64) -> u64 {
+        let room = u128::from(loaded_pages) * u128::from(room_pct) / 100;
+        let room = u64::try_from(room).unwrap_or(u64::MAX);
+        loaded_pages.saturating_add(room.max(HEADROOM_PAGES_MIN))
     }
 
     /// Builds the image of `spec` with pages of `page_size` bytes; `progress` sees the load.
@@ -155,6 +167,7 @@ impl Image {
     pub fn build_file(
         spec: &RecordSpec,
         page_size: usize,
+        room_pct: u64,
         path: &Path,
         progress: &mut dyn FnMut(LoadProgress),
     ) -> Result<Image> {
@@ -169,7 +182,7 @@ impl Image {
                     err,
                 )
             })?;
-        let built = Self::build_into(spec, page_size, path, file, progress);
+        let built = Self::build_into(spec, page_size, room_pct, path, file, progress);
         if built.is_err() {
             let _ = std::fs::remove_file(path);
         }
@@ -179,6 +192,7 @@ impl Image {
     fn build_into(
         spec: &RecordSpec,
         page_size: usize,
+        room_pct: u64,
         path: &Path,
         file: std::fs::File,
         progress: &mut dyn FnMut(LoadProgress),
@@ -195,7 +209,7 @@ impl Image {
             &file,
         )?);
         let (load, loaded, loaded_pages) = load_into(spec, &data, progress)?;
-        let capacity_pages = Image::capacity_for(loaded_pages);
+        let capacity_pages = Image::capacity_with_room(loaded_pages, room_pct);
         unbind_in_place(&loaded, loaded_pages, capacity_pages)?;
         drop(loaded);
         drop(data);

@@ -6,7 +6,7 @@
 use std::sync::Arc;
 
 use flashbuf::bench::driver::RecordSpec;
-use flashbuf::bench::image::Image;
+use flashbuf::bench::image::{DEFAULT_ROOM_PCT, Image};
 use flashbuf::datafile::{DATA_START, HEADER_SLOTS, SlotContent, decode_slot};
 use flashbuf::device::memory::MemoryDevice;
 use flashbuf::device::{AlignedBuf, DeviceSpec, OpenOptions, SharedDevice};
@@ -30,7 +30,7 @@ fn a_file_built_image_matches_one_built_in_memory() {
     let in_file = dir.path().join("file.img");
     let built = Image::build(&spec(), PAGE, &mut |_| {}).unwrap();
     built.write_file(&in_memory).unwrap();
-    let direct = Image::build_file(&spec(), PAGE, &in_file, &mut |_| {}).unwrap();
+    let direct = Image::build_file(&spec(), PAGE, DEFAULT_ROOM_PCT, &in_file, &mut |_| {}).unwrap();
     assert_eq!(direct.loaded_pages, built.loaded_pages);
     assert_eq!(direct.capacity_pages, built.capacity_pages);
     assert_eq!(
@@ -66,11 +66,36 @@ fn a_file_built_image_matches_one_built_in_memory() {
     }
 }
 
+/// `flashbuf load --room`: the image keeps that share of its loaded pages for the run's
+/// inserts, in its header and its length, and a reader sees that capacity.
+#[test]
+fn an_image_keeps_the_room_it_was_built_with() {
+    let dir = tempfile::tempdir().unwrap();
+    let roomy = dir.path().join("roomy.img");
+    let image = Image::build_file(&spec(), PAGE, 300, &roomy, &mut |_| {}).unwrap();
+    assert_eq!(
+        image.capacity_pages,
+        image.loaded_pages + (image.loaded_pages * 3).max(4096)
+    );
+    assert_eq!(
+        image.capacity_pages,
+        Image::capacity_with_room(image.loaded_pages, 300)
+    );
+    let facts = Image::peek_file(&roomy).unwrap();
+    assert_eq!(facts.capacity_pages, image.capacity_pages);
+    assert_eq!(facts.loaded_pages, image.loaded_pages);
+    let bytes = std::fs::metadata(&roomy).unwrap().len();
+    assert_eq!(bytes, (DATA_START + image.capacity_pages) * PAGE as u64);
+    let read = Image::read_file(&roomy, &spec()).unwrap();
+    assert_eq!(read.capacity_pages, image.capacity_pages);
+    assert!(Image::capacity_with_room(100, 0) == 100 + 4096, "at least 4,096 pages of room");
+}
+
 #[test]
 fn devices_read_the_file_until_they_write_a_page() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("image.img");
-    Image::build_file(&spec(), PAGE, &path, &mut |_| {}).unwrap();
+    Image::build_file(&spec(), PAGE, DEFAULT_ROOM_PCT, &path, &mut |_| {}).unwrap();
     let original = std::fs::read(&path).unwrap();
     let image = Image::read_file(&path, &spec()).unwrap();
     let pages = DATA_START + image.capacity_pages;
@@ -127,7 +152,7 @@ fn a_failed_build_leaves_no_file_and_an_existing_one_is_refused() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("image.img");
     std::fs::write(&path, b"precious").unwrap();
-    let refused = Image::build_file(&spec(), PAGE, &path, &mut |_| {});
+    let refused = Image::build_file(&spec(), PAGE, DEFAULT_ROOM_PCT, &path, &mut |_| {});
     assert!(refused.is_err());
     assert_eq!(
         std::fs::read(&path).unwrap(),
@@ -138,7 +163,7 @@ fn a_failed_build_leaves_no_file_and_an_existing_one_is_refused() {
     // 4 KiB pages cannot hold YCSB's 1020-byte rows four to a leaf: the load fails, and the
     // partial file is removed.
     let failing = dir.path().join("failing.img");
-    let failed = Image::build_file(&spec(), 4096, &failing, &mut |_| {});
+    let failed = Image::build_file(&spec(), 4096, DEFAULT_ROOM_PCT, &failing, &mut |_| {});
     assert!(failed.is_err(), "1020-byte rows in 4 KiB pages must fail");
     assert!(
         !failing.exists(),

@@ -88,7 +88,10 @@ fn an_image_keeps_the_room_it_was_built_with() {
     assert_eq!(bytes, (DATA_START + image.capacity_pages) * PAGE as u64);
     let read = Image::read_file(&roomy, &spec()).unwrap();
     assert_eq!(read.capacity_pages, image.capacity_pages);
-    assert!(Image::capacity_with_room(100, 0) == 100 + 4096, "at least 4,096 pages of room");
+    assert!(
+        Image::capacity_with_room(100, 0) == 100 + 4096,
+        "at least 4,096 pages of room"
+    );
 }
 
 #[test]

@@ -126,6 +126,7 @@ pub mod page;
 pub mod policy;
 pub mod pool;
 pub mod reproduce;
+mod spare;
 pub mod sweep;
 pub mod sync;
 pub mod txn;

@@ -342,3 +342,19 @@ impl Default for Latch {
         Latch::new()
     }
 }
+
+/// A value alone on its cache lines, so that threads writing neighbouring values do not move
+/// one line between their cores (false sharing). 128 bytes, not 64: x86's adjacent-line
+/// prefetcher fetches lines in pairs. Not a primitive of the facade above: it pads whatever it
+/// holds, under shuttle too.
+#[derive(Debug, Default)]
+#[repr(align(128))]
+pub struct CacheLines<T>(pub T);
+
+impl<T> std::ops::Deref for CacheLines<T> {
+    type Target = T;
+
+    fn deref(&self) -> &T {
+        &self.0
+    }
+}

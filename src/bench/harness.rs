@@ -79,10 +79,8 @@ const PHASE_WARMUP: u8 = 0;
 const PHASE_MEASURE: u8 = 1;
 const PHASE_STOP: u8 = 2;
 
-/// A counter on its own cache line, so workers do not share lines.
-#[derive(Debug, Default)]
-#[repr(align(128))]
-struct PaddedCounter(AtomicU64);
+/// A counter on its own cache lines, so workers do not share lines.
+type PaddedCounter = crate::sync::CacheLines<AtomicU64>;
 
 /// State shared between the control thread and the workers.
 #[derive(Debug)]

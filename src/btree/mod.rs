@@ -754,12 +754,10 @@ impl TreeStore {
         self.limits.check(key, Some(value))?;
         let tree = self.tree_ref(tree)?;
         self.db.log_free_check()?;
-        let (mut redo, mut restore) = PATCH_BUFFERS
-            .with(std::cell::Cell::take)
-            .unwrap_or_default();
+        let (mut redo, mut restore) = crate::spare::take(&PATCH_BUFFERS);
         let result = self.put_row_in(tree, key, value, txn, undo, before, &mut redo, &mut restore);
         if redo.capacity().max(restore.capacity()) <= SPARE_PATCH_LIMIT {
-            PATCH_BUFFERS.with(|spare| spare.set(Some((redo, restore))));
+            crate::spare::keep(&PATCH_BUFFERS, (redo, restore));
         }
         result
     }

@@ -106,7 +106,7 @@ pub type Slot = usize;
 impl<'a> Mtr<'a> {
     /// A mini-transaction on behalf of `txn` (0: a system one, e.g. a split).
     pub fn new(db: &'a Database, txn: TxnId) -> Self {
-        let buffers = SPARE.with(std::cell::Cell::take).unwrap_or_default();
+        let buffers = crate::spare::take(&SPARE);
         Mtr {
             db,
             txn,
@@ -299,7 +299,7 @@ impl Drop for Mtr<'_> {
                 records: std::mem::take(&mut self.records),
                 rollback: std::mem::take(&mut self.rollback),
             };
-            SPARE.with(|spare| spare.set(Some(buffers)));
+            crate::spare::keep(&SPARE, buffers);
         }
     }
 }

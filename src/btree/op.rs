@@ -774,15 +774,24 @@ fn write_slot(page: &mut [u8], slot: usize, offset: usize, head: u32) {
     page[slot_at + HEAD_AT..slot_at + HEAD_AT + HEAD_SIZE].copy_from_slice(&head.to_be_bytes());
 }
 
-/// Sets the node prefix to `prefix` and rewrites every slot's head from its key.
+/// Slots whose heads [`rewrite_heads`] computes before writing them (a stack buffer).
+const HEADS_PER_ROUND: usize = 64;
+
+/// Sets the node prefix to `prefix` and rewrites every slot's head from its key, in rounds of
+/// [`HEADS_PER_ROUND`] slots (read the keys, then write the heads: no allocation).
 fn rewrite_heads(id: PageId, page: &mut [u8], prefix: usize) -> Result<()> {
-    let node = NodeRef::new(id, page)?;
-    let heads = (0..node.count())
-        .map(|slot| node.key(slot).map(|key| key_head(key, prefix)))
-        .collect::<Result<Vec<u32>>>()?;
-    for (slot, head) in heads.into_iter().enumerate() {
-        let at = SLOTS_AT + SLOT_SIZE * slot + HEAD_AT;
-        page[at..at + HEAD_SIZE].copy_from_slice(&head.to_be_bytes());
+    let count = NodeRef::new(id, page)?.count();
+    let mut heads = [0u32; HEADS_PER_ROUND];
+    for first in (0..count).step_by(HEADS_PER_ROUND) {
+        let slots = first..count.min(first + HEADS_PER_ROUND);
+        let node = NodeRef::new(id, page)?;
+        for (head, slot) in heads.iter_mut().zip(slots.clone()) {
+            *head = key_head(node.key(slot)?, prefix);
+        }
+        for (head, slot) in heads.iter().zip(slots) {
+            let at = SLOTS_AT + SLOT_SIZE * slot + HEAD_AT;
+            page[at..at + HEAD_SIZE].copy_from_slice(&head.to_be_bytes());
+        }
     }
     set_u16(page, PREFIX_AT, prefix);
     Ok(())
@@ -1027,6 +1036,40 @@ mod tests {
         }
         assert!(PageOp::decode(&[99]).is_err());
         assert!(PageOp::decode(&[]).is_err());
+    }
+
+    #[test]
+    fn a_prefix_change_rewrites_every_head_past_one_round_of_slots() {
+        let mut page = leaf(16384);
+        let slots = 3 * HEADS_PER_ROUND + 5;
+        for slot in 0..slots {
+            let op = PageOp::Insert {
+                slot: slot as u16,
+                key: format!("customer-name-{slot:05}").into_bytes(),
+                payload: vec![b'v'; 8],
+            };
+            apply(5, &mut page, &op).unwrap();
+        }
+        let prefix_of = |page: &[u8]| usize::from(get_u16(page, PREFIX_AT));
+        assert_eq!(prefix_of(&page), "customer-name-00".len());
+        crate::btree::check::check_heads(&NodeRef::new(5, &page).unwrap()).unwrap();
+        // A key below the prefix shortens it to nothing: every head is rewritten.
+        let op = PageOp::Insert {
+            slot: 0,
+            key: b"a".to_vec(),
+            payload: Vec::new(),
+        };
+        apply(5, &mut page, &op).unwrap();
+        assert_eq!(prefix_of(&page), 0);
+        crate::btree::check::check_heads(&NodeRef::new(5, &page).unwrap()).unwrap();
+        // Dropping the tail and then that key lets the prefix grow back (truncate resets it).
+        apply(5, &mut page, &PageOp::Delete { slot: 0 }).unwrap();
+        let from = (2 * HEADS_PER_ROUND + 1) as u16;
+        apply(5, &mut page, &PageOp::Truncate { from }).unwrap();
+        let node = NodeRef::new(5, &page).unwrap();
+        assert_eq!(node.count(), usize::from(from));
+        assert_eq!(prefix_of(&page), "customer-name-00".len());
+        crate::btree::check::check_heads(&node).unwrap();
     }
 
     #[test]

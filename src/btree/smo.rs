@@ -120,7 +120,8 @@ pub fn is_underfull(node: &NodeRef<'_>) -> bool {
 
 /// A copy of the node's cells in `range` (a split copies only the cells that move).
 fn cells_in(node: &NodeRef<'_>, range: std::ops::Range<usize>) -> Result<Cells> {
-    let mut cells = Cells::with_capacity(range.len(), 0);
+    // The node's used space bounds the range's cells: one allocation per buffer.
+    let mut cells = Cells::with_capacity(range.len(), node.used_space());
     for slot in range {
         let (key, payload) = node.cell(slot)?;
         cells.push(key, payload);

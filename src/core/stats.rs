@@ -71,10 +71,8 @@ impl MutexStats {
 /// Stripes of a [`StripedCounter`].
 const COUNTER_STRIPES: usize = 16;
 
-/// One stripe, alone on its cache lines (128 bytes: adjacent-line prefetch pairs lines).
-#[derive(Debug, Default)]
-#[repr(align(128))]
-struct Stripe(AtomicU64);
+/// One stripe, alone on its cache lines.
+type Stripe = crate::sync::CacheLines<AtomicU64>;
 
 /// A counter many threads bump on their hot path without sharing a cache line: each thread
 /// adds to its own stripe (threads are spread over the stripes in the order they first count),

@@ -33,6 +33,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use parking_lot::{Mutex, MutexGuard};
 
 use crate::page::Lsn;
+use crate::sync::CacheLines;
 
 /// A multiset of in-flight LSN bounds (see the module docs).
 #[derive(Debug, Default)]
@@ -79,10 +80,8 @@ impl InFlightBounds {
 /// Stripes of an [`InFlightRegistry`] (a power of two, so a thread's index maps by a mask).
 pub(crate) const STRIPES: usize = 16;
 
-/// One stripe, alone on its cache lines (adjacent-line prefetch pairs lines, hence 128).
-#[derive(Debug, Default)]
-#[repr(align(128))]
-struct Stripe(Mutex<InFlightBounds>);
+/// One stripe, alone on its cache lines.
+type Stripe = CacheLines<Mutex<InFlightBounds>>;
 
 /// Hands each thread its stripe index, round robin in the order threads first register.
 static NEXT_STRIPE: AtomicUsize = AtomicUsize::new(0);

@@ -353,6 +353,21 @@ impl MemoryDevice {
     pub fn store(&self) -> &PageStore {
         &self.store
     }
+
+    /// Validates and applies one request now; its ticket is already complete.
+    ///
+    /// # Safety
+    /// [`Device::submit`]'s contract for `request`'s buffer.
+    unsafe fn complete(&self, request: &IoRequest) -> IoTicket {
+        let result = self.info.validate(request).and_then(|()| {
+            // SAFETY: the caller's submit contract covers the buffer.
+            unsafe { self.store.apply(request) }
+        });
+        if result.is_ok() {
+            self.stats.count(request.op, self.info.page_size);
+        }
+        IoTicket::done(result)
+    }
 }
 
 impl Device for MemoryDevice {
@@ -363,17 +378,18 @@ impl Device for MemoryDevice {
     unsafe fn submit(&self, batch: Vec<IoRequest>) -> Vec<IoTicket> {
         batch
             .into_iter()
-            .map(|request| {
-                let result = self.info.validate(&request).and_then(|()| {
-                    // SAFETY: the caller's submit contract covers the buffer.
-                    unsafe { self.store.apply(&request) }
-                });
-                if result.is_ok() {
-                    self.stats.count(request.op, self.info.page_size);
-                }
-                IoTicket::done(result)
-            })
+            // SAFETY: the caller's submit contract covers every request.
+            .map(|request| unsafe { self.complete(&request) })
             .collect()
+    }
+
+    unsafe fn submit_into(&self, batch: &mut Vec<IoRequest>, tickets: &mut Vec<IoTicket>) {
+        // SAFETY: as `submit`.
+        tickets.extend(
+            batch
+                .drain(..)
+                .map(|request| unsafe { self.complete(&request) }),
+        );
     }
 
     fn sync(&self) -> Result<(), DeviceError> {

@@ -356,6 +356,21 @@ pub trait Device: Send + Sync + std::fmt::Debug {
     /// (`wait` returned or `is_complete` was true).
     unsafe fn submit(&self, batch: Vec<IoRequest>) -> Vec<IoTicket>;
 
+    /// [`Device::submit`] with buffers the caller reuses: submits the requests of `batch`
+    /// (leaving it empty, its capacity kept) and appends one ticket per request to `tickets`,
+    /// in order. The default hands a new vector to `submit`; a device that completes requests
+    /// within the call overrides it to allocate nothing (the redo log's commits on `mem`).
+    ///
+    /// # Safety
+    /// As [`Device::submit`], for every request of `batch`.
+    unsafe fn submit_into(&self, batch: &mut Vec<IoRequest>, tickets: &mut Vec<IoTicket>) {
+        // Moved into a new vector: `batch` keeps its capacity.
+        let mut requests = Vec::with_capacity(batch.len());
+        requests.append(batch);
+        // SAFETY: the caller's contract is `submit`'s, for the same requests.
+        tickets.extend(unsafe { self.submit(requests) });
+    }
+
     /// Makes every write that completed before this call durable.
     ///
     /// # Errors

@@ -168,7 +168,7 @@ impl IoTicket {
 ///
 /// # Errors
 /// The first failed request's error.
-pub fn wait_all(tickets: Vec<IoTicket>) -> Result<(), DeviceError> {
+pub fn wait_all(tickets: impl IntoIterator<Item = IoTicket>) -> Result<(), DeviceError> {
     let mut first_error = None;
     for ticket in tickets {
         if let Err(err) = ticket.wait() {

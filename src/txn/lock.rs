@@ -73,6 +73,8 @@ pub enum Mode {
 
 /// Bytes of a key kept inside its entry; longer keys live in the entry's heap buffer.
 const INLINE_KEY: usize = 32;
+/// Bytes a key buffer reserves when it first holds a key longer than [`INLINE_KEY`].
+const LONG_KEY_RESERVE: usize = 4 * INLINE_KEY;
 
 /// A lock's key, inside the entry when it is short (TPC-C's keys are 2-39 bytes), so that
 /// comparing it touches no other cache line.
@@ -110,6 +112,9 @@ impl EntryKey {
             self.inline[..key.len()].copy_from_slice(key);
         } else {
             self.long.clear();
+            // A first long key reserves room for longer ones (keys of one index vary in length),
+            // so that a bucket's buffer grows once rather than with every longer key.
+            self.long.reserve(key.len().max(LONG_KEY_RESERVE));
             self.long.extend_from_slice(key);
         }
     }
@@ -720,11 +725,7 @@ impl HeldLocks {
     /// The calling thread's spare (empty, with its buffers' capacity), or a new one.
     #[must_use]
     pub fn take_spare() -> HeldLocks {
-        SPARE
-            .try_with(std::cell::Cell::take)
-            .ok()
-            .flatten()
-            .unwrap_or_default()
+        crate::spare::take(&SPARE)
     }
 
     /// Empties this and keeps its buffers as the calling thread's spare (not when it grew
@@ -735,7 +736,7 @@ impl HeldLocks {
             return;
         }
         self.clear();
-        let _ = SPARE.try_with(|spare| spare.set(Some(self)));
+        crate::spare::keep(&SPARE, self);
     }
 
     /// Number of locks held.

@@ -276,7 +276,6 @@ impl KvStore {
             id: self.store.database().next_txn_id(),
             locks: HeldLocks::take_spare(),
             undo: UndoList::default(),
-            scan_batch: ScanBatch::default(),
             registered: None,
             state: State::Active,
             failure: None,
@@ -438,8 +437,6 @@ pub struct Transaction<'k> {
     /// The forward undo entries of the changes logged so far (the thread's spare buffers,
     /// taken at the first change: a read-only transaction does not touch them).
     undo: UndoList,
-    /// The pairs of a scan's current round (buffers reused).
-    scan_batch: ScanBatch,
     /// The in-flight bound registered at the first change.
     registered: Option<Lsn>,
     state: State,
@@ -689,9 +686,9 @@ impl Transaction<'_> {
             Direction::Forward => range,
             Direction::Backward => (range.1, range.0),
         };
-        let mut batch = std::mem::take(&mut self.scan_batch);
-        let result = self.scan_rounds(&mut batch, tree, (near, far), direction, limit, visit);
-        self.scan_batch = batch;
+        let mut buffers = crate::spare::take(&SCAN_SPARE);
+        let result = self.scan_rounds(&mut buffers, tree, (near, far), direction, limit, visit);
+        buffers.recycle();
         result
     }
 
@@ -699,20 +696,25 @@ impl Transaction<'_> {
     /// `batch` under leaf latches and handing them to `visit` with no latch held.
     fn scan_rounds(
         &mut self,
-        batch: &mut ScanBatch,
+        buffers: &mut ScanBuffers,
         tree: TreeId,
         (near, far): KeyRange<'_>,
         direction: Direction,
         limit: usize,
         visit: &mut dyn FnMut(&[u8], &[u8]) -> bool,
     ) -> Result<()> {
-        let mut position: Bound<Vec<u8>> = near.map(<[u8]>::to_vec);
+        let ScanBuffers {
+            batch,
+            position: position_key,
+        } = buffers;
+        // The position is `position`'s kind of bound around the key in `position_key`.
+        let mut position: Bound<()> = near.map(|key| set_key(position_key, key));
         let mut delivered = 0;
         // Bound: every round moves the position strictly past at least one key, or waits for
         // the lock of the key it then delivers; the tree holds finitely many keys.
         for _ in 0..usize::MAX {
             let want = limit - delivered;
-            let start = position.as_ref().map(Vec::as_slice);
+            let start = position.map(|()| position_key.as_slice());
             let (paused, full) = self.scan_round(batch, tree, start, far, direction, want)?;
             for (key, value) in batch.pairs() {
                 delivered += 1;
@@ -722,12 +724,14 @@ impl Transaction<'_> {
             }
             if let Some(key) = paused {
                 self.lock(tree, &key, Mode::Shared)?;
-                position = Bound::Included(key);
+                set_key(position_key, &key);
+                position = Bound::Included(());
             } else if full {
-                match batch.last_key() {
-                    Some(key) => position = Bound::Excluded(key.to_vec()),
-                    None => return Ok(()),
-                }
+                let Some(key) = batch.last_key() else {
+                    return Ok(());
+                };
+                set_key(position_key, key);
+                position = Bound::Excluded(());
             } else {
                 return Ok(());
             }
@@ -736,8 +740,43 @@ impl Transaction<'_> {
     }
 }
 
-/// The pairs one round of a scan copied, back to back in one buffer that the transaction
-/// reuses from round to round and statement to statement (no allocation per pair).
+/// Copies `key` into `buffer` (reusing its capacity).
+fn set_key(buffer: &mut Vec<u8>, key: &[u8]) {
+    buffer.clear();
+    buffer.extend_from_slice(key);
+}
+
+std::thread_local! {
+    /// The calling thread's spare scan buffers ([`ScanBuffers`]).
+    static SCAN_SPARE: std::cell::Cell<Option<ScanBuffers>> = const { std::cell::Cell::new(None) };
+}
+
+/// Largest scan buffer that goes back to the thread's spare (bytes of pairs or of the key).
+const SPARE_SCAN_BYTES: usize = 256 << 10;
+
+/// A scan statement's buffers, the thread's spare between statements (a scan allocates
+/// nothing once the thread's buffers have grown to its largest round): the pairs of the
+/// current round and the key the next round starts from.
+#[derive(Debug, Default)]
+struct ScanBuffers {
+    batch: ScanBatch,
+    position: Vec<u8>,
+}
+
+impl ScanBuffers {
+    /// Keeps these buffers as the thread's spare, unless a huge scan grew them.
+    fn recycle(mut self) {
+        if self.batch.bytes.capacity().max(self.position.capacity()) > SPARE_SCAN_BYTES {
+            return;
+        }
+        self.batch.clear();
+        crate::spare::keep(&SCAN_SPARE, self);
+    }
+}
+
+/// The pairs one round of a scan copied, back to back in one buffer that the scan reuses
+/// from round to round (and the thread from statement to statement: no allocation per
+/// pair).
 #[derive(Debug, Default)]
 struct ScanBatch {
     bytes: Vec<u8>,

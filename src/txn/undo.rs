@@ -147,11 +147,7 @@ impl UndoList {
     /// The calling thread's spare (empty, with its buffers' capacity), or a new one.
     #[must_use]
     pub fn take_spare() -> UndoList {
-        SPARE
-            .try_with(std::cell::Cell::take)
-            .ok()
-            .flatten()
-            .unwrap_or_default()
+        crate::spare::take(&SPARE)
     }
 
     /// Empties this and keeps its buffers as the calling thread's spare (not when they grew
@@ -161,7 +157,7 @@ impl UndoList {
             return;
         }
         self.clear();
-        let _ = SPARE.try_with(|spare| spare.set(Some(self)));
+        crate::spare::keep(&SPARE, self);
     }
 
     /// Whether the list has buffers (a new list has none until [`UndoList::take_spare`] or

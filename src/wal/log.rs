@@ -54,9 +54,10 @@ use std::time::{Duration, Instant};
 
 use parking_lot::{Condvar, Mutex, MutexGuard};
 
-use crate::device::{AlignedBuf, IoRequest, SharedDevice, ticket::wait_all};
+use crate::device::{AlignedBuf, IoRequest, IoTicket, SharedDevice, ticket::wait_all};
 use crate::error::{DeviceError, Error, FormatProblem, Result};
 use crate::page::Lsn;
+use crate::sync::CacheLines;
 
 use super::layout::{
     CheckpointSlot, Geometry, LOG_PAGE_HEADER, WalConfig, log_page_is_current, stamp_flush_start,
@@ -72,6 +73,8 @@ const SPARE_BATCH_LIMIT: usize = 256 * 1024;
 std::thread_local! {
     /// The encoding buffer of this thread's last [`Wal::append_range`].
     static SPARE_BATCH: Cell<Option<EncodedBatch>> = const { Cell::new(None) };
+    /// The request and ticket vectors of this thread's last flush (`Wal::write_pages`).
+    static WRITE_SPARE: Cell<Option<(Vec<IoRequest>, Vec<IoTicket>)>> = const { Cell::new(None) };
 }
 
 /// Room kept free for the `Checkpoint` record of `write_checkpoint`, so a full log can always
@@ -147,10 +150,10 @@ fn bump(counter: &AtomicU64, by: u64) {
 #[derive(Debug)]
 struct Published {
     /// `Inner::current_lsn`.
-    current_lsn: Lines<AtomicU64>,
+    current_lsn: CacheLines<AtomicU64>,
     /// `Inner::checkpoint_lsn` and `Inner::poisoned.is_some()`, on lines of their own too
     /// (whatever the compiler places beside them may be written often).
-    rare: Lines<RarelyChanged>,
+    rare: CacheLines<RarelyChanged>,
 }
 
 /// [`Published`]'s fields that change at checkpoints and failures only.
@@ -159,11 +162,6 @@ struct RarelyChanged {
     checkpoint_lsn: AtomicU64,
     poisoned: AtomicBool,
 }
-
-/// A value alone on its cache lines (adjacent-line prefetch pairs lines, hence 128 bytes).
-#[derive(Debug)]
-#[repr(align(128))]
-struct Lines<T>(T);
 
 /// State under the log mutex.
 struct Inner {
@@ -443,8 +441,8 @@ impl Wal {
                 last_crc,
             }),
             published: Published {
-                current_lsn: Lines(AtomicU64::new(end_lsn)),
-                rare: Lines(RarelyChanged {
+                current_lsn: CacheLines(AtomicU64::new(end_lsn)),
+                rare: CacheLines(RarelyChanged {
                     checkpoint_lsn: AtomicU64::new(slot.redo_lsn),
                     poisoned: AtomicBool::new(false),
                 }),
@@ -523,7 +521,7 @@ impl Wal {
         if records.is_empty() {
             return Err(Error::InvalidArgument("append of no records".into()));
         }
-        let mut batch = SPARE_BATCH.with(Cell::take).unwrap_or_default();
+        let mut batch = crate::spare::take(&SPARE_BATCH);
         batch.clear();
         let result = records
             .iter()
@@ -532,7 +530,7 @@ impl Wal {
             .and_then(|()| self.append_batch(&mut batch));
         if batch.capacity() <= SPARE_BATCH_LIMIT {
             batch.clear();
-            SPARE_BATCH.with(|spare| spare.set(Some(batch)));
+            crate::spare::keep(&SPARE_BATCH, batch);
         }
         result
     }
@@ -745,18 +743,21 @@ impl Wal {
     }
 
     /// Writes `count` pages of `io` to the ring, starting at stream page `first`, and syncs.
+    /// The request and ticket vectors are the thread's spare (`WRITE_SPARE`), so that a
+    /// commit's flush allocates nothing on a device that completes within the call.
     fn write_pages(&self, io: &AlignedBuf, first: u64, count: u64) -> Result<(), DeviceError> {
         let page_size = self.config.page_size;
-        let batch = (0..count)
-            .map(|index| {
-                let device_page = self.geometry.device_page(first + index);
-                IoRequest::write(device_page, io.chunk_io_buffer(index as usize, page_size))
-            })
-            .collect();
+        let (mut batch, mut tickets) = crate::spare::take(&WRITE_SPARE);
+        batch.extend((0..count).map(|index| {
+            let device_page = self.geometry.device_page(first + index);
+            IoRequest::write(device_page, io.chunk_io_buffer(index as usize, page_size))
+        }));
         // SAFETY: `io` is borrowed for the whole call, nobody writes it (the leader owns it
         // while `flushing` is set) and every ticket is waited for before returning.
-        let tickets = unsafe { self.device.submit(batch) };
-        wait_all(tickets)?;
+        unsafe { self.device.submit_into(&mut batch, &mut tickets) };
+        let written = wait_all(tickets.drain(..));
+        crate::spare::keep(&WRITE_SPARE, (batch, tickets));
+        written?;
         self.device.sync()
     }
 

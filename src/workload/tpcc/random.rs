@@ -90,15 +90,44 @@ pub const SYLLABLES: [&str; 10] = [
     "BAR", "OUGHT", "ABLE", "PRI", "PRES", "ESE", "ANTI", "CALLY", "ATION", "EING",
 ];
 
+/// The longest C_LAST: three syllables of at most five letters.
+pub const LAST_NAME_MAX: usize = 15;
+
+/// A C_LAST held inline, so that a transaction's input allocates nothing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LastName {
+    bytes: [u8; LAST_NAME_MAX],
+    len: usize,
+}
+
+impl LastName {
+    /// The name's letters.
+    #[must_use]
+    pub fn as_bytes(&self) -> &[u8] {
+        &self.bytes[..self.len]
+    }
+}
+
 /// C_LAST for `number` in [0..999]: the syllables of its three digits.
 #[must_use]
-pub fn last_name(number: u32) -> String {
+pub fn last_name_of(number: u32) -> LastName {
     assert!(number < 1000, "C_LAST number {number} is not in [0..999]");
-    let digits = [number / 100, number / 10 % 10, number % 10];
-    digits
-        .iter()
-        .map(|&d| SYLLABLES[d as usize])
-        .collect::<String>()
+    let mut name = LastName {
+        bytes: [0; LAST_NAME_MAX],
+        len: 0,
+    };
+    for digit in [number / 100, number / 10 % 10, number % 10] {
+        let syllable = SYLLABLES[digit as usize].as_bytes();
+        name.bytes[name.len..name.len + syllable.len()].copy_from_slice(syllable);
+        name.len += syllable.len();
+    }
+    name
+}
+
+/// C_LAST for `number` in [0..999] as a `String` ([`last_name_of`]).
+#[must_use]
+pub fn last_name(number: u32) -> String {
+    String::from_utf8_lossy(last_name_of(number).as_bytes()).into_owned()
 }
 
 const ALPHANUMERIC: &[u8] = b"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
@@ -182,6 +211,13 @@ mod tests {
         assert_eq!(last_name(0), "BARBARBAR");
         assert_eq!(last_name(371), "PRICALLYOUGHT");
         assert_eq!(last_name(999), "EINGEINGEING");
+        assert_eq!(last_name_of(371).as_bytes(), b"PRICALLYOUGHT");
+        let longest = (0..1000).map(|n| last_name_of(n).as_bytes().len()).max();
+        assert_eq!(
+            longest,
+            Some(LAST_NAME_MAX),
+            "the inline name fits the longest"
+        );
     }
 
     #[test]

@@ -36,7 +36,7 @@ use std::sync::atomic::Ordering;
 use rand::Rng;
 use rand::rngs::SmallRng;
 
-use super::random::{A_C_ID, A_C_LAST, A_OL_I_ID, NurandConstants, last_name, nurand};
+use super::random::{A_C_ID, A_C_LAST, A_OL_I_ID, LastName, NurandConstants, last_name_of, nurand};
 use super::random::{has_original, other_warehouse};
 use super::schema::{
     Customer, DISTRICTS_PER_WAREHOUSE, District, History, Item, META_KEY, Meta, Order, OrderLine,
@@ -65,22 +65,30 @@ const CUSTOMER_DATA_MAX: usize = 500;
 #[derive(Debug, Clone)]
 enum CustomerSelector {
     ById(u32),
-    ByLastName(Vec<u8>),
+    ByLastName(LastName),
 }
 
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, Default)]
 struct LineInput {
     item: u32,
     supply_warehouse: u16,
     quantity: u8,
 }
 
+/// A New-Order's input, its lines inline (no allocation per transaction).
 #[derive(Debug, Clone)]
 struct NewOrderInput {
     warehouse: u16,
     district: u8,
     customer: u32,
-    lines: Vec<LineInput>,
+    lines: [LineInput; ORDER_LINES_MAX],
+    line_count: usize,
+}
+
+impl NewOrderInput {
+    fn lines(&self) -> &[LineInput] {
+        &self.lines[..self.line_count]
+    }
 }
 
 #[derive(Debug, Clone)]
@@ -205,7 +213,7 @@ impl TpccWorker {
         if self.rng.gen_range(1..=100) <= 60 {
             let names = run.meta.customers_per_district / 3;
             let number = nurand(&mut self.rng, A_C_LAST, run.constants.c_last, 0, names - 1);
-            CustomerSelector::ByLastName(last_name(number).into_bytes())
+            CustomerSelector::ByLastName(last_name_of(number))
         } else {
             CustomerSelector::ById(self.customer_id(run))
         }
@@ -223,31 +231,34 @@ impl TpccWorker {
         let line_count = self.rng.gen_range(5..=ORDER_LINES_MAX);
         let rollback = self.rng.gen_range(1..=100) == 1;
         let items = run.meta.items;
-        let lines = (0..line_count)
-            .map(|n| {
-                let item = if rollback && n == line_count - 1 {
-                    items + 1
-                } else {
-                    nurand(&mut self.rng, A_OL_I_ID, run.constants.ol_i_id, 1, items)
-                };
-                let remote = self.rng.gen_range(1..=100) == 1;
-                let supply_warehouse = if remote {
-                    other_warehouse(&mut self.rng, warehouse, run.meta.warehouses)
-                } else {
-                    warehouse
-                };
-                LineInput {
-                    item,
-                    supply_warehouse,
-                    quantity: self.rng.gen_range(1..=10),
-                }
-            })
-            .collect();
+        let mut lines = [LineInput::default(); ORDER_LINES_MAX];
+        let generated = (0..line_count).map(|n| {
+            let item = if rollback && n == line_count - 1 {
+                items + 1
+            } else {
+                nurand(&mut self.rng, A_OL_I_ID, run.constants.ol_i_id, 1, items)
+            };
+            let remote = self.rng.gen_range(1..=100) == 1;
+            let supply_warehouse = if remote {
+                other_warehouse(&mut self.rng, warehouse, run.meta.warehouses)
+            } else {
+                warehouse
+            };
+            LineInput {
+                item,
+                supply_warehouse,
+                quantity: self.rng.gen_range(1..=10),
+            }
+        });
+        for (slot, line) in lines.iter_mut().zip(generated) {
+            *slot = line;
+        }
         NewOrderInput {
             warehouse,
             district,
             customer,
             lines,
+            line_count,
         }
     }
 
@@ -506,7 +517,7 @@ fn select_customer(
 ) -> Result<u32> {
     let last = match selector {
         CustomerSelector::ById(id) => return Ok(*id),
-        CustomerSelector::ByLastName(last) => last,
+        CustomerSelector::ByLastName(last) => last.as_bytes(),
     };
     ids.clear();
     let mut malformed = false;
@@ -578,12 +589,12 @@ fn new_order(
         &mut values.customer,
     )?;
     let customer = Customer::decode(customer)?;
-    let all_local = input.lines.iter().all(|line| line.supply_warehouse == w);
+    let all_local = input.lines().iter().all(|line| line.supply_warehouse == w);
     let order = Order {
         c_id: input.customer,
         entry_d: now,
         carrier_id: 0,
-        ol_cnt: input.lines.len() as u8,
+        ol_cnt: input.line_count as u8,
         all_local,
     };
     let key = order_key(w, d, order_id);
@@ -596,7 +607,7 @@ fn new_order(
         &[],
     )?;
     let mut total_cents: i64 = 0;
-    for (line, number) in input.lines.iter().zip(1u8..) {
+    for (line, number) in input.lines().iter().zip(1u8..) {
         if !txn.get_committed_into(trees.item, &item_key(line.item), &mut values.item)? {
             // The 1% of New-Orders with an unused item (2.4.2.3): roll back everything.
             return Ok(TxnEnd::Rollback);

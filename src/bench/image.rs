@@ -122,7 +122,8 @@ impl Image {
         loaded_pages.saturating_add(room.max(HEADROOM_PAGES_MIN))
     }
 
-    /// Builds the image of `spec` with pages of `page_size` bytes; `progress` sees the load.
+    /// Builds the image of `spec` with pages of `page_size` bytes and the default room
+    /// ([`DEFAULT_ROOM_PCT`]); `progress` sees the load.
     ///
     /// # Errors
     /// Configuration errors, a load that does not fit the estimated capacity, a tree check
@@ -132,12 +133,26 @@ impl Image {
         page_size: usize,
         progress: &mut dyn FnMut(LoadProgress),
     ) -> Result<Image> {
+        Self::build_with_room(spec, page_size, DEFAULT_ROOM_PCT, progress)
+    }
+
+    /// [`Image::build`] keeping `room_pct` percent of the loaded pages (at least 4,096 pages)
+    /// as room for the run's inserts (`flashbuf bench --room`).
+    ///
+    /// # Errors
+    /// As [`Image::build`].
+    pub fn build_with_room(
+        spec: &RecordSpec,
+        page_size: usize,
+        room_pct: u64,
+        progress: &mut dyn FnMut(LoadProgress),
+    ) -> Result<Image> {
         let began = Instant::now();
         let load_capacity = estimate_pages(spec, page_size);
         let data: SharedDevice =
             Arc::new(MemoryDevice::new(page_size, DATA_START + load_capacity)?);
         let (load, loaded, loaded_pages) = load_into(spec, &data, progress)?;
-        let capacity_pages = Image::capacity_for(loaded_pages);
+        let capacity_pages = Image::capacity_with_room(loaded_pages, room_pct);
         let bytes = unbind(
             &loaded.data_device()?,
             page_size,

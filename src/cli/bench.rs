@@ -83,6 +83,14 @@ pub struct BenchArgs {
     /// database's size and page size (not with --db-size).
     #[arg(long, conflicts_with = "db_size")]
     pub db: Option<PathBuf>,
+    /// Record workloads loaded by this run (not with --db: an image file keeps the room it was
+    /// built with, `flashbuf load --room`): room kept for the run's inserts, in percent of the
+    /// loaded pages (at least 4,096 pages; default 100%). A run that outgrows it stops with
+    /// "the database is full": in-memory TPC-C grows by about 0.17 pages of 4 KiB a
+    /// transaction, so 15 s at 40,000 transactions a second need 400% at 5 warehouses. On
+    /// RAM devices the room costs memory only where a run writes.
+    #[arg(long, value_name = "PCT", conflicts_with = "db")]
+    pub room: Option<String>,
     /// Record workloads: skip the consistency check (workload invariants, e.g. TPC-C
     /// conditions 1-4, and the B+-tree check) that otherwise runs after every scheme's
     /// measured phase and fails the scheme when violated.
@@ -266,6 +274,16 @@ impl BenchArgs {
     /// configuration file cannot be read.
     pub fn to_config(&self, command_line: &str) -> Result<BenchConfig> {
         let record = self.record_spec()?;
+        if let Some(room) = &self.room
+            && record.is_none()
+        {
+            return Err(flag_error(
+                "--room",
+                room,
+                "only record workloads (tpcc, ycsb-*, linkbench) load an image with room",
+            ));
+        }
+        self.room_pct()?;
         super::limits::check_page_size(self.page_size, record.is_some())
             .map_err(|why| flag_error("--page-size", &self.page_size.to_string(), &why))?;
         let mix = if record.is_some() {
@@ -287,7 +305,7 @@ impl BenchArgs {
             parse_buffer(
                 &self.buffer,
                 RECORD_PAGES_MAX,
-                Image::capacity_for(RECORD_PAGES_MAX),
+                Image::capacity_with_room(RECORD_PAGES_MAX, self.room_pct()?),
                 page_size,
             )
         } else {
@@ -638,6 +656,22 @@ impl BenchArgs {
             Some(model_cores) => (model_cores / cores).max(1.0),
             None => auto_time_scale(&self.device, self.page_size)?.scale,
         })
+    }
+}
+
+impl BenchArgs {
+    /// The room (percent of the loaded pages) an image this run loads keeps for inserts:
+    /// `--room`, or [`crate::bench::image::DEFAULT_ROOM_PCT`].
+    ///
+    /// # Errors
+    /// [`Error::Config`] naming `--room` when it is not a whole percentage up to 10,000%.
+    pub(crate) fn room_pct(&self) -> Result<u64> {
+        match &self.room {
+            None => Ok(crate::bench::image::DEFAULT_ROOM_PCT),
+            Some(text) => {
+                super::limits::parse_room(text).map_err(|why| flag_error("--room", text, &why))
+            }
+        }
     }
 }
 
@@ -1028,7 +1062,12 @@ pub fn load_image(args: &BenchArgs, config: &BenchConfig, spec: &RecordSpec) -> 
         );
         image
     } else {
-        let image = Image::build(spec, config.workload.page_size, &mut print_progress)?;
+        let image = Image::build_with_room(
+            spec,
+            config.workload.page_size,
+            args.room_pct()?,
+            &mut print_progress,
+        )?;
         eprint!("{}", load_summary(&image));
         image
     };

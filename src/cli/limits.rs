@@ -44,6 +44,23 @@ pub fn check_page_size(page_size: usize, record: bool) -> Result<(), String> {
 }
 
 /// Whether a `--buffer` value is a percentage of the database.
+/// Most room `--room` takes, in percent (an image of 100 times its loaded pages).
+const MAX_ROOM_PCT: u64 = 10_000;
+
+/// `--room` (`flashbuf load`, `flashbuf bench`): a whole percentage, one `%` optional, `0%` to
+/// 10,000%.
+pub(crate) fn parse_room(text: &str) -> std::result::Result<u64, String> {
+    let trimmed = text.trim();
+    let digits = trimmed.strip_suffix('%').unwrap_or(trimmed).trim();
+    let pct: u64 = digits
+        .parse()
+        .map_err(|_| "expected a whole percentage such as `100%` or `400%`".to_string())?;
+    if pct > MAX_ROOM_PCT {
+        return Err(format!("at most {MAX_ROOM_PCT}%"));
+    }
+    Ok(pct)
+}
+
 pub(crate) fn is_percentage(buffer: &str) -> bool {
     buffer.trim().ends_with('%')
 }
@@ -171,7 +188,11 @@ pub(crate) fn check_record_sizes(
     } else {
         check_rows_fit(spec, config.workload.page_size)?;
         let pages = Image::pages_at_most(spec, config.workload.page_size);
-        (pages, Image::capacity_for(pages), false)
+        (
+            pages,
+            Image::capacity_with_room(pages, args.room_pct()?),
+            false,
+        )
     };
     let frames = parse_buffer(&args.buffer, pages, capacity, config.workload.page_size)
         .map_err(|why| flag_error("--buffer", &args.buffer, &why))?;

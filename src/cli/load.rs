@@ -61,7 +61,7 @@ pub fn run(args: &LoadArgs) -> Result<()> {
     super::limits::check_page_size(args.page_size, true)
         .map_err(|why| Error::Config(format!("bad --page-size `{}`: {why}", args.page_size)))?;
     super::limits::check_rows_fit(&spec, args.page_size)?;
-    let room_pct = parse_room(&args.room)
+    let room_pct = super::limits::parse_room(&args.room)
         .map_err(|why| Error::Config(format!("bad --room `{}`: {why}", args.room)))?;
     check_output(&args.db)?;
     eprintln!("loading {} into {}...", spec.describe(), args.db.display());
@@ -79,21 +79,6 @@ pub fn run(args: &LoadArgs) -> Result<()> {
         image.load_key
     ));
     Ok(())
-}
-
-/// Most room `--room` takes, in percent (an image of 100 times its loaded pages).
-const MAX_ROOM_PCT: u64 = 10_000;
-
-/// `--room`: a whole percentage, `%` optional, `0%` to [`MAX_ROOM_PCT`].
-fn parse_room(text: &str) -> std::result::Result<u64, String> {
-    let digits = text.trim().trim_end_matches('%').trim();
-    let pct: u64 = digits
-        .parse()
-        .map_err(|_| "expected a whole percentage such as `100%` or `400%`".to_string())?;
-    if pct > MAX_ROOM_PCT {
-        return Err(format!("at most {MAX_ROOM_PCT}%"));
-    }
-    Ok(pct)
 }
 
 /// The image file must be new and its directory writable: found before the load, which can
@@ -121,7 +106,7 @@ fn check_output(path: &Path) -> Result<()> {
 
 #[cfg(test)]
 mod tests {
-    use super::parse_room;
+    use super::super::limits::parse_room;
 
     #[test]
     fn room_is_a_whole_percentage() {
@@ -131,6 +116,7 @@ mod tests {
         assert!(parse_room("1.5%").is_err());
         assert!(parse_room("-5%").is_err());
         assert!(parse_room("lots").is_err());
+        assert!(parse_room("100%%").is_err(), "one percent sign");
         assert!(parse_room("20000%").unwrap_err().contains("at most"));
     }
 }

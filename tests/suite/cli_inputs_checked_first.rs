@@ -111,6 +111,60 @@ fn page_sizes_and_buffers_are_checked_up_front() {
             vec!["--buffer `1%`", "at least 16"],
         ),
     ]);
+    refused(&[
+        (
+            bench(&["--no-log", "--room", "200%"]),
+            vec!["--room `200%`", "only record workloads"],
+        ),
+        (
+            vec![
+                "bench",
+                "--workload",
+                "tpcc",
+                "--warehouses",
+                "1",
+                "--room",
+                "4x",
+            ],
+            vec!["--room `4x`", "whole percentage"],
+        ),
+        (
+            vec![
+                "bench",
+                "--workload",
+                "tpcc",
+                "--warehouses",
+                "1",
+                "--room",
+                "100%%",
+            ],
+            vec!["--room `100%%`", "whole percentage"],
+        ),
+        (
+            vec![
+                "bench",
+                "--workload",
+                "tpcc",
+                "--warehouses",
+                "1",
+                "--room",
+                "20000%",
+            ],
+            vec!["--room `20000%`", "at most 10000%"],
+        ),
+        (
+            vec![
+                "bench",
+                "--workload",
+                "tpcc",
+                "--db",
+                "w.img",
+                "--room",
+                "400%",
+            ],
+            vec!["--room", "--db"],
+        ),
+    ]);
     let (_, help) = {
         let out = Command::new(env!("CARGO_BIN_EXE_flashbuf"))
             .args(["bench", "--help"])

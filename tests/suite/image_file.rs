@@ -92,6 +92,10 @@ fn an_image_keeps_the_room_it_was_built_with() {
         Image::capacity_with_room(100, 0) == 100 + 4096,
         "at least 4,096 pages of room"
     );
+    // An image built in memory (`bench --room`) keeps its room the same way.
+    let in_memory = Image::build_with_room(&spec(), PAGE, 300, &mut |_| {}).unwrap();
+    assert_eq!(in_memory.loaded_pages, image.loaded_pages);
+    assert_eq!(in_memory.capacity_pages, image.capacity_pages);
 }
 
 #[test]

@@ -21,8 +21,10 @@
 //! evaluated", and the "right direction only" fallback is never given (not reproduced).
 //! - ratio: a factor <= 1 anywhere or above `at_most` is not reproduced; with intervals, a
 //!   lower end <= 1 anywhere is not reproduced (a tie within the noise); else reproduced if at
-//!   least `at_least` everywhere, right direction only if not. A single run is reproduced by a
-//!   stated size (an `at_least` above 1) met everywhere.
+//!   least `at_least` (and at most `at_most`) everywhere with the whole interval inside those
+//!   ends, right direction only if not (a mean at the paper's size whose interval reaches past
+//!   an end does not show the size beyond the noise). A single run is reproduced by a stated
+//!   size (an `at_least` above 1) met everywhere.
 //! - near: reproduced if within `tolerance` of the paper's value everywhere, with repeats its
 //!   whole 95% interval (a mean within whose interval reaches beyond is not evaluated: too
 //!   noisy to tell); right direction if a factor is on the paper's side of 1 beyond the noise
@@ -32,7 +34,8 @@
 //!   direction only if not.
 //! - peak: the maximum must be interior and above both ends beyond the noise; reproduced if it
 //!   is at `at`, right direction only if elsewhere.
-//! - range: reproduced if within [min, max] at every point (levels: no noise rule).
+//! - range: reproduced if within [min, max] at every point, with repeats the whole 95%
+//!   interval (a mean inside whose interval reaches beyond is not evaluated: too noisy to tell).
 
 use serde::Serialize;
 
@@ -683,11 +686,13 @@ fn judge_ratio(claim: &Claim, series: &[Compared]) -> (Outcome, String) {
             ),
         );
     }
+    if short.is_none()
+        && let Some(edge) = size_within_noise(series, at_least, claim.at_most)
+    {
+        return (Outcome::RightDirection, format!("{reason}: {edge}"));
+    }
     match short {
-        None => (
-            Outcome::Reproduced,
-            with_edge_note(reason, series, at_least),
-        ),
+        None => (Outcome::Reproduced, reason),
         Some(short) => (
             Outcome::RightDirection,
             format!(
@@ -712,22 +717,33 @@ fn first_interval_reaching(
     })
 }
 
-/// A met `at_least` whose 95% interval still reaches below it: the mean holds the paper's
-/// size, the noise does not rule out a smaller one. The verdict stays (the rule judges the
-/// mean), and its reason says so, so a reader sees a result at the paper's edge for what it is.
-fn with_edge_note(reason: String, series: &[Compared], at_least: f64) -> String {
-    if at_least <= 1.0 {
-        return reason;
-    }
-    match first_interval_reaching(series, |low| low < at_least) {
-        Some((point, low)) => format!(
-            "{reason}: at least {} on the mean, but the 95% interval reaches down to {} at {point} \
-             (at the paper's lower end, not beyond the noise)",
+/// A met size whose 95% interval still reaches beyond one of the paper's ends (below
+/// `at_least` when it states a size above 1, above `at_most`): the mean holds the paper's size,
+/// the noise does not rule out another, so the size is not shown (issue 21: a range criterion
+/// has both ends, and each is judged beyond the noise). `None` when every interval lies inside.
+fn size_within_noise(series: &[Compared], at_least: f64, at_most: Option<f64>) -> Option<String> {
+    if at_least > 1.0
+        && let Some((point, low)) = first_interval_reaching(series, |low| low < at_least)
+    {
+        return Some(format!(
+            "better beyond the noise and at least {} on the mean, but the 95% interval reaches \
+             down to {} at {point}: the paper's size is not shown beyond the noise",
             fmt(at_least),
             fmt(low)
-        ),
-        None => reason,
+        ));
     }
+    let at_most = at_most?;
+    series.iter().find_map(|c| {
+        ends(c).filter(|(_, high)| *high > at_most).map(|(_, high)| {
+            format!(
+                "better beyond the noise and at most {} on the mean, but the 95% interval reaches \
+                 up to {} at {}: the paper's size is not shown beyond the noise",
+                fmt(at_most),
+                fmt(high),
+                c.point
+            )
+        })
+    })
 }
 
 fn judge_near(claim: &Claim, series: &[Compared]) -> (Outcome, String) {
@@ -930,11 +946,26 @@ fn tied_with_peak<'a>(peak: &Compared, series: &'a [Compared]) -> Option<&'a Com
 fn judge_range(claim: &Claim, series: &[Compared]) -> (Outcome, String) {
     let inside = |v: f64| claim.min.is_none_or(|m| v >= m) && claim.max.is_none_or(|m| v <= m);
     let reason = format!("measured {}", listing(series));
-    match series.iter().find(|c| !inside(c.value)) {
-        None => (Outcome::Reproduced, reason),
-        Some(out) => (
+    if let Some(out) = series.iter().find(|c| !inside(c.value)) {
+        return (
             Outcome::NotReproduced,
             format!("{reason}: outside at {}", out.point),
+        );
+    }
+    // With repeats, the interval must lie within the range too (as for `near`): a mean inside
+    // whose interval reaches beyond cannot tell "within the paper's range" from "not".
+    let spills = series
+        .iter()
+        .find(|c| ends(c).is_some_and(|(low, high)| !(inside(low) && inside(high))));
+    match spills {
+        Some(wide) => (
+            Outcome::NotEvaluated,
+            format!(
+                "{reason}: inside on the mean, but its 95% interval at {} reaches beyond the \
+                 range: too noisy to tell",
+                wide.point
+            ),
         ),
+        None => (Outcome::Reproduced, reason),
     }
 }

@@ -90,15 +90,36 @@ metric = "throughput"
 at_least = 1.0"#;
 
 #[test]
-fn a_met_size_whose_interval_reaches_below_it_says_so() {
+fn a_met_size_whose_interval_reaches_past_an_end_is_right_direction_only() {
     let c = claim(RATIO);
-    // 2.1x with ±10% repeats: the mean is at least 2, the interval reaches below 2 (not 1).
+    // 2.1x with ±10% repeats: the mean is at least 2, the interval reaches below 2 (not 1):
+    // better beyond the noise, the paper's size not shown beyond it.
     let spread = [-0.1, 0.0, 0.1];
     let v = judge(&c, &repeated("throughput", [210.0; 3], [100.0; 3], &spread));
     assert_verdict(
         &v,
-        Outcome::Reproduced,
+        Outcome::RightDirection,
         "at least 2.000 on the mean, but the 95% interval reaches down to",
+    );
+    assert!(
+        v.reason
+            .contains("the paper's size is not shown beyond the noise"),
+        "{}",
+        v.reason
+    );
+    // The upper end too: 1.38x against 10-40% with ±2% repeats reaches above 1.4.
+    let gains = claim(
+        "text = \"gains 10-40%\"\nkind = \"ratio\"\nscheme = \"a\"\nbaseline = \"b\"\n\
+         metric = \"throughput\"\nat_least = 1.1\nat_most = 1.4",
+    );
+    let v = judge(
+        &gains,
+        &repeated("throughput", [138.0; 3], [100.0; 3], &[-0.02, 0.0, 0.02]),
+    );
+    assert_verdict(
+        &v,
+        Outcome::RightDirection,
+        "at most 1.400 on the mean, but the 95% interval reaches up to",
     );
     // Tight repeats: the whole interval is above 2, no note.
     let v = judge(&c, &repeated("throughput", [250.0; 3], [100.0; 3], &TIGHT));
@@ -249,6 +270,21 @@ fn ranges_of_the_paper_have_both_ends() {
     assert_verdict(&v, Outcome::Reproduced, "measured p1: 1.000");
     let v = judge(&levels, &single("throughput", [1.0, 1.5, 2.5], [1.0; 3]));
     assert_verdict(&v, Outcome::NotReproduced, "outside at p3");
+    // With repeats the whole interval must be inside: 1.9 ±30% reaches above 2.
+    let v = judge(
+        &levels,
+        &repeated("throughput", [1.9, 1.5, 1.5], [1.0; 3], &LOOSE),
+    );
+    assert_verdict(
+        &v,
+        Outcome::NotEvaluated,
+        "reaches beyond the range: too noisy",
+    );
+    let v = judge(
+        &levels,
+        &repeated("throughput", [1.2, 1.5, 1.5], [1.0; 3], &TIGHT),
+    );
+    assert_verdict(&v, Outcome::Reproduced, "measured p1: 1.200 ±");
 }
 
 #[test]

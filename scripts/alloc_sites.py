@@ -3,7 +3,8 @@
 "allocation-free steady state").
 
 usage: scripts/alloc_sites.py [--build] [--workload tpcc|lookup] [--txns SHORT,LONG]
-                              [--page-size BYTES] [--work DIR] [--min PER_TXN] [--out FILE.json]
+                              [--page-size BYTES] [--work DIR] [--min PER_TXN] [--depth FRAMES]
+                              [--out FILE.json]
        scripts/alloc_sites.py --table FILE.json        (re-prints a kept measurement)
 
   scripts/alloc_sites.py --build     # about 3 minutes: two DHAT runs of one warehouse
@@ -14,9 +15,9 @@ SHORT and LONG measured transactions after the same load and warm-up, and differ
 allocation site's count: what the load and warm-up allocated cancels, so a site's figure is its
 allocations per transaction in the steady state (every thread of the process: the log writer
 and page cleaner count too). A site is the innermost three flashbuf frames of its stack, with
-the allocator's and the standard library's frames left out. The example must be built with line
-tables: `--build` runs `cargo build --profile profiling-lto --locked --example txn_cost`.
-Needs valgrind.
+the allocator's and the standard library's frames left out (`--depth` for more frames). The
+example must be built with line tables: `--build` runs
+`cargo build --profile profiling-lto --locked --example txn_cost`. Needs valgrind.
 """
 
 import argparse
@@ -45,11 +46,14 @@ def parse_args():
     parser.add_argument("--page-size", type=int, default=4096)
     parser.add_argument("--work", default=os.path.join(ROOT, "target", "alloc_sites"))
     parser.add_argument("--min", type=float, default=0.04, help="smallest site printed")
+    parser.add_argument("--depth", type=int, default=3, help="flashbuf frames per site")
     parser.add_argument("--out", help="write the sites as JSON here")
     parser.add_argument("--table", help="re-print a kept measurement (JSON)")
     args = parser.parse_args()
     if args.table:
         return args
+    if args.depth < 1:
+        fail(f"--depth must be at least 1, not {args.depth}")
     try:
         short, long = (int(n) for n in args.txns.split(","))
     except ValueError:
@@ -71,7 +75,8 @@ def run_dhat(args, txns):
         TXN_COST_WARMUP="500",
         TXN_COST_TXNS=str(txns),
     )
-    command = ["valgrind", "--tool=dhat", f"--dhat-out-file={out}", EXAMPLE, args.workload]
+    command = ["valgrind", "--tool=dhat", "--read-inline-info=yes", f"--dhat-out-file={out}",
+               EXAMPLE, args.workload]
     print(f"running {' '.join(command)} ({txns} transactions)", file=sys.stderr)
     done = subprocess.run(command, env=env, capture_output=True, text=True)
     if done.returncode != 0:
@@ -80,14 +85,25 @@ def run_dhat(args, txns):
     return out, summary[-1] if summary else ""
 
 
-def sites(path):
+def is_ours(frame):
+    """Whether a frame is flashbuf's: its own symbol, or a function inlined into one (shown
+    with its file only, `--read-inline-info`), but not the allocator, the standard library,
+    another crate or the example's counting wrapper."""
+    if any(skipped in frame for skipped in SKIPPED) or ".cargo/registry" in frame:
+        return False
+    if frame.startswith(("UnknownInlinedFun", "malloc", "calloc", "realloc", "???")):
+        return False
+    return "flashbuf" in frame or ".rs:" in frame
+
+
+def sites(path, depth):
     data = json.load(open(path))
     frames = data["ftbl"]
     counts = collections.Counter()
     for point in data["pps"]:
         names = [frames[i].split(": ", 1)[-1] for i in point["fs"]]
-        ours = [n for n in names if "flashbuf" in n and not any(s in n for s in SKIPPED)]
-        counts[" <- ".join(n[:100] for n in ours[:3]) or "(outside flashbuf)"] += point["tbk"]
+        ours = [n for n in names if is_ours(n)]
+        counts[" <- ".join(n[:100] for n in ours[:depth]) or "(outside flashbuf)"] += point["tbk"]
     return counts
 
 
@@ -115,7 +131,7 @@ def main():
     os.makedirs(args.work, exist_ok=True)
     short_path, short_line = run_dhat(args, args.short)
     long_path, long_line = run_dhat(args, args.long)
-    before, after = sites(short_path), sites(long_path)
+    before, after = sites(short_path, args.depth), sites(long_path, args.depth)
     span = args.long - args.short
     per_txn = {site: (after[site] - before[site]) / span for site in after}
     ranked = sorted(per_txn.items(), key=lambda item: -item[1])

@@ -360,10 +360,26 @@ impl TreeStore {
         meta_slot: mtr::Slot,
         count: usize,
     ) -> Result<Vec<PageId>> {
+        let mut pages = Vec::with_capacity(count);
+        self.allocate_into(mtr, meta_slot, count, &mut pages)?;
+        Ok(pages)
+    }
+
+    /// [`TreeStore::allocate`] into `pages` (cleared first; a split's reused buffer).
+    ///
+    /// # Errors
+    /// As [`TreeStore::allocate`].
+    pub(crate) fn allocate_into(
+        &self,
+        mtr: &mut Mtr<'_>,
+        meta_slot: mtr::Slot,
+        count: usize,
+        pages: &mut Vec<PageId>,
+    ) -> Result<()> {
         let meta = meta::decode_allocation(mtr.data(meta_slot))?;
         let (mut high_water, mut free_head, mut free_count) =
             (meta.high_water, meta.free_head, meta.free_count);
-        let mut pages = Vec::with_capacity(count);
+        pages.clear();
         for _ in 0..count {
             if free_head != 0 {
                 let page = free_head;
@@ -392,7 +408,7 @@ impl TreeStore {
                 free_count,
             },
         )?;
-        Ok(pages)
+        Ok(())
     }
 
     /// Puts the pages in `slots` (latched in `mtr`, unreachable now) on the free list.

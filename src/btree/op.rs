@@ -561,13 +561,34 @@ fn apply_image(
 /// # Errors
 /// [`Error::CorruptPage`] when the page is neither a node nor the meta page.
 pub fn image_of(id: PageId, page: &[u8]) -> Result<PageOp> {
+    Ok(match image_view(id, page)? {
+        PageOp::Image {
+            head,
+            tail_at,
+            tail,
+        } => PageOp::Image {
+            head: head.to_vec(),
+            tail_at,
+            tail: tail.to_vec(),
+        },
+        PageOp::InitFree { next } => PageOp::InitFree { next },
+        _ => unreachable!("image_view gives an image or a free page"),
+    })
+}
+
+/// [`image_of`] borrowing the page's bytes instead of copying them (a split builds its images
+/// in a reused buffer and logs them from there).
+///
+/// # Errors
+/// As [`image_of`].
+pub fn image_view(id: PageId, page: &[u8]) -> Result<PageOp<&[u8]>> {
     let size = page.len();
     if page[KIND_AT] == KIND_META {
         let meta = super::meta::decode(page)?;
         return Ok(PageOp::Image {
-            head: page[PAGE_HEADER_SIZE..meta.catalog_end].to_vec(),
+            head: &page[PAGE_HEADER_SIZE..meta.catalog_end],
             tail_at: size as u16,
-            tail: Vec::new(),
+            tail: &[],
         });
     }
     if page[KIND_AT] == KIND_FREE || super::meta::is_blank(page) {
@@ -576,9 +597,9 @@ pub fn image_of(id: PageId, page: &[u8]) -> Result<PageOp> {
             PageOp::InitFree { next }
         } else {
             PageOp::Image {
-                head: Vec::new(),
+                head: &[],
                 tail_at: size as u16,
-                tail: Vec::new(),
+                tail: &[],
             }
         });
     }
@@ -586,9 +607,9 @@ pub fn image_of(id: PageId, page: &[u8]) -> Result<PageOp> {
     let slots_end = SLOTS_AT + SLOT_SIZE * node.count();
     let cell_start = node.cell_start();
     Ok(PageOp::Image {
-        head: page[PAGE_HEADER_SIZE..slots_end].to_vec(),
+        head: &page[PAGE_HEADER_SIZE..slots_end],
         tail_at: cell_start as u16,
-        tail: page[cell_start..].to_vec(),
+        tail: &page[cell_start..],
     })
 }
 
@@ -602,29 +623,45 @@ fn inner_node(id: PageId, page: &[u8]) -> Result<NodeRef<'_>> {
 
 /// Rewrites the cells contiguously at the page end, in slot order; garbage becomes 0.
 fn compact(id: PageId, page: &mut [u8]) -> Result<()> {
+    let mut cells = crate::spare::take(&COMPACT_BUFFER);
+    let result = compact_with(id, page, &mut cells);
+    crate::spare::keep(&COMPACT_BUFFER, cells);
+    result
+}
+
+std::thread_local! {
+    /// The cell copy [`compact`] makes, kept for the thread's next compaction (at most a page).
+    static COMPACT_BUFFER: std::cell::Cell<Option<Vec<u8>>> = const { std::cell::Cell::new(None) };
+}
+
+/// [`compact`] with `cells` as its copy of the cells (cleared first).
+fn compact_with(id: PageId, page: &mut [u8], cells: &mut Vec<u8>) -> Result<()> {
     let node = NodeRef::new(id, page)?;
     let count = node.count();
-    let mut cells: Vec<u8> = Vec::with_capacity(page.len() - node.cell_start());
-    let mut lengths = Vec::with_capacity(count);
+    cells.clear();
+    cells.reserve(page.len() - node.cell_start());
     for slot in 0..count {
         let (key, payload) = node.cell(slot)?;
-        let start = cells.len();
         cells.extend_from_slice(&(key.len() as u16).to_le_bytes());
         cells.extend_from_slice(&(payload.len() as u16).to_le_bytes());
         cells.extend_from_slice(key);
         cells.extend_from_slice(payload);
-        lengths.push(cells.len() - start);
     }
     let size = page.len();
     let mut at = size;
     let mut read = 0;
-    // Cells go downward from the page end in slot order (slot 0 highest).
-    for (slot, len) in lengths.iter().enumerate() {
+    // Cells go downward from the page end in slot order (slot 0 highest); each cell's length
+    // comes from its own header in the copy.
+    for slot in 0..count {
+        let key_len = usize::from(get_u16(cells, read));
+        let payload_len = usize::from(get_u16(cells, read + 2));
+        let len = CELL_OVERHEAD + key_len + payload_len;
         at -= len;
         page[at..at + len].copy_from_slice(&cells[read..read + len]);
         read += len;
         set_u16(page, SLOTS_AT + SLOT_SIZE * slot, at);
     }
+    debug_assert_eq!(read, cells.len(), "every copied cell is written back");
     let slots_end = SLOTS_AT + SLOT_SIZE * count;
     page[slots_end..at].fill(0);
     set_u16(page, CELL_START_AT, at);

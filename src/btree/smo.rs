@@ -33,13 +33,6 @@ struct Cells {
 }
 
 impl Cells {
-    fn with_capacity(cells: usize, bytes: usize) -> Self {
-        Cells {
-            bytes: Vec::with_capacity(bytes),
-            ends: Vec::with_capacity(cells),
-        }
-    }
-
     fn push(&mut self, key: &[u8], payload: &[u8]) {
         self.bytes.extend_from_slice(key);
         let key_end = self.bytes.len();
@@ -74,12 +67,6 @@ impl Cells {
 
     fn iter(&self) -> impl Iterator<Item = (&[u8], &[u8])> + '_ {
         (0..self.len()).map(|index| self.get(index))
-    }
-
-    fn extend(&mut self, other: &Cells) {
-        for (key, payload) in other.iter() {
-            self.push(key, payload);
-        }
     }
 }
 
@@ -118,10 +105,13 @@ pub fn is_underfull(node: &NodeRef<'_>) -> bool {
     node.used_space() < (node.bytes().len() - SLOTS_AT) / 4
 }
 
-/// A copy of the node's cells in `range` (a split copies only the cells that move).
-fn cells_in(node: &NodeRef<'_>, range: std::ops::Range<usize>) -> Result<Cells> {
-    // The node's used space bounds the range's cells: one allocation per buffer.
-    let mut cells = Cells::with_capacity(range.len(), node.used_space());
+/// A copy of the node's cells in `range` (a split copies only the cells that move), in
+/// `cells` (empty; a reused buffer).
+fn cells_in(node: &NodeRef<'_>, range: std::ops::Range<usize>, mut cells: Cells) -> Result<Cells> {
+    debug_assert!(cells.is_empty(), "cells_in fills an empty buffer");
+    // The node's used space bounds the range's cells: one allocation per buffer at most.
+    cells.bytes.reserve(node.used_space());
+    cells.ends.reserve(range.len());
     for slot in range {
         let (key, payload) = node.cell(slot)?;
         cells.push(key, payload);
@@ -160,17 +150,20 @@ fn middle_of_node(node: &NodeRef<'_>, low: usize, high: usize) -> Result<usize> 
     })
 }
 
-/// Builds the compact image of a node with this content.
-fn build_image(
+/// Builds the compact image of a node with this content in `page` (a reused buffer, resized
+/// to `page_size`); the image borrows it.
+fn build_image<'p>(
     page_size: usize,
     tree: u32,
     content: &Content,
     new_pages: &[PageId],
-) -> Result<PageOp> {
-    let mut scratch = vec![0u8; page_size];
+    page: &'p mut Vec<u8>,
+) -> Result<PageOp<&'p [u8]>> {
+    page.clear();
+    page.resize(page_size, 0);
     op::apply(
         0,
-        &mut scratch,
+        page,
         &PageOp::InitNode {
             leaf: content.level == 0,
             level: content.level,
@@ -180,24 +173,20 @@ fn build_image(
             leftmost: content.leftmost.resolve(new_pages),
         },
     )?;
+    op::fill_sorted(0, page, content.cells.iter())?;
     // The child pointers of new pages, resolved now that their ids are known.
-    let children: Vec<(usize, [u8; 8])> = content
-        .new_children
-        .iter()
-        .map(|&(cell, index)| (cell, new_pages[index].to_le_bytes()))
-        .collect();
-    let cells = content
-        .cells
-        .iter()
-        .enumerate()
-        .map(
-            |(slot, (key, payload))| match children.iter().find(|(cell, _)| *cell == slot) {
-                Some((_, child)) => (key, &child[..]),
-                None => (key, payload),
+    for &(cell, index) in &content.new_children {
+        let slot = u16::try_from(cell).map_err(|_| node::corrupt(0, "slot beyond u16"))?;
+        op::apply(
+            0,
+            page,
+            &PageOp::SetChild {
+                slot,
+                child: new_pages[index],
             },
-        );
-    op::fill_sorted(0, &mut scratch, cells)?;
-    op::image_of(0, &scratch)
+        )?;
+    }
+    op::image_view(0, page)
 }
 
 /// One inner node on a planned path: its page and the child index taken.
@@ -207,16 +196,17 @@ struct Step {
     index: usize,
 }
 
-/// Shared-latch descent recording the path to the leaf covering `key`.
-fn plan_path(store: &TreeStore, tree: &Tree, key: &[u8]) -> Result<(Vec<Step>, PageId)> {
+/// Shared-latch descent recording the path to the leaf covering `key` in `path` (cleared
+/// first); returns the leaf.
+fn plan_path(store: &TreeStore, tree: &Tree, key: &[u8], path: &mut Vec<Step>) -> Result<PageId> {
     let pool = store.database().pool();
     let mut page = tree.root;
-    let mut path = Vec::new();
+    path.clear();
     for _ in 0..MAX_LEVELS {
         let guard = pool.read(page)?;
         let node = TreeStore::node(tree, page, guard.data(), None)?;
         if node.is_leaf() {
-            return Ok((path, page));
+            return Ok(page);
         }
         let (index, child) = node.child_for(key)?;
         path.push(Step { page, index });
@@ -225,18 +215,86 @@ fn plan_path(store: &TreeStore, tree: &Tree, key: &[u8]) -> Result<(Vec<Step>, P
     Err(node::corrupt(tree.root, "tree deeper than the level bound"))
 }
 
+/// The buffers of a structure modification, kept from one to the next on a thread: an
+/// insert-heavy load splits as part of its steady state (TPC-C splits a leaf every five
+/// transactions or so), and a split then allocates nothing of its own.
+#[derive(Debug, Default)]
+struct SmoScratch {
+    path: Vec<Step>,
+    path_slots: Vec<Slot>,
+    new_pages: Vec<PageId>,
+    /// The page-sized buffer images are built in.
+    page: Vec<u8>,
+    /// Cell buffers not in use, for the next plan's contents.
+    cells: Vec<Cells>,
+    plan: SplitPlan,
+}
+
+/// Cell buffers a thread keeps between SMOs (a split uses at most `2 * levels + 2`).
+const SPARE_CELLS: usize = 2 * MAX_LEVELS + 2;
+
+std::thread_local! {
+    static SMO_SCRATCH: std::cell::Cell<Option<SmoScratch>> = const { std::cell::Cell::new(None) };
+}
+
+impl SmoScratch {
+    /// Runs `smo` with the thread's scratch, which is reset and kept afterwards.
+    fn with<R>(smo: impl FnOnce(&mut SmoScratch) -> Result<R>) -> Result<R> {
+        let mut scratch = crate::spare::take(&SMO_SCRATCH);
+        let result = smo(&mut scratch);
+        scratch.reset();
+        crate::spare::keep(&SMO_SCRATCH, scratch);
+        result
+    }
+
+    /// Takes back the plan's cell buffers; forgets the plan.
+    fn reset(&mut self) {
+        for (_, content) in self.plan.images.drain(..) {
+            keep_cells(&mut self.cells, content.cells);
+        }
+        self.plan.clear();
+    }
+}
+
+/// An empty cell buffer, reused from `spare` when it has one.
+fn take_cells(spare: &mut Vec<Cells>) -> Cells {
+    let mut cells = spare.pop().unwrap_or_default();
+    cells.bytes.clear();
+    cells.ends.clear();
+    cells
+}
+
+/// Puts `cells` back among the spares (up to [`SPARE_CELLS`] of them).
+fn keep_cells(spare: &mut Vec<Cells>, cells: Cells) {
+    if spare.len() < SPARE_CELLS {
+        spare.push(cells);
+    }
+}
+
 /// Splits the leaf covering `key` (and its ancestors as needed) so that a cell for `key` fits.
 /// A no-op when the leaf has room again by the time it is latched.
 ///
 /// # Errors
 /// A full device, log and I/O errors, corrupt pages.
 pub fn split_for(store: &TreeStore, tree: &Tree, key: &[u8]) -> Result<()> {
+    SmoScratch::with(|scratch| split_with(store, tree, key, scratch))
+}
+
+fn split_with(store: &TreeStore, tree: &Tree, key: &[u8], scratch: &mut SmoScratch) -> Result<()> {
     let db = store.database();
     db.log_free_check()?;
     let _smo = tree.smo.lock();
     let page_size = store.page_size();
     let limits = store.limits();
-    let (path, leaf) = plan_path(store, tree, key)?;
+    let SmoScratch {
+        path,
+        path_slots,
+        new_pages,
+        page: image_page,
+        cells,
+        plan,
+    } = scratch;
+    let leaf = plan_path(store, tree, key, path)?;
     // The highest node that may change: the first ancestor (from the leaf's parent up) with room
     // for any separator; none: the root splits too.
     let mut top = 0;
@@ -249,10 +307,10 @@ pub fn split_for(store: &TreeStore, tree: &Tree, key: &[u8]) -> Result<()> {
         }
     }
     let mut mtr = Mtr::new(db, 0);
-    let path_slots: Vec<Slot> = path[top..]
-        .iter()
-        .map(|step| mtr.latch(step.page))
-        .collect::<Result<_>>()?;
+    path_slots.clear();
+    for step in &path[top..] {
+        path_slots.push(mtr.latch(step.page)?);
+    }
     let leaf_slot = mtr.latch(leaf)?;
     let leaf_node = TreeStore::node(tree, leaf, mtr.data(leaf_slot), Some(0))?;
     // Re-check: room for a maximal cell means another split already made room.
@@ -265,22 +323,28 @@ pub fn split_for(store: &TreeStore, tree: &Tree, key: &[u8]) -> Result<()> {
     } else {
         Some(mtr.latch(right)?)
     };
-    let plan = plan_split(store, tree, &mtr, &path[top..], &path_slots, leaf_slot, key)?;
+    let span = PlanSpan {
+        path: &path[top..],
+        path_slots,
+        leaf_slot,
+    };
+    plan_split(tree, &mtr, &span, key, plan, cells)?;
     let meta_slot = mtr.latch(super::meta::META_PAGE)?;
-    let new_pages = store.allocate(&mut mtr, meta_slot, plan.new_pages)?;
+    store.allocate_into(&mut mtr, meta_slot, plan.new_pages, new_pages)?;
     for (target, content) in &plan.images {
-        let image = build_image(page_size, tree.id, content, &new_pages)?;
-        let page = target.resolve(&new_pages);
+        let image = build_image(page_size, tree.id, content, new_pages, image_page)?;
+        let page = target.resolve(new_pages);
         let slot = mtr.slot_of(page).unwrap_or(usize::MAX);
-        mtr.apply(slot, &image)?;
+        mtr.apply_op(slot, &image)?;
     }
-    if let Some((slot, cell_slot, sep, child)) = &plan.parent_insert {
-        mtr.apply(
-            *slot,
+    if let Some((slot, cell_slot, child)) = plan.parent_insert {
+        let child = child.resolve(new_pages).to_le_bytes();
+        mtr.apply_op(
+            slot,
             &PageOp::Insert {
-                slot: *cell_slot as u16,
-                key: sep.clone(),
-                payload: child.resolve(&new_pages).to_le_bytes().to_vec(),
+                slot: cell_slot as u16,
+                key: plan.separator.as_slice(),
+                payload: &child[..],
             },
         )?;
     }
@@ -289,14 +353,14 @@ pub fn split_for(store: &TreeStore, tree: &Tree, key: &[u8]) -> Result<()> {
         mtr.apply(slot, &PageOp::Truncate { from: kept.from })?;
         let links = PageOp::SetLinks {
             left: kept.left,
-            right: kept.right.resolve(&new_pages),
+            right: kept.right.resolve(new_pages),
         };
         mtr.apply(slot, &links)?;
     }
     if let (Some(slot), Some(new_left)) = (right_slot, plan.right_sibling_left) {
         let right_node = TreeStore::node(tree, right, mtr.data(slot), Some(0))?;
         let links = PageOp::SetLinks {
-            left: new_left.resolve(&new_pages),
+            left: new_left.resolve(new_pages),
             right: right_node.right(),
         };
         mtr.apply(slot, &links)?;
@@ -312,15 +376,29 @@ struct SplitPlan {
     new_pages: usize,
     /// Nodes written whole.
     images: Vec<(PageRef, Content)>,
+    /// The separator carried up: the key of `parent_insert` once planned.
+    separator: Vec<u8>,
     /// A separator insert into the highest changed node that does not split:
-    /// (its mtr slot, cell slot, key, child).
-    parent_insert: Option<(Slot, usize, Vec<u8>, PageRef)>,
+    /// (its mtr slot, cell slot, child); the key is `separator`.
+    parent_insert: Option<(Slot, usize, PageRef)>,
     /// The new left link of the leaf's old right sibling.
     right_sibling_left: Option<PageRef>,
     /// A non-root leaf keeps its first cells in place: logged as a truncation and new links
     /// (a few bytes) instead of an image of the cells it keeps (most of a page when sequential
     /// inserts split off a single cell).
     kept_left: Option<KeptLeft>,
+}
+
+impl SplitPlan {
+    /// Empty, keeping its buffers (the images must have been drained).
+    fn clear(&mut self) {
+        debug_assert!(self.images.is_empty(), "the images' cells go back first");
+        self.new_pages = 0;
+        self.separator.clear();
+        self.parent_insert = None;
+        self.right_sibling_left = None;
+        self.kept_left = None;
+    }
 }
 
 /// The left half of a split leaf that stays in its page.
@@ -334,18 +412,26 @@ struct KeptLeft {
     right: PageRef,
 }
 
+/// The latched part of a split's path: the steps from the highest node that may change down
+/// to the leaf's parent, their mtr slots, and the leaf's.
+struct PlanSpan<'s> {
+    path: &'s [Step],
+    path_slots: &'s [Slot],
+    leaf_slot: Slot,
+}
+
+/// Plans the split into `plan` (cleared, its images drained), taking cell buffers from
+/// `spare`.
 fn plan_split(
-    store: &TreeStore,
     tree: &Tree,
     mtr: &Mtr<'_>,
-    path: &[Step],
-    path_slots: &[Slot],
-    leaf_slot: Slot,
+    span: &PlanSpan<'_>,
     key: &[u8],
-) -> Result<SplitPlan> {
-    let mut plan = SplitPlan::default();
-    let leaf = mtr.page_id(leaf_slot);
-    let node = TreeStore::node(tree, leaf, mtr.data(leaf_slot), Some(0))?;
+    plan: &mut SplitPlan,
+    spare: &mut Vec<Cells>,
+) -> Result<()> {
+    let leaf = mtr.page_id(span.leaf_slot);
+    let node = TreeStore::node(tree, leaf, mtr.data(span.leaf_slot), Some(0))?;
     let count = node.count();
     // Appending past the last key (or before the first) splits off one cell: sequential
     // inserts then leave full pages behind (InnoDB's insert-position heuristic).
@@ -356,7 +442,8 @@ fn plan_split(
     } else {
         middle_of_node(&node, 1, count - 1)?
     };
-    let separator = node.key(at)?.to_vec();
+    plan.separator.clear();
+    plan.separator.extend_from_slice(node.key(at)?);
     let is_root = leaf == tree.root;
     let (left_ref, right_ref) = if is_root {
         plan.new_pages = 2;
@@ -374,7 +461,7 @@ fn plan_split(
                 left: PageRef::Old(0),
                 right: right_ref,
                 leftmost: PageRef::Old(0),
-                cells: cells_in(&node, 0..at)?,
+                cells: cells_in(&node, 0..at, take_cells(spare))?,
                 new_children: Vec::new(),
             },
         ));
@@ -393,7 +480,7 @@ fn plan_split(
             left: left_ref,
             right: PageRef::Old(old_right),
             leftmost: PageRef::Old(0),
-            cells: cells_in(&node, at..count)?,
+            cells: cells_in(&node, at..count, take_cells(spare))?,
             new_children: Vec::new(),
         },
     ));
@@ -401,22 +488,22 @@ fn plan_split(
         plan.right_sibling_left = Some(right_ref);
     }
     if is_root {
-        plan.images
-            .push((PageRef::Old(leaf), root_content(1, left_ref, &separator)));
-        return Ok(plan);
+        let root = root_content(1, left_ref, &plan.separator, take_cells(spare));
+        plan.images.push((PageRef::Old(leaf), root));
+        return Ok(());
     }
     // Carry (separator, new child) up the path.
-    let mut carry = (separator, right_ref);
-    for (depth, step) in path.iter().enumerate().rev() {
-        let slot = path_slots[depth];
+    let mut carried = right_ref;
+    for (depth, step) in span.path.iter().enumerate().rev() {
+        let slot = span.path_slots[depth];
         let node = TreeStore::node(tree, step.page, mtr.data(slot), None)?;
-        if node.fits(carry.0.len(), CHILD_SIZE) {
-            plan.parent_insert = Some((slot, step.index, carry.0, carry.1));
-            return Ok(plan);
+        if node.fits(plan.separator.len(), CHILD_SIZE) {
+            plan.parent_insert = Some((slot, step.index, carried));
+            return Ok(());
         }
-        carry = split_inner(&mut plan, tree, &node, step, carry)?;
+        carried = split_inner(plan, spare, tree, &node, step, carried)?;
         if depth == 0 && step.page == tree.root {
-            return Ok(plan);
+            return Ok(());
         }
     }
     Err(node::corrupt(
@@ -424,47 +511,54 @@ fn plan_split(
         format!(
             "split of tree {} ran out of latched ancestors ({} of them)",
             tree.name,
-            store.limits().max_key
+            span.path.len()
         ),
     ))
 }
 
-/// The root after growing: an inner node with two children.
-fn root_content(level: u8, left: PageRef, separator: &[u8]) -> Content {
+/// The root after growing: an inner node with two children, its cell in `cells` (cleared).
+fn root_content(level: u8, left: PageRef, separator: &[u8], mut cells: Cells) -> Content {
+    cells.push(separator, &[0; CHILD_SIZE]);
     Content {
         level,
         left: PageRef::Old(0),
         right: PageRef::Old(0),
         leftmost: left,
-        cells: {
-            let mut cells = Cells::default();
-            cells.push(separator, &[0; CHILD_SIZE]);
-            cells
-        },
+        cells,
         new_children: vec![(0, 1)],
     }
 }
 
-/// Splits inner node `node` while inserting `carry`; returns the separator to push up.
+/// Splits inner node `node` while inserting `plan.separator` with child `carried` at the
+/// step's cell slot; leaves the separator to push up in `plan.separator` and returns the new
+/// right node.
 fn split_inner(
     plan: &mut SplitPlan,
+    spare: &mut Vec<Cells>,
     tree: &Tree,
     node: &NodeRef<'_>,
     step: &Step,
-    carry: (Vec<u8>, PageRef),
-) -> Result<(Vec<u8>, PageRef)> {
-    // Combined entries: (key, child ref), the new one at its cell slot.
-    let mut entries: Vec<(Vec<u8>, PageRef)> = (0..node.count())
-        .map(|slot| {
-            Ok((
-                node.key(slot)?.to_vec(),
-                PageRef::Old(node.cell_child(slot)?),
-            ))
-        })
-        .collect::<Result<_>>()?;
-    entries.insert(step.index, carry);
-    let mid = middle(entries.len(), 1, entries.len() - 2, |index| {
-        Ok(cell_footprint(entries[index].0.len(), CHILD_SIZE))
+    carried: PageRef,
+) -> Result<PageRef> {
+    // The combined entries, the carried one at its cell slot: keys in `keys` (no payloads),
+    // children in `children`.
+    let count = node.count();
+    let mut keys = take_cells(spare);
+    let mut children = Vec::with_capacity(count + 1);
+    for slot in 0..=count {
+        if slot == step.index {
+            keys.push(&plan.separator, &[]);
+            children.push(carried);
+        }
+        if slot < count {
+            keys.push(node.key(slot)?, &[]);
+            children.push(PageRef::Old(node.cell_child(slot)?));
+        }
+    }
+    let entries = keys.len();
+    debug_assert_eq!(entries, count + 1, "the carried entry is inserted once");
+    let mid = middle(entries, 1, entries - 2, |index| {
+        Ok(cell_footprint(keys.get(index).0.len(), CHILD_SIZE))
     })?;
     let is_root = step.page == tree.root;
     let first_new = plan.new_pages;
@@ -476,40 +570,42 @@ fn split_inner(
         (PageRef::Old(step.page), PageRef::New(first_new))
     };
     let level = node.level();
-    let half = |leftmost: PageRef, part: &[(Vec<u8>, PageRef)]| -> Content {
+    let mut half = |leftmost: PageRef, part: std::ops::Range<usize>| -> Content {
         let mut content = Content {
             level,
             left: PageRef::Old(0),
             right: PageRef::Old(0),
             leftmost,
-            cells: Cells::default(),
+            cells: take_cells(spare),
             new_children: Vec::new(),
         };
-        for (index, (key, child)) in part.iter().enumerate() {
-            let payload = match child {
+        for (cell, index) in part.enumerate() {
+            let payload = match children[index] {
                 PageRef::Old(page) => page.to_le_bytes(),
                 PageRef::New(new) => {
-                    content.new_children.push((index, *new));
+                    content.new_children.push((cell, new));
                     [0; CHILD_SIZE]
                 }
             };
-            content.cells.push(key, &payload);
+            content.cells.push(keys.get(index).0, &payload);
         }
         content
     };
     let leftmost = PageRef::Old(node.leftmost());
-    plan.images
-        .push((left_ref, half(leftmost, &entries[..mid])));
-    plan.images
-        .push((right_ref, half(entries[mid].1, &entries[mid + 1..])));
-    let separator = entries[mid].0.clone();
+    let left_half = half(leftmost, 0..mid);
+    let right_half = half(children[mid], mid + 1..entries);
+    plan.images.push((left_ref, left_half));
+    plan.images.push((right_ref, right_half));
+    plan.separator.clear();
+    plan.separator.extend_from_slice(keys.get(mid).0);
+    keep_cells(spare, keys);
     if is_root {
-        let mut root = root_content(level + 1, left_ref, &separator);
+        let mut root = root_content(level + 1, left_ref, &plan.separator, take_cells(spare));
         root.new_children = vec![(0, first_new + 1)];
         plan.images.push((PageRef::Old(step.page), root));
     }
     debug_assert_eq!(node.bytes()[node::KIND_AT], KIND_INNER);
-    Ok((separator, right_ref))
+    Ok(right_ref)
 }
 
 /// Merges or removes the leaf covering `key` if it is underfull (see the deletion policy in
@@ -522,7 +618,7 @@ pub fn shrink_at(store: &TreeStore, tree: &Tree, key: &[u8]) -> Result<()> {
     let db = store.database();
     db.log_free_check()?;
     let _smo = tree.smo.lock();
-    shrink_leaf(store, tree, key)?;
+    SmoScratch::with(|scratch| shrink_leaf(store, tree, key, scratch))?;
     collapse_root(store, tree)
 }
 
@@ -592,10 +688,18 @@ fn plan_removal(
     Ok(None)
 }
 
-fn shrink_leaf(store: &TreeStore, tree: &Tree, key: &[u8]) -> Result<()> {
+fn shrink_leaf(store: &TreeStore, tree: &Tree, key: &[u8], scratch: &mut SmoScratch) -> Result<()> {
     let db = store.database();
-    let (mut path, leaf) = plan_path(store, tree, key)?;
-    let Some(removal) = plan_removal(store, tree, &path, leaf)? else {
+    let SmoScratch {
+        path,
+        path_slots,
+        new_pages: _,
+        page: image_page,
+        cells: spare,
+        plan: _,
+    } = scratch;
+    let leaf = plan_path(store, tree, key, path)?;
+    let Some(removal) = plan_removal(store, tree, path, leaf)? else {
         return Ok(());
     };
     if let Some(last) = path.last_mut() {
@@ -622,10 +726,10 @@ fn shrink_leaf(store: &TreeStore, tree: &Tree, key: &[u8]) -> Result<()> {
         (node.left(), node.right())
     };
     let mut mtr = Mtr::new(db, 0);
-    let path_slots: Vec<Slot> = path[top..]
-        .iter()
-        .map(|step| mtr.latch(step.page))
-        .collect::<Result<_>>()?;
+    path_slots.clear();
+    for step in &path[top..] {
+        path_slots.push(mtr.latch(step.page)?);
+    }
     let left_slot = if victim_links.0 == 0 {
         None
     } else {
@@ -639,42 +743,28 @@ fn shrink_leaf(store: &TreeStore, tree: &Tree, key: &[u8]) -> Result<()> {
     };
     // Re-check under the exclusive latches.
     let victim = TreeStore::node(tree, removal.victim, mtr.data(victim_slot), Some(0))?;
-    let victim_cells = cells_in(&victim, 0..victim.count())?;
+    let (victim_empty, victim_used) = (victim.count() == 0, victim.used_space());
     match removal.into {
-        None if !victim_cells.is_empty() => return Ok(()),
+        None if !victim_empty => return Ok(()),
         Some(into) => {
             let into_slot = mtr.slot_of(into).unwrap_or(usize::MAX);
             let into_node = TreeStore::node(tree, into, mtr.data(into_slot), Some(0))?;
-            if into_node.free_space() < victim.used_space() {
+            if into_node.free_space() < victim_used {
                 return Ok(());
             }
         }
         None => {}
     }
     let meta_slot = mtr.latch(super::meta::META_PAGE)?;
-    // Leaf level: the left neighbour takes the victim's cells (merge) and its right link.
     if let Some(slot) = left_slot {
-        let left = TreeStore::node(tree, victim_links.0, mtr.data(slot), Some(0))?;
-        if removal.into.is_some() {
-            let mut cells = cells_in(&left, 0..left.count())?;
-            cells.extend(&victim_cells);
-            let content = Content {
-                level: 0,
-                left: PageRef::Old(left.left()),
-                right: PageRef::Old(victim_links.1),
-                leftmost: PageRef::Old(0),
-                cells,
-                new_children: Vec::new(),
-            };
-            let image = build_image(store.page_size(), tree.id, &content, &[])?;
-            mtr.apply(slot, &image)?;
-        } else {
-            let links = PageOp::SetLinks {
-                left: left.left(),
-                right: victim_links.1,
-            };
-            mtr.apply(slot, &links)?;
-        }
+        let left = LeftOfVictim {
+            slot,
+            page: victim_links.0,
+            victim_slot,
+            victim_right: victim_links.1,
+            merge: removal.into.is_some(),
+        };
+        absorb_into_left(store, tree, &mut mtr, &left, image_page, spare)?;
     }
     if let Some(slot) = right_slot {
         let right = TreeStore::node(tree, victim_links.1, mtr.data(slot), Some(0))?;
@@ -684,19 +774,69 @@ fn shrink_leaf(store: &TreeStore, tree: &Tree, key: &[u8]) -> Result<()> {
         };
         mtr.apply(slot, &links)?;
     }
-    let mut freed = vec![victim_slot];
+    let top_slot = path_slots[0];
     if tree_empties {
         // Every node from the root down is a single-child chain ending at the empty victim:
         // the root becomes an empty leaf.
-        freed.extend(path_slots[1..].iter().copied());
-        mtr.apply(path_slots[0], &empty_leaf(tree.id))?;
+        mtr.apply(top_slot, &empty_leaf(tree.id))?;
     } else {
         // Nodes below `top` lose their only child and go; `top` loses one child.
-        freed.extend(path_slots[1..].iter().copied());
-        remove_child(tree, &mut mtr, path_slots[0], path[top].index)?;
+        remove_child(tree, &mut mtr, top_slot, path[top].index)?;
     }
-    TreeStore::free_pages(&mut mtr, meta_slot, &freed)?;
+    // Freed: the victim and the nodes below `top` (`top`'s slot is reused for the victim's).
+    path_slots[0] = victim_slot;
+    TreeStore::free_pages(&mut mtr, meta_slot, path_slots)?;
     mtr.commit()?;
+    Ok(())
+}
+
+/// The victim's left neighbour in a removal, latched in the removal's mtr.
+struct LeftOfVictim {
+    slot: Slot,
+    page: PageId,
+    victim_slot: Slot,
+    /// The victim's right sibling (the neighbour's new right link).
+    victim_right: PageId,
+    /// Whether the neighbour takes the victim's cells (a merge) or only its right link.
+    merge: bool,
+}
+
+/// Leaf level of a removal: the left neighbour takes the victim's cells (merge) and its right
+/// link, or only the link.
+fn absorb_into_left(
+    store: &TreeStore,
+    tree: &Tree,
+    mtr: &mut Mtr<'_>,
+    left: &LeftOfVictim,
+    image_page: &mut Vec<u8>,
+    spare: &mut Vec<Cells>,
+) -> Result<()> {
+    let node = TreeStore::node(tree, left.page, mtr.data(left.slot), Some(0))?;
+    if !left.merge {
+        let links = PageOp::SetLinks {
+            left: node.left(),
+            right: left.victim_right,
+        };
+        return mtr.apply(left.slot, &links);
+    }
+    let mut cells = cells_in(&node, 0..node.count(), take_cells(spare))?;
+    let victim_page = mtr.page_id(left.victim_slot);
+    let victim = TreeStore::node(tree, victim_page, mtr.data(left.victim_slot), Some(0))?;
+    for slot in 0..victim.count() {
+        let (key, payload) = victim.cell(slot)?;
+        cells.push(key, payload);
+    }
+    let content = Content {
+        level: 0,
+        left: PageRef::Old(node.left()),
+        right: PageRef::Old(left.victim_right),
+        leftmost: PageRef::Old(0),
+        cells,
+        new_children: Vec::new(),
+    };
+    let image = build_image(store.page_size(), tree.id, &content, &[], image_page)?;
+    mtr.apply_op(left.slot, &image)?;
+    keep_cells(spare, content.cells);
     Ok(())
 }
 

@@ -54,6 +54,7 @@ use crate::core::write_path::WritePath;
 use crate::device::{AlignedBuf, IoBuffer, IoRequest, SharedDevice};
 use crate::error::{DeviceError, Error, PageId, Result};
 use crate::page::Lsn;
+use crate::spare;
 use crate::sync::{AtomicBool, AtomicU64, Condvar, JoinHandle, Mutex, Ordering};
 
 /// Retries of the fetch loop after a frame-reuse race or a concurrent miss on the same page.
@@ -194,6 +195,22 @@ enum Lookup {
     Busy,
     /// The mapping changed between the lookup and the pin: look again.
     Stale,
+}
+
+/// One miss's reads and their results, kept from one miss to the next on a thread (a miss then
+/// allocates nothing of its own beyond what the device's submission needs).
+#[derive(Default)]
+struct MissScratch {
+    /// (frame, page, read from the device): the demand page first, then prefetched ones.
+    reads: Vec<(FrameId, PageId, bool)>,
+    /// One per entry of `reads`, set by `Core::fill_frames`.
+    results: Vec<Result<()>>,
+    /// The indexes in `reads` that go to the device.
+    device_reads: Vec<usize>,
+}
+
+std::thread_local! {
+    static MISS_SCRATCH: std::cell::Cell<Option<MissScratch>> = const { std::cell::Cell::new(None) };
 }
 
 /// The shared state of a pool (the cleaner thread holds an `Arc` of it).
@@ -796,16 +813,19 @@ impl Core {
             return Ok(None);
         }
         self.count_miss(acquisition.stall_began_us);
-        let prefetched = if read_from_disk {
-            self.map_prefetch(instance, page)
-        } else {
-            Vec::new()
-        };
-        let mut reads = vec![(id, page, read_from_disk)];
-        reads.extend(prefetched.iter().map(|&(frame, p)| (frame, p, true)));
-        let results = self.fill_frames(instance, &reads);
+        let mut scratch = spare::take(&MISS_SCRATCH);
+        scratch.reads.clear();
+        scratch.reads.push((id, page, read_from_disk));
+        if read_from_disk {
+            let prefetched = self.map_prefetch(instance, page);
+            scratch
+                .reads
+                .extend(prefetched.iter().map(|&(frame, p)| (frame, p, true)));
+        }
+        self.fill_frames(instance, &mut scratch);
         let mut demand = Ok(());
-        for (&(frame, p, _), result) in reads.iter().zip(results) {
+        let MissScratch { reads, results, .. } = &mut scratch;
+        for (&(frame, p, _), result) in reads.iter().zip(results.drain(..)) {
             match result {
                 Ok(()) if frame == id => {}
                 Ok(()) => self.finish_prefetch(instance, frame),
@@ -817,6 +837,7 @@ impl Core {
                 }
             }
         }
+        spare::keep(&MISS_SCRATCH, scratch);
         demand?;
         self.frame(id)
             .first_access_ms
@@ -916,15 +937,17 @@ impl Core {
         order.insert(&self.frames, id, placement, &context);
     }
 
-    /// Fills freshly mapped frames: from a held dirty copy (WAR's TWB), from the device (one
-    /// submission for all), or zeroed (a new page). One result per entry.
-    fn fill_frames(
-        &self,
-        instance: &Instance,
-        reads: &[(FrameId, PageId, bool)],
-    ) -> Vec<Result<()>> {
-        let mut results: Vec<Option<Result<()>>> = Vec::with_capacity(reads.len());
-        let mut device_reads = Vec::new();
+    /// Fills the freshly mapped frames of `scratch.reads`: from a held dirty copy (WAR's TWB),
+    /// from the device (one submission for all), or zeroed (a new page). Sets
+    /// `scratch.results` to one result per entry.
+    fn fill_frames(&self, instance: &Instance, scratch: &mut MissScratch) {
+        let MissScratch {
+            reads,
+            results,
+            device_reads,
+        } = scratch;
+        results.clear();
+        device_reads.clear();
         for (index, &(id, page, from_disk)) in reads.iter().enumerate() {
             // SAFETY: we hold the frame's latch exclusive and own its I/O state.
             let bytes = unsafe { self.frame_bytes_mut(id) };
@@ -942,14 +965,13 @@ impl Core {
                 self.mark_dirty_range(id, copy.oldest, copy.newest);
                 self.parts.miss.release_held(self, instance, page, copy);
                 drop(moving);
-                results.push(Some(Ok(())));
             } else if from_disk {
                 device_reads.push(index);
-                results.push(None);
             } else {
                 bytes.fill(0);
-                results.push(Some(Ok(())));
             }
+            // The device reads' results replace theirs below.
+            results.push(Ok(()));
         }
         if !device_reads.is_empty() {
             let requests = device_reads
@@ -964,13 +986,10 @@ impl Core {
                     .wait()
                     .map_err(Error::Device)
                     .and_then(|()| self.verify_read(id, page));
-                results[index] = Some(result);
+                results[index] = result;
             }
         }
-        results
-            .into_iter()
-            .map(|result| result.unwrap_or(Ok(())))
-            .collect()
+        debug_assert_eq!(results.len(), reads.len(), "one result per read");
     }
 
     /// Checks a page image just read: checksum, page id, an all-zero page only at or above the

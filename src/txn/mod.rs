@@ -47,12 +47,12 @@ use crate::btree::{Prior, TreeStore, Visit, bulk};
 use crate::db::{DatabaseConfig, RecoveryReport};
 use crate::device::{DeviceSpec, OpenOptions, SharedDevice};
 use crate::error::{Error, Result};
-use crate::kv::{Direction, KeyRange, KvEngine, KvTxn, TreeId};
+use crate::kv::{Direction, KeyRange, KvEngine, KvTxn, TreeId, TxnEnd};
 use crate::page::Lsn;
 use crate::pool::{PoolConfig, Scheme};
 use crate::wal::{LogRecord, TxnId, WalConfig};
 use lock::{HeldLocks, LockManager, Mode, TryLock};
-use undo::{Before, UndoEntry, UndoList};
+use undo::{EntryRef, UndoEntry, UndoList};
 
 /// Range of the random pause (microseconds) of a conflict victim before it returns.
 const CONFLICT_BACKOFF_US: std::ops::Range<u64> = 200..3000;
@@ -284,42 +284,68 @@ impl KvStore {
 
     /// Applies `entries` (index, entry), newest first, each with its compensation.
     fn roll_back(&self, txn: TxnId, entries: &[(u32, UndoEntry)]) -> Result<()> {
+        let mut rows = RollbackRows::default();
         for (index, entry) in entries {
-            let mut compensate = |_: Prior<'_>, out: &mut Vec<u8>| {
-                undo::encode_compensation(*index, out);
-                true
-            };
-            match &entry.before {
-                Before::Value(value) => {
-                    self.store
-                        .put(entry.tree, &entry.key, value, txn, &mut compensate)?;
-                }
-                Before::Patched { len, restore } => {
-                    // The row is this transaction's (its exclusive lock, or recovery before
-                    // anyone else runs): its value is the one the patch was made against.
-                    let value = self.patched_back(entry, *len as usize, restore)?;
-                    self.store
-                        .put(entry.tree, &entry.key, &value, txn, &mut compensate)?;
-                }
-                Before::Absent => {
-                    // An insert being undone: the key must go (a compensation is logged even
-                    // when it is already gone, so the entry counts as undone).
-                    if self
-                        .store
-                        .delete(entry.tree, &entry.key, txn, &mut compensate)?
-                        .is_none()
-                    {
-                        self.log_lone_compensation(txn, *index)?;
-                    }
+            self.roll_back_entry(txn, *index, entry.as_entry_ref(), &mut rows)?;
+        }
+        Ok(())
+    }
+
+    /// Undoes one entry with its compensation; `rows` holds the row buffers it uses.
+    fn roll_back_entry(
+        &self,
+        txn: TxnId,
+        index: u32,
+        entry: EntryRef<'_>,
+        rows: &mut RollbackRows,
+    ) -> Result<()> {
+        let mut compensate = |_: Prior<'_>, out: &mut Vec<u8>| {
+            undo::encode_compensation(index, out);
+            true
+        };
+        let RollbackRows { value, replaced } = rows;
+        match entry.before {
+            Prior::Value(before) => {
+                self.store.put_row(
+                    entry.tree,
+                    entry.key,
+                    before,
+                    txn,
+                    &mut compensate,
+                    replaced,
+                )?;
+            }
+            Prior::Patched { len, restore } => {
+                // The row is this transaction's (its exclusive lock, or recovery before
+                // anyone else runs): its value is the one the patch was made against.
+                self.patched_back(&entry, len, restore, value)?;
+                self.store
+                    .put_row(entry.tree, entry.key, value, txn, &mut compensate, replaced)?;
+            }
+            Prior::Absent => {
+                // An insert being undone: the key must go (a compensation is logged even
+                // when it is already gone, so the entry counts as undone).
+                if self
+                    .store
+                    .delete(entry.tree, entry.key, txn, &mut compensate)?
+                    .is_none()
+                {
+                    self.log_lone_compensation(txn, index)?;
                 }
             }
         }
         Ok(())
     }
 
-    /// The value `entry`'s key had before its change: the current value with `restore`
-    /// applied.
-    fn patched_back(&self, entry: &UndoEntry, len: usize, restore: &[u8]) -> Result<Vec<u8>> {
+    /// The value `entry`'s key had before its change, into `value`: the current value with
+    /// `restore` applied.
+    fn patched_back(
+        &self,
+        entry: &EntryRef<'_>,
+        len: usize,
+        restore: &[u8],
+        value: &mut Vec<u8>,
+    ) -> Result<()> {
         let corrupt = |why: String| Error::CorruptLog {
             offset: 0,
             reason: format!(
@@ -328,17 +354,17 @@ impl KvStore {
                 entry.key.len()
             ),
         };
-        let Some(mut value) = self.store.get(entry.tree, &entry.key)? else {
+        if !self.store.get_into(entry.tree, entry.key, value)? {
             return Err(corrupt("the row is gone".into()));
-        };
+        }
         if value.len() != len {
             return Err(corrupt(format!(
                 "the row has {} bytes, the patch was made on {len}",
                 value.len()
             )));
         }
-        crate::btree::patch::apply(&mut value, restore).map_err(|why| corrupt(why.to_string()))?;
-        Ok(value)
+        crate::btree::patch::apply(value, restore).map_err(|why| corrupt(why.to_string()))?;
+        Ok(())
     }
 
     fn log_lone_compensation(&self, txn: TxnId, index: u32) -> Result<()> {
@@ -444,6 +470,32 @@ pub struct Transaction<'k> {
     failure: Option<Failure>,
 }
 
+/// The row buffers a rollback reuses: a patched row's rebuilt value and the value a restore
+/// replaces (not needed, but `put_row` copies it).
+#[derive(Debug, Default)]
+struct RollbackRows {
+    value: Vec<u8>,
+    replaced: Vec<u8>,
+}
+
+/// Largest row buffer a thread keeps between rollbacks.
+const SPARE_ROW_BYTES: usize = 64 << 10;
+
+impl RollbackRows {
+    /// Drops buffers too large to keep for the thread's life.
+    fn shrink_for_keeping(&mut self) {
+        for buffer in [&mut self.value, &mut self.replaced] {
+            if buffer.capacity() > SPARE_ROW_BYTES {
+                *buffer = Vec::new();
+            }
+        }
+    }
+}
+
+std::thread_local! {
+    static ROLLBACK_ROWS: std::cell::Cell<Option<RollbackRows>> = const { std::cell::Cell::new(None) };
+}
+
 impl Transaction<'_> {
     /// The transaction id.
     pub fn id(&self) -> TxnId {
@@ -545,15 +597,23 @@ impl Transaction<'_> {
         if !self.undo.is_empty() {
             // Decoding the list's own bodies cannot fail; a failure is handled as one of the
             // rollback (the transaction stays a loser for recovery).
-            result = self.undo.newest_first().and_then(|entries| {
-                self.kv.roll_back(self.id, &entries)?;
-                self.kv
-                    .store
-                    .database()
-                    .wal()
-                    .append(&[LogRecord::TxnAbort { txn: self.id }])
-                    .map(|_| ())
-            });
+            let mut rows = crate::spare::take(&ROLLBACK_ROWS);
+            let (kv, id) = (self.kv, self.id);
+            result = self
+                .undo
+                .for_each_newest_first(|index, entry| {
+                    kv.roll_back_entry(id, index, entry, &mut rows)
+                })
+                .and_then(|()| {
+                    self.kv
+                        .store
+                        .database()
+                        .wal()
+                        .append(&[LogRecord::TxnAbort { txn: self.id }])
+                        .map(|_| ())
+                });
+            rows.shrink_for_keeping();
+            crate::spare::keep(&ROLLBACK_ROWS, rows);
             self.undo.clear();
             if let Err(err) = &result {
                 self.kv.fail(err);
@@ -922,6 +982,18 @@ impl KvTxn for Transaction<'_> {
     }
 
     fn commit(mut self: Box<Self>) -> Result<()> {
+        self.commit_in_place()
+    }
+
+    fn abort(mut self: Box<Self>) -> Result<()> {
+        self.abort_in_place()
+    }
+}
+
+impl Transaction<'_> {
+    /// [`KvTxn::commit`] without the box: ends the transaction (it is done afterwards,
+    /// whatever the outcome; dropping it then only recycles its buffers).
+    fn commit_in_place(&mut self) -> Result<()> {
         self.check_active()?;
         self.state = State::Done;
         if self.undo.is_empty() {
@@ -943,7 +1015,8 @@ impl KvTxn for Transaction<'_> {
         make_durable(&self.kv.store, end)
     }
 
-    fn abort(mut self: Box<Self>) -> Result<()> {
+    /// [`KvTxn::abort`] without the box.
+    fn abort_in_place(&mut self) -> Result<()> {
         if self.state != State::Active {
             self.state = State::Done;
             return Ok(());
@@ -980,6 +1053,17 @@ impl KvEngine for KvStore {
 
     fn begin(&self) -> Result<Box<dyn KvTxn + '_>> {
         Ok(Box::new(self.transaction()?))
+    }
+
+    fn transact(&self, body: &mut dyn FnMut(&mut dyn KvTxn) -> Result<TxnEnd>) -> Result<TxnEnd> {
+        // On the stack: a failing body's transaction rolls back when dropped, as a boxed one.
+        let mut txn = self.transaction()?;
+        let end = body(&mut txn)?;
+        match end {
+            TxnEnd::Commit => txn.commit_in_place()?,
+            TxnEnd::Rollback => txn.abort_in_place()?,
+        }
+        Ok(end)
     }
 
     fn get_committed_into(&self, tree: TreeId, key: &[u8], value: &mut Vec<u8>) -> Result<bool> {

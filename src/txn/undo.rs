@@ -70,6 +70,47 @@ impl Before {
     }
 }
 
+/// An undo entry borrowed from the bytes it was decoded from (a rollback reads its
+/// transaction's list in place).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct EntryRef<'a> {
+    /// The tree.
+    pub tree: TreeId,
+    /// The key changed.
+    pub key: &'a [u8],
+    /// What it had before the change.
+    pub before: Prior<'a>,
+}
+
+impl EntryRef<'_> {
+    /// An owned copy.
+    #[must_use]
+    pub fn to_entry(&self) -> UndoEntry {
+        let before = match self.before {
+            Prior::Absent => Before::Absent,
+            Prior::Value(value) => Before::Value(value.to_vec()),
+            Prior::Patched { len, restore } => Before::Patched {
+                len: len as u32,
+                restore: restore.to_vec(),
+            },
+        };
+        UndoEntry {
+            tree: self.tree,
+            key: self.key.to_vec(),
+            before,
+        }
+    }
+}
+
+/// A decoded `Undo` body, borrowing its bytes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RecordRef<'a> {
+    /// A row change's undo information.
+    Forward(EntryRef<'a>),
+    /// The forward entry with this index was undone.
+    Compensation(u32),
+}
+
 /// A decoded `Undo` body.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum UndoRecord {
@@ -80,6 +121,16 @@ pub enum UndoRecord {
 }
 
 impl UndoEntry {
+    /// The entry, borrowed.
+    #[must_use]
+    pub fn as_entry_ref(&self) -> EntryRef<'_> {
+        EntryRef {
+            tree: self.tree,
+            key: &self.key,
+            before: self.before.as_prior(),
+        }
+    }
+
     /// Encodes the entry as a forward `Undo` body.
     #[must_use]
     pub fn encode(&self) -> Vec<u8> {
@@ -218,22 +269,23 @@ impl UndoList {
         self.bytes.truncate(self.ends.last().copied().unwrap_or(0));
     }
 
-    /// The kept entries with their indexes, newest first (what a rollback applies).
+    /// Passes the kept entries with their indexes to `apply`, newest first (what a rollback
+    /// applies), decoded in place; stops at `apply`'s first error.
     ///
     /// # Errors
-    /// A malformed body (never: the bodies were encoded here).
-    pub fn newest_first(&self) -> Result<Vec<(u32, UndoEntry)>> {
-        let mut entries = Vec::with_capacity(self.ends.len());
-        let mut start = 0;
-        for (index, &end) in self.ends.iter().enumerate() {
-            match decode(&self.bytes[start..end])? {
-                UndoRecord::Forward(entry) => entries.push((index as u32, entry)),
-                UndoRecord::Compensation(_) => return Err(bad("a compensation in a forward list")),
+    /// `apply`'s; a malformed body (never: the bodies were encoded here).
+    pub fn for_each_newest_first(
+        &self,
+        mut apply: impl FnMut(u32, EntryRef<'_>) -> Result<()>,
+    ) -> Result<()> {
+        for index in (0..self.ends.len()).rev() {
+            let start = if index == 0 { 0 } else { self.ends[index - 1] };
+            match decode_ref(&self.bytes[start..self.ends[index]])? {
+                RecordRef::Forward(entry) => apply(index as u32, entry)?,
+                RecordRef::Compensation(_) => return Err(bad("a compensation in a forward list")),
             }
-            start = end;
         }
-        entries.reverse();
-        Ok(entries)
+        Ok(())
     }
 }
 
@@ -264,6 +316,17 @@ fn take<'a>(bytes: &'a [u8], at: &mut usize, len: usize) -> Result<&'a [u8]> {
 /// # Errors
 /// [`Error::CorruptLog`] for malformed bytes; never panics.
 pub fn decode(bytes: &[u8]) -> Result<UndoRecord> {
+    Ok(match decode_ref(bytes)? {
+        RecordRef::Forward(entry) => UndoRecord::Forward(entry.to_entry()),
+        RecordRef::Compensation(index) => UndoRecord::Compensation(index),
+    })
+}
+
+/// [`decode`] borrowing from `bytes` instead of copying.
+///
+/// # Errors
+/// As [`decode`].
+pub fn decode_ref(bytes: &[u8]) -> Result<RecordRef<'_>> {
     let mut at = 0;
     let kind = take(bytes, &mut at, 1)?[0];
     let u32_at = |slice: &[u8]| u32::from_le_bytes([slice[0], slice[1], slice[2], slice[3]]);
@@ -272,25 +335,25 @@ pub fn decode(bytes: &[u8]) -> Result<UndoRecord> {
             let tree = u32_at(take(bytes, &mut at, 4)?);
             let key_len = take(bytes, &mut at, 2)?;
             let key_len = usize::from(u16::from_le_bytes([key_len[0], key_len[1]]));
-            let key = take(bytes, &mut at, key_len)?.to_vec();
+            let key = take(bytes, &mut at, key_len)?;
             let before = match take(bytes, &mut at, 1)?[0] {
-                BEFORE_ABSENT => Before::Absent,
+                BEFORE_ABSENT => Prior::Absent,
                 BEFORE_VALUE => {
                     let len = u32_at(take(bytes, &mut at, 4)?) as usize;
-                    Before::Value(take(bytes, &mut at, len)?.to_vec())
+                    Prior::Value(take(bytes, &mut at, len)?)
                 }
                 BEFORE_PATCHED => {
-                    let len = u32_at(take(bytes, &mut at, 4)?);
+                    let len = u32_at(take(bytes, &mut at, 4)?) as usize;
                     let patch_len = u32_at(take(bytes, &mut at, 4)?) as usize;
-                    let restore = take(bytes, &mut at, patch_len)?.to_vec();
-                    patch::check(&restore, len as usize).map_err(|why| bad(&why.to_string()))?;
-                    Before::Patched { len, restore }
+                    let restore = take(bytes, &mut at, patch_len)?;
+                    patch::check(restore, len).map_err(|why| bad(&why.to_string()))?;
+                    Prior::Patched { len, restore }
                 }
                 _ => return Err(bad("before-value flag")),
             };
-            UndoRecord::Forward(UndoEntry { tree, key, before })
+            RecordRef::Forward(EntryRef { tree, key, before })
         }
-        COMPENSATION => UndoRecord::Compensation(u32_at(take(bytes, &mut at, 4)?)),
+        COMPENSATION => RecordRef::Compensation(u32_at(take(bytes, &mut at, 4)?)),
         _ => return Err(bad("kind")),
     };
     if at != bytes.len() {
@@ -390,7 +453,16 @@ mod tests {
         list.keep_staged();
         list.keep_staged();
         assert_eq!(list.len(), 2);
-        let entries = list.newest_first().unwrap();
+        let newest_first = |list: &UndoList| {
+            let mut entries = Vec::new();
+            list.for_each_newest_first(|index, entry| {
+                entries.push((index, entry.to_entry()));
+                Ok(())
+            })
+            .unwrap();
+            entries
+        };
+        let entries = newest_first(&list);
         assert_eq!(
             entries,
             vec![
@@ -414,6 +486,6 @@ mod tests {
         );
         list.clear();
         assert!(list.is_empty());
-        assert!(list.newest_first().unwrap().is_empty());
+        assert!(newest_first(&list).is_empty());
     }
 }

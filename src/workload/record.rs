@@ -219,14 +219,7 @@ pub trait RecordWorker: Send {
     }
 }
 
-/// How a transaction body wants its transaction to end.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum TxnEnd {
-    /// Commit it.
-    Commit,
-    /// Roll it back on purpose (not an error, not retried).
-    Rollback,
-}
+pub use crate::kv::TxnEnd;
 
 /// Runs `body` in a transaction, up to `attempts` times while it (or its commit) conflicts.
 /// Returns the body's value, how the transaction ended and the number of retries.
@@ -242,16 +235,21 @@ pub fn run_txn<T>(
     let mut last = None;
     // Bound: `attempts` (at least one).
     for retry in 0..attempts.max(1) {
-        let mut txn = engine.begin()?;
-        let outcome = body(&mut *txn).and_then(|(value, end)| {
-            match end {
-                TxnEnd::Commit => txn.commit()?,
-                TxnEnd::Rollback => txn.abort()?,
-            }
-            Ok((value, end))
+        let mut value = None;
+        let outcome = engine.transact(&mut |txn| {
+            let (body_value, end) = body(txn)?;
+            value = Some(body_value);
+            Ok(end)
         });
         match outcome {
-            Ok((value, end)) => return Ok((value, end, retry)),
+            Ok(end) => {
+                return match value {
+                    Some(value) => Ok((value, end, retry)),
+                    None => Err(Error::Failed(
+                        "the engine ended a transaction without running its body".into(),
+                    )),
+                };
+            }
             Err(err) if err.is_retryable() => last = Some(err),
             Err(err) => return Err(err),
         }

@@ -97,6 +97,7 @@ mod txn_isolation;
 mod txn_patched_update;
 mod txn_rollback_splits;
 mod txn_tpcc;
+mod txn_transact;
 mod txn_transfers_64_threads;
 mod wal_checkpoint;
 mod wal_concurrent;

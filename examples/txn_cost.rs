@@ -34,7 +34,7 @@ use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-use flashbuf::kv::{KvEngine, TreeId};
+use flashbuf::kv::{KvEngine, TreeId, TxnEnd};
 use flashbuf::txn::{KvConfig, KvStore};
 use flashbuf::wal::WalConfig;
 use flashbuf::workload::record::RecordWorkload;
@@ -216,14 +216,18 @@ fn lookup(warmup: u64, txns: u64, read: Read) {
             assert!(kv.get_committed_into(tree, &key(n), &mut value).unwrap());
             return;
         }
-        let mut txn = kv.begin().unwrap();
-        let found = match read {
-            Read::Into => txn.get_into(tree, &key(n), &mut value).unwrap(),
-            Read::Owned => txn.get(tree, &key(n)).unwrap().is_some(),
-            Read::AutoCommit => unreachable!("handled above"),
-        };
+        // As the benchmarks run a transaction (`workload::record::run_txn`): on the stack.
+        let mut found = false;
+        kv.transact(&mut |txn| {
+            found = match read {
+                Read::Into => txn.get_into(tree, &key(n), &mut value)?,
+                Read::Owned => txn.get(tree, &key(n))?.is_some(),
+                Read::AutoCommit => unreachable!("handled above"),
+            };
+            Ok(TxnEnd::Commit)
+        })
+        .unwrap();
         assert!(found);
-        txn.commit().unwrap();
     };
     for _ in 0..warmup {
         one();

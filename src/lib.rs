@@ -93,6 +93,13 @@
 //! txn.commit()?;
 //! assert_eq!(newest, b"order-0002");
 //!
+//! // The same as a closure: `transact` keeps the transaction off the heap, commits on
+//! // `TxnEnd::Commit`, and rolls back on `TxnEnd::Rollback` or when the closure fails.
+//! store.transact(&mut |txn| {
+//!     txn.put(orders, b"order-0003", b"2 plums")?;
+//!     Ok(flashbuf::kv::TxnEnd::Commit)
+//! })?;
+//!
 //! store.close()?; // flushes every page and writes a final checkpoint: no recovery needed
 //! # Ok(())
 //! # }

@@ -488,7 +488,7 @@ fn plan_split(
         plan.right_sibling_left = Some(right_ref);
     }
     if is_root {
-        let root = root_content(1, left_ref, &plan.separator, take_cells(spare));
+        let root = root_content(1, left_ref, 1, &plan.separator, take_cells(spare));
         plan.images.push((PageRef::Old(leaf), root));
         return Ok(());
     }
@@ -516,8 +516,15 @@ fn plan_split(
     ))
 }
 
-/// The root after growing: an inner node with two children, its cell in `cells` (cleared).
-fn root_content(level: u8, left: PageRef, separator: &[u8], mut cells: Cells) -> Content {
+/// The root after growing: an inner node with two children, `left` and the plan's new page
+/// `right_new`, its one cell (`separator`) in `cells` (cleared).
+fn root_content(
+    level: u8,
+    left: PageRef,
+    right_new: usize,
+    separator: &[u8],
+    mut cells: Cells,
+) -> Content {
     cells.push(separator, &[0; CHILD_SIZE]);
     Content {
         level,
@@ -525,7 +532,7 @@ fn root_content(level: u8, left: PageRef, separator: &[u8], mut cells: Cells) ->
         right: PageRef::Old(0),
         leftmost: left,
         cells,
-        new_children: vec![(0, 1)],
+        new_children: vec![(0, right_new)],
     }
 }
 
@@ -600,8 +607,13 @@ fn split_inner(
     plan.separator.extend_from_slice(keys.get(mid).0);
     keep_cells(spare, keys);
     if is_root {
-        let mut root = root_content(level + 1, left_ref, &plan.separator, take_cells(spare));
-        root.new_children = vec![(0, first_new + 1)];
+        let root = root_content(
+            level + 1,
+            left_ref,
+            first_new + 1,
+            &plan.separator,
+            take_cells(spare),
+        );
         plan.images.push((PageRef::Old(step.page), root));
     }
     debug_assert_eq!(node.bytes()[node::KIND_AT], KIND_INNER);

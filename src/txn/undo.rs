@@ -58,6 +58,18 @@ pub enum Before {
 }
 
 impl Before {
+    /// An owned copy of `prior` ([`Before::as_prior`]'s inverse).
+    fn from_prior(prior: Prior<'_>) -> Self {
+        match prior {
+            Prior::Absent => Before::Absent,
+            Prior::Value(value) => Before::Value(value.to_vec()),
+            Prior::Patched { len, restore } => Before::Patched {
+                len: len as u32,
+                restore: restore.to_vec(),
+            },
+        }
+    }
+
     fn as_prior(&self) -> Prior<'_> {
         match self {
             Before::Absent => Prior::Absent,
@@ -86,18 +98,10 @@ impl EntryRef<'_> {
     /// An owned copy.
     #[must_use]
     pub fn to_entry(&self) -> UndoEntry {
-        let before = match self.before {
-            Prior::Absent => Before::Absent,
-            Prior::Value(value) => Before::Value(value.to_vec()),
-            Prior::Patched { len, restore } => Before::Patched {
-                len: len as u32,
-                restore: restore.to_vec(),
-            },
-        };
         UndoEntry {
             tree: self.tree,
             key: self.key.to_vec(),
-            before,
+            before: Before::from_prior(self.before),
         }
     }
 }

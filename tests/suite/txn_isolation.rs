@@ -29,6 +29,32 @@ fn config() -> KvConfig {
     config
 }
 
+/// `config()` with a lock timeout no scheduling delay reaches, for tests where a reader must
+/// wait for a writer however late either thread runs.
+fn patient_config() -> KvConfig {
+    let mut config = config();
+    config.lock_timeout = Duration::from_secs(60);
+    config
+}
+
+/// Returns once a lock request has begun to wait since `before` (`LockStats::waits`, counted
+/// before the request sleeps), then lets it wait `WAITED` more: a reader spawned late still
+/// waits for the writer, on a loaded host too.
+fn until_a_request_waits(kv: &KvStore, before: u64) {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while kv.lock_stats().waits <= before {
+        assert!(
+            Instant::now() < deadline,
+            "no lock request waited within 60 s"
+        );
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    std::thread::sleep(WAITED);
+}
+
+/// How long a writer keeps its lock after a reader began to wait for it.
+const WAITED: Duration = Duration::from_millis(100);
+
 fn devices() -> (SharedDevice, SharedDevice) {
     (
         Arc::new(MemoryDevice::new(PAGE, 512).unwrap()),
@@ -92,7 +118,7 @@ fn aborted_and_dropped_transactions_leave_no_trace() {
 #[test]
 fn readers_wait_for_writers_and_see_only_committed_values() {
     let (data, log) = devices();
-    let (kv, _) = KvStore::open(data, log, &config()).unwrap();
+    let (kv, _) = KvStore::open(data, log, &patient_config()).unwrap();
     let t = kv.open_tree("t").unwrap();
     let mut setup = kv.begin().unwrap();
     setup.put(t, b"k", b"old").unwrap();
@@ -101,6 +127,7 @@ fn readers_wait_for_writers_and_see_only_committed_values() {
     std::thread::scope(|scope| {
         let mut writer = kv.begin().unwrap();
         writer.put(t, b"k", b"new").unwrap();
+        let waits_before = kv.lock_stats().waits;
         let reader = scope.spawn(|| {
             let start = Instant::now();
             let mut txn = kv.begin().unwrap();
@@ -113,13 +140,10 @@ fn readers_wait_for_writers_and_see_only_committed_values() {
             txn.commit().unwrap();
             (start.elapsed(), seen)
         });
-        std::thread::sleep(Duration::from_millis(100));
+        until_a_request_waits(&kv, waits_before);
         writer.abort().unwrap();
         let (waited, seen) = reader.join().unwrap();
-        assert!(
-            waited >= Duration::from_millis(80),
-            "the scan did not wait: {waited:?}"
-        );
+        assert!(waited >= WAITED, "the scan did not wait: {waited:?}");
         assert_eq!(
             seen,
             vec![
@@ -139,7 +163,7 @@ fn readers_wait_for_writers_and_see_only_committed_values() {
 #[test]
 fn auto_commit_reads_wait_for_writers_and_see_only_committed_values() {
     let (data, log) = devices();
-    let (kv, _) = KvStore::open(data, log, &config()).unwrap();
+    let (kv, _) = KvStore::open(data, log, &patient_config()).unwrap();
     let t = kv.open_tree("t").unwrap();
     let mut setup = kv.begin().unwrap();
     setup.put(t, b"k", b"old").unwrap();
@@ -155,6 +179,7 @@ fn auto_commit_reads_wait_for_writers_and_see_only_committed_values() {
         std::thread::scope(|scope| {
             let mut writer = kv.begin().unwrap();
             writer.put(t, b"k", b"new").unwrap();
+            let waits_before = kv.lock_stats().waits;
             let reader = scope.spawn(|| {
                 let start = Instant::now();
                 let mut value = Vec::new();
@@ -164,14 +189,14 @@ fn auto_commit_reads_wait_for_writers_and_see_only_committed_values() {
             // Unlocked keys stay readable while the writer holds `k`.
             let mut other = Vec::new();
             assert!(kv.get_committed_into(t, b"l", &mut other).unwrap());
-            std::thread::sleep(Duration::from_millis(100));
+            until_a_request_waits(&kv, waits_before);
             match outcome {
                 "abort" => writer.abort().unwrap(),
                 _ => writer.commit().unwrap(),
             }
             let (waited, found, value) = reader.join().unwrap();
             assert!(
-                waited >= Duration::from_millis(80),
+                waited >= WAITED,
                 "the read did not wait for the writer ({outcome}): {waited:?}"
             );
             assert!(found);
@@ -197,7 +222,7 @@ fn auto_commit_reads_wait_for_writers_and_see_only_committed_values() {
 #[test]
 fn read_committed_reads_in_a_transaction_keep_no_lock() {
     let (data, log) = devices();
-    let (kv, _) = KvStore::open(data, log, &config()).unwrap();
+    let (kv, _) = KvStore::open(data, log, &patient_config()).unwrap();
     let t = kv.open_tree("t").unwrap();
     let mut setup = kv.begin().unwrap();
     setup.put(t, b"k", b"old").unwrap();
@@ -206,10 +231,16 @@ fn read_committed_reads_in_a_transaction_keep_no_lock() {
     let mut reader = kv.begin().unwrap();
     assert!(reader.get_committed_into(t, b"k", &mut value).unwrap());
     assert_eq!(value, b"old");
-    // No lock kept: a writer gets the key at once (the lock timeout is 300 ms).
+    // No lock kept: a writer gets the key at once, without waiting.
+    let waits = kv.lock_stats().waits;
     let mut writer = kv.begin().unwrap();
     writer.put(t, b"k", b"new").unwrap();
     writer.commit().unwrap();
+    assert_eq!(
+        kv.lock_stats().waits,
+        waits,
+        "the read kept a lock the writer waited for"
+    );
     assert!(reader.get_committed_into(t, b"k", &mut value).unwrap());
     assert_eq!(value, b"new", "the latest committed value");
     // Its own write.
@@ -221,6 +252,7 @@ fn read_committed_reads_in_a_transaction_keep_no_lock() {
     std::thread::scope(|scope| {
         let mut writer = kv.begin().unwrap();
         writer.put(t, b"k", b"newer").unwrap();
+        let waits_before = kv.lock_stats().waits;
         let read = scope.spawn(|| {
             let start = Instant::now();
             let mut txn = kv.begin().unwrap();
@@ -229,13 +261,10 @@ fn read_committed_reads_in_a_transaction_keep_no_lock() {
             txn.commit().unwrap();
             (start.elapsed(), value)
         });
-        std::thread::sleep(Duration::from_millis(100));
+        until_a_request_waits(&kv, waits_before);
         writer.abort().unwrap();
         let (waited, value) = read.join().unwrap();
-        assert!(
-            waited >= Duration::from_millis(80),
-            "did not wait: {waited:?}"
-        );
+        assert!(waited >= WAITED, "did not wait: {waited:?}");
         assert_eq!(value, b"new");
     });
     kv.close().unwrap();

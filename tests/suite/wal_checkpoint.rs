@@ -3,7 +3,7 @@
 
 use crate::wal_common;
 
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use flashbuf::device::{AlignedBuf, Device};
 use flashbuf::error::Error;
@@ -120,7 +120,7 @@ fn the_ring_wraps_over_several_laps_and_recovers_after_each() {
 fn a_full_log_blocks_then_errors_until_a_checkpoint_frees_it() {
     let config = config(16, 4);
     let device = mem_for(&config);
-    let wal = Wal::create(shared(&device), config).unwrap();
+    let wal = Wal::create(shared(&device), config.clone()).unwrap();
     let mut last = 0;
     let err = loop {
         // Bounded: the ring holds about 60 KiB, each record is about 1 KiB.
@@ -136,14 +136,36 @@ fn a_full_log_blocks_then_errors_until_a_checkpoint_frees_it() {
     assert_eq!(state.zone, AgeZone::CheckpointRequired);
     assert!(state.checkpoint_age <= wal.capacity());
 
-    // Another thread checkpoints while this one waits: the append completes.
+    // Another thread checkpoints while this one waits: the append completes. The same log
+    // filled again, with a timeout no late thread reaches, and the checkpoint is written once
+    // the append is seen waiting.
+    let mut patient = config;
+    patient.full_timeout = Duration::from_secs(60);
+    let device = mem_for(&patient);
+    let wal = Wal::create(shared(&device), patient).unwrap();
+    for id in 0..last {
+        wal.append(&[record(0, id, 1000)]).unwrap();
+    }
     std::thread::scope(|scope| {
         scope.spawn(|| {
-            std::thread::sleep(Duration::from_millis(20));
+            let began = Instant::now();
+            while wal.stats().full_waits == 0 {
+                assert!(
+                    began.elapsed() < Duration::from_secs(60),
+                    "the append never waited"
+                );
+                std::thread::sleep(Duration::from_millis(1));
+            }
             wal.write_checkpoint(wal.current_lsn()).unwrap();
         });
         wal.append(&[record(0, last, 1000)]).unwrap();
     });
+    // (Each wake-up that still finds the log full counts as one more wait: the checkpoint's
+    // own flush wakes the waiter before the checkpoint frees the ring.)
+    assert!(
+        wal.stats().full_waits >= 1,
+        "the append waited for the checkpoint"
+    );
     assert_eq!(
         wal.checkpoint_age_state(0).zone,
         AgeZone::BelowLowWater,

@@ -2,6 +2,7 @@
 """Runs flashbuf and vmcache side by side, interleaved, on this machine (issue 20 item 5).
 
 usage: scripts/vs_vmcache.py --table RESULTS.json   (re-prints a sitting's tables)
+       scripts/vs_vmcache.py --pool RESULTS.json...  (one table over several sittings)
        scripts/vs_vmcache.py VMCACHE_CHECKOUT [--quick] [--runs N] [--seconds S]
                              [--points tpcc-mem,tpcc-oom,lookup-mem] [--work DIR]
                              [--out FILE.json] [--nice N] [--page-size BYTES]
@@ -30,8 +31,11 @@ never copied into this repository). The script
      check skipped; its pool starts cold, hence the warm-up and the hit % in the second table);
   4. records per run the throughput, the CPU seconds the process used in the measured phase,
      throughput per CPU-second and the 1-minute load average before and after, prints a table
-     of medians with the flashbuf/vmcache ratios (raw and per CPU-second), and writes every run
-     and the medians to OUT (JSON) and OUT with .csv (one row per run).
+     of medians with the flashbuf/vmcache ratios (raw and per CPU-second) and the per-round
+     ratio per CPU-second (each flashbuf run over the vmcache run after it) with its mean and
+     95% interval, and writes every run and the summary to OUT (JSON) and OUT with .csv (one
+     row per run). `--pool` prints the same table over the runs of several sittings; no run is
+     left out (a run the host disturbed shows in its CSV row: bound, run-queue wait share).
 
 The points (docs/performance.md, "Side by side with vmcache"):
   tpcc-mem    TPC-C in memory, 5 warehouses, 2 threads, pool larger than the data
@@ -400,6 +404,35 @@ def median(runs, key):
     return statistics.median(values) if values else None
 
 
+# Two-sided 95% quantiles of Student's t by degrees of freedom (1-30; 1.96 beyond).
+T95 = [12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179,
+       2.160, 2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064,
+       2.060, 2.056, 2.052, 2.048, 2.045, 2.042]
+
+
+def round_ratios(runs, key="per_cpu_s"):
+    """flashbuf over vmcache for each round that ran both engines (a round's two runs are
+    adjacent in time, so the host's drift between rounds cancels in the ratio)."""
+    by_round = {}
+    for run in runs:
+        if run.get(key):
+            by_round.setdefault(run["round"], {})[run["engine"]] = run[key]
+    return [pair["flashbuf"] / pair["vmcache"] for _, pair in sorted(by_round.items())
+            if "flashbuf" in pair and "vmcache" in pair]
+
+
+def mean_ci95(values):
+    """The mean and the half-width of its 95% interval (None with fewer than two values)."""
+    if not values:
+        return None, None
+    mean = statistics.fmean(values)
+    if len(values) < 2:
+        return mean, None
+    df = len(values) - 1
+    t = T95[df - 1] if df <= len(T95) else 1.96
+    return mean, t * statistics.stdev(values) / len(values) ** 0.5
+
+
 def fmt(value, digits=0):
     if value is None:
         return "-"
@@ -425,20 +458,23 @@ def summarize(results):
         entry["ratio"] = f["throughput"] / v["throughput"] if v["throughput"] else None
         entry["ratio_per_cpu_s"] = (f["per_cpu_s"] / v["per_cpu_s"]
                                     if f["per_cpu_s"] and v["per_cpu_s"] else None)
+        entry["round_ratios_per_cpu_s"] = round_ratios(runs)
+        entry["ratio_per_cpu_s_mean"], entry["ratio_per_cpu_s_ci95"] = mean_ci95(
+            entry["round_ratios_per_cpu_s"])
         summary[name] = entry
     return summary
 
 
 def print_table(summary, titles):
     print("| point | vmcache /s | flashbuf /s | ratio | vmcache per CPU-s | flashbuf per CPU-s "
-          "| ratio per CPU-s | load average, all runs |")
-    print("|---|---|---|---|---|---|---|---|")
+          "| ratio per CPU-s | per round: mean, 95% (rounds) | load average, all runs |")
+    print("|---|---|---|---|---|---|---|---|---|")
     for name, entry in summary.items():
         f, v = entry["flashbuf"], entry["vmcache"]
         load = f"{entry['load_min']:.1f}-{entry['load_max']:.1f}"
         print(f"| {titles[name]} | {fmt(v['throughput'])} | {fmt(f['throughput'])} | "
               f"{fmt(entry['ratio'], 2)} | {fmt(v['per_cpu_s'])} | {fmt(f['per_cpu_s'])} | "
-              f"{fmt(entry['ratio_per_cpu_s'], 2)} | {load} |")
+              f"{fmt(entry['ratio_per_cpu_s'], 2)} | {per_round(entry)} | {load} |")
     print()
     print("| point | data / pool (flashbuf, vmcache) | flashbuf hit % | KB read / written per "
           "op, flashbuf | same, vmcache | run-queue wait share (flashbuf, vmcache) |")
@@ -450,6 +486,35 @@ def print_table(summary, titles):
               f"{hit} | {fmt(f['kb_read_per_op'], 1)} / {fmt(f['kb_written_per_op'], 1)} | "
               f"{fmt(v['kb_read_per_op'], 1)} / {fmt(v['kb_written_per_op'], 1)} | "
               f"{fmt(f['run_queue_wait_share'], 2)}, {fmt(v['run_queue_wait_share'], 2)} |")
+
+
+def per_round(entry):
+    """The per-round ratios' mean and 95% interval, as the table prints them."""
+    mean, half = entry.get("ratio_per_cpu_s_mean"), entry.get("ratio_per_cpu_s_ci95")
+    rounds = len(entry.get("round_ratios_per_cpu_s", []))
+    if mean is None:
+        return "-"
+    if half is None:
+        return f"{mean:.2f} (1)"
+    return f"{mean:.2f} ±{half:.2f} ({rounds})"
+
+
+def pooled(reports):
+    """One report of several sittings' runs: each sitting's rounds renumbered after the last
+    one's, every point that any sitting ran."""
+    runs, offset = {}, 0
+    for report in reports:
+        last = 0
+        for name, point_runs in report["runs"].items():
+            for run in point_runs:
+                runs.setdefault(name, []).append({**run, "round": run["round"] + offset})
+                last = max(last, run["round"])
+        offset += last
+    first = reports[0]
+    titles = {}
+    for report in reports:
+        titles.update(report["points"])
+    return {**first, "runs": runs, "points": titles}
 
 
 def write_csv(path, results):
@@ -499,6 +564,21 @@ def parse_args():
             report = json.load(f)
         report["summary"] = summarize(report["runs"])
         print_report(report)
+        sys.exit(0)
+    if len(sys.argv) >= 3 and sys.argv[1] == "--pool":
+        reports = []
+        for path in sys.argv[2:]:
+            try:
+                with open(path) as f:
+                    reports.append(json.load(f))
+            except (OSError, json.JSONDecodeError) as err:
+                sys.exit(f"--pool {path}: {err}")
+        report = pooled(reports)
+        report["summary"] = summarize(report["runs"])
+        print(f"{len(reports)} sittings pooled, from {reports[0]['started_utc']} to "
+              f"{reports[-1]['started_utc']}; medians of all runs, and the per-round ratios' "
+              f"mean with its 95% interval")
+        print_table(report["summary"], {name: p["title"] for name, p in report["points"].items()})
         sys.exit(0)
     parser.add_argument("vmcache", type=Path, help="a vmcache checkout (not vendored)")
     parser.add_argument("--quick", action="store_true",

@@ -12,7 +12,6 @@
 //! pool after `abandon` (this test failed about 1 run in 8 that way).
 
 use std::sync::Arc;
-use std::time::{Duration, Instant};
 
 use flashbuf::device::{AlignedBuf, OpenOptions, SharedDevice};
 use flashbuf::pool::{BufferPool, PoolConfig, Scheme};
@@ -63,14 +62,9 @@ fn pool_after_a_miss_on_a_dirty_pool(config: PoolConfig, writes: u64) -> BufferP
     }
     let writes_before = pool.device().stats().writes;
     drop(pool.read(MISSED).unwrap());
-    let began = Instant::now();
-    while pool.device().stats().writes < writes_before + writes {
-        assert!(
-            began.elapsed() < Duration::from_secs(60),
-            "the cleaner never began its batch"
-        );
-        std::thread::sleep(Duration::from_millis(5));
-    }
+    crate::poll::until("the cleaner's batch", || {
+        pool.device().stats().writes >= writes_before + writes
+    });
     pool
 }
 

@@ -12,6 +12,7 @@
 //! as the child it kills), and the shuttle models (`--features shuttle`).
 
 mod crash_common;
+mod poll;
 mod wal_common;
 
 mod ace_figure6;

@@ -33,7 +33,7 @@ fn config() -> KvConfig {
 /// wait for a writer however late either thread runs.
 fn patient_config() -> KvConfig {
     let mut config = config();
-    config.lock_timeout = Duration::from_secs(60);
+    config.lock_timeout = crate::poll::LIMIT;
     config
 }
 
@@ -41,14 +41,7 @@ fn patient_config() -> KvConfig {
 /// before the request sleeps), then lets it wait `WAITED` more: a reader spawned late still
 /// waits for the writer, on a loaded host too.
 fn until_a_request_waits(kv: &KvStore, before: u64) {
-    let deadline = Instant::now() + Duration::from_secs(60);
-    while kv.lock_stats().waits <= before {
-        assert!(
-            Instant::now() < deadline,
-            "no lock request waited within 60 s"
-        );
-        std::thread::sleep(Duration::from_millis(1));
-    }
+    crate::poll::until("a lock request waiting", || kv.lock_stats().waits > before);
     std::thread::sleep(WAITED);
 }
 

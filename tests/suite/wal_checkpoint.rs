@@ -3,8 +3,6 @@
 
 use crate::wal_common;
 
-use std::time::{Duration, Instant};
-
 use flashbuf::device::{AlignedBuf, Device};
 use flashbuf::error::Error;
 use flashbuf::wal::{AgeZone, CheckpointSlot, LogRecord, Wal};
@@ -140,7 +138,7 @@ fn a_full_log_blocks_then_errors_until_a_checkpoint_frees_it() {
     // filled again, with a timeout no late thread reaches, and the checkpoint is written once
     // the append is seen waiting.
     let mut patient = config;
-    patient.full_timeout = Duration::from_secs(60);
+    patient.full_timeout = crate::poll::LIMIT;
     let device = mem_for(&patient);
     let wal = Wal::create(shared(&device), patient).unwrap();
     for id in 0..last {
@@ -148,14 +146,7 @@ fn a_full_log_blocks_then_errors_until_a_checkpoint_frees_it() {
     }
     std::thread::scope(|scope| {
         scope.spawn(|| {
-            let began = Instant::now();
-            while wal.stats().full_waits == 0 {
-                assert!(
-                    began.elapsed() < Duration::from_secs(60),
-                    "the append never waited"
-                );
-                std::thread::sleep(Duration::from_millis(1));
-            }
+            crate::poll::until("the append waiting", || wal.stats().full_waits > 0);
             wal.write_checkpoint(wal.current_lsn()).unwrap();
         });
         wal.append(&[record(0, last, 1000)]).unwrap();

@@ -592,6 +592,9 @@ fn worker_loop(
         }
     };
     let counter = &control.ops[thread].0;
+    // The end of the previous operation: the start of the next one for a client that leaves
+    // the timing to this loop (`OpOutcome::latency`).
+    let mut previous_end = Instant::now();
     // Bound: until the control thread (or a failing worker) sets STOP.
     loop {
         let phase = control.phase.load(Ordering::Acquire);
@@ -605,8 +608,14 @@ fn worker_loop(
                 break;
             }
         };
+        let latency = done.latency.unwrap_or_else(|| {
+            let end = Instant::now();
+            let latency = end.saturating_duration_since(previous_end);
+            previous_end = end;
+            latency
+        });
         if phase == PHASE_MEASURE {
-            outcome.record(&done);
+            outcome.record(&done, latency);
         }
         if done.op_type.is_some() {
             counter.fetch_add(1, Ordering::Relaxed);
@@ -654,7 +663,7 @@ impl WorkerOutcome {
         })
     }
 
-    fn record(&mut self, done: &OpOutcome) {
+    fn record(&mut self, done: &OpOutcome, latency: Duration) {
         let Some(kind) = done.op_type.and_then(|kind| self.types.get_mut(kind)) else {
             self.aborts += 1;
             if let Some(kind) = done.aborted_type.and_then(|kind| self.types.get_mut(kind)) {
@@ -662,7 +671,7 @@ impl WorkerOutcome {
             }
             return;
         };
-        let nanos = (done.latency.as_nanos() as u64).clamp(1, MAX_LATENCY_NS);
+        let nanos = (latency.as_nanos() as u64).clamp(1, MAX_LATENCY_NS);
         self.histogram.saturating_record(nanos);
         kind.histogram.saturating_record(nanos);
         kind.count += 1;
@@ -1434,7 +1443,7 @@ mod tests {
     fn outcome(op_type: Option<usize>, aborted_type: Option<usize>, millis: u64) -> OpOutcome {
         OpOutcome {
             op_type,
-            latency: Duration::from_millis(millis),
+            latency: Some(Duration::from_millis(millis)),
             retries: 1,
             rolled_back: false,
             aborted_type,
@@ -1451,10 +1460,12 @@ mod tests {
             outcome(None, Some(2), 5),
             outcome(None, None, 5),
         ] {
-            first.record(&done);
+            first.record(&done, done.latency.unwrap());
         }
-        second.record(&outcome(None, Some(2), 5));
-        second.record(&outcome(None, Some(7), 5)); // out of range: unattributed
+        for done in [outcome(None, Some(2), 5), outcome(None, Some(7), 5)] {
+            // Some(7) is out of range: unattributed.
+            second.record(&done, done.latency.unwrap());
+        }
         first.add(&second).unwrap();
         let aborts: Vec<u64> = first.types.iter().map(|kind| kind.aborts).collect();
         assert_eq!(aborts, [1, 0, 2]);

@@ -308,6 +308,36 @@ impl YcsbConfig {
     }
 }
 
+/// Characters of the longest `i64` in decimal (`-9223372036854775808`).
+const DECIMAL_I64_MAX: usize = 20;
+
+/// `value` in decimal as `i64::to_string` writes it, in the tail of `buffer`: two digits per
+/// division (a hashed key has 18-19 of them, and a lookup builds one key per operation).
+fn decimal(value: i64, buffer: &mut [u8; DECIMAL_I64_MAX]) -> &[u8] {
+    let mut rest = value.unsigned_abs();
+    let mut start = DECIMAL_I64_MAX;
+    while rest >= 100 {
+        let pair = (rest % 100) as u8;
+        rest /= 100;
+        start -= 2;
+        buffer[start] = b'0' + pair / 10;
+        buffer[start + 1] = b'0' + pair % 10;
+    }
+    if rest >= 10 {
+        start -= 2;
+        buffer[start] = b'0' + rest as u8 / 10;
+        buffer[start + 1] = b'0' + rest as u8 % 10;
+    } else {
+        start -= 1;
+        buffer[start] = b'0' + rest as u8;
+    }
+    if value < 0 {
+        start -= 1;
+        buffer[start] = b'-';
+    }
+    &buffer[start..]
+}
+
 /// Key names: YCSB's `buildKeyName`, with a packed form for sorting the load.
 #[derive(Debug, Clone)]
 struct KeyNames {
@@ -317,22 +347,40 @@ struct KeyNames {
 }
 
 impl KeyNames {
-    /// The characters after the prefix: the (hashed) number, zero-padded.
+    /// The characters after the prefix: the (hashed) number in decimal, zeros put before it
+    /// (and before its sign) up to `zero_padding` characters, as YCSB's `buildKeyName`.
     fn suffix(&self, keynum: u64) -> String {
+        let mut suffix = Vec::new();
+        self.push_suffix(keynum, &mut suffix);
+        String::from_utf8(suffix).expect("a key suffix is ASCII digits and a sign")
+    }
+
+    /// Appends [`KeyNames::suffix`] to `out` without allocating (a client builds a key per
+    /// operation: `key_into`).
+    fn push_suffix(&self, keynum: u64, out: &mut Vec<u8>) {
         let value = if self.ordered {
             keynum.cast_signed()
         } else {
             generators::fnv_hash64(keynum)
         };
-        let digits = value.to_string();
+        let mut digits = [0u8; DECIMAL_I64_MAX];
+        let digits = decimal(value, &mut digits);
         let fill = self.zero_padding.saturating_sub(digits.len());
-        format!("{}{digits}", "0".repeat(fill))
+        out.extend(std::iter::repeat_n(b'0', fill));
+        out.extend_from_slice(digits);
     }
 
     fn key(&self, keynum: u64) -> Vec<u8> {
-        let mut key = self.prefix.clone();
-        key.extend_from_slice(self.suffix(keynum).as_bytes());
+        let mut key = Vec::new();
+        self.key_into(keynum, &mut key);
         key
+    }
+
+    /// The key of `keynum` in `out` (cleared first; its capacity is reused).
+    fn key_into(&self, keynum: u64, out: &mut Vec<u8>) {
+        out.clear();
+        out.extend_from_slice(&self.prefix);
+        self.push_suffix(keynum, out);
     }
 
     /// The suffix as 4-bit codes, left-aligned ('-' = 1, '0'..'9' = 2..11, end = 0): sorts
@@ -655,6 +703,8 @@ struct YcsbWorker {
     value: Vec<u8>,
     /// The row an update writes back, reused.
     row: Vec<u8>,
+    /// The key of the operation, reused (`KeyNames::key_into`): a lookup allocates nothing.
+    key: Vec<u8>,
 }
 
 impl YcsbWorker {
@@ -669,6 +719,7 @@ impl YcsbWorker {
             last_type: None,
             value: Vec::new(),
             row: Vec::new(),
+            key: Vec::new(),
         }
     }
 
@@ -709,7 +760,8 @@ impl YcsbWorker {
 
     fn read(&mut self, engine: &dyn KvEngine, tree: TreeId) -> Result<usize> {
         let keynum = self.next_keynum();
-        let key = self.ycsb.key(keynum);
+        self.ycsb.shared.keys.key_into(keynum, &mut self.key);
+        let key = &self.key;
         let config = &self.ycsb.shared.config;
         let attempts = self.attempts();
         let value = &mut self.value;
@@ -717,7 +769,7 @@ impl YcsbWorker {
         // on): no transaction, no lock left behind (`KvEngine::get_committed_into`).
         let mut retries = 0;
         let found = loop {
-            match engine.get_committed_into(tree, &key, value) {
+            match engine.get_committed_into(tree, key, value) {
                 Err(err) if err.is_retryable() && retries + 1 < attempts.max(1) => retries += 1,
                 outcome => break outcome?,
             }
@@ -732,14 +784,15 @@ impl YcsbWorker {
     /// Update and read-modify-write: both read the row and write it back changed.
     fn update(&mut self, engine: &dyn KvEngine, tree: TreeId) -> Result<usize> {
         let keynum = self.next_keynum();
-        let key = self.ycsb.key(keynum);
         let changes = self.changed_fields();
+        self.ycsb.shared.keys.key_into(keynum, &mut self.key);
+        let key = &self.key;
         let config = &self.ycsb.shared.config;
         let attempts = self.attempts();
         let (value, row) = (&mut self.value, &mut self.row);
         let (found, _, retries) = run_txn(engine, attempts, |txn| {
             let buffers = (&mut *value, &mut *row);
-            let found = update_row(txn, (config, tree, &key), &changes, buffers)?;
+            let found = update_row(txn, (config, tree, key), &changes, buffers)?;
             Ok((found, TxnEnd::Commit))
         })?;
         self.count_not_found(found);
@@ -763,7 +816,8 @@ impl YcsbWorker {
 
     fn scan(&mut self, engine: &dyn KvEngine, tree: TreeId) -> Result<usize> {
         let keynum = self.next_keynum();
-        let key = self.ycsb.key(keynum);
+        self.ycsb.shared.keys.key_into(keynum, &mut self.key);
+        let key = &self.key;
         let config = &self.ycsb.shared.config;
         let length = self
             .rng
@@ -866,6 +920,66 @@ mod tests {
             by_packed.sort_unstable();
             let unpacked: Vec<Vec<u8>> = by_packed.iter().map(|&p| keys.unpack(p)).collect();
             assert_eq!(unpacked, by_bytes);
+        }
+    }
+
+    /// The allocation-free key names are YCSB's `buildKeyName` as `format!` writes it: the
+    /// number (signed, for hashed keys) with zeros before it, sign included, up to the padding.
+    #[test]
+    fn key_names_are_written_as_format_writes_them() {
+        let reference = |value: i64, padding: usize| {
+            let digits = value.to_string();
+            let fill = padding.saturating_sub(digits.len());
+            format!("user{}{digits}", "0".repeat(fill)).into_bytes()
+        };
+        for value in [
+            0,
+            7,
+            -7,
+            9,
+            10,
+            99,
+            100,
+            -100,
+            1234,
+            -12345,
+            i64::MAX,
+            i64::MIN,
+            i64::MIN + 1,
+        ] {
+            for padding in [0usize, 1, 2, 3, 20, 25] {
+                let mut buffer = [0u8; DECIMAL_I64_MAX];
+                let mut written = b"user".to_vec();
+                let digits = decimal(value, &mut buffer);
+                written.extend(std::iter::repeat_n(
+                    b'0',
+                    padding.saturating_sub(digits.len()),
+                ));
+                written.extend_from_slice(digits);
+                assert_eq!(
+                    written,
+                    reference(value, padding),
+                    "{value} padded to {padding}"
+                );
+            }
+        }
+        let mut out = b"left over from the last key".to_vec();
+        for ordered in [false, true] {
+            let keys = KeyNames {
+                prefix: b"user".to_vec(),
+                zero_padding: 20,
+                ordered,
+            };
+            for keynum in [0, 1, 12_345, 999_999, u64::MAX / 3] {
+                let value = if ordered {
+                    keynum.cast_signed()
+                } else {
+                    generators::fnv_hash64(keynum)
+                };
+                keys.key_into(keynum, &mut out);
+                assert_eq!(out, reference(value, 20));
+                assert_eq!(keys.key(keynum), out);
+            }
         }
     }
 

@@ -349,10 +349,10 @@ struct KeyNames {
 impl KeyNames {
     /// The characters after the prefix: the (hashed) number in decimal, zeros put before it
     /// (and before its sign) up to `zero_padding` characters, as YCSB's `buildKeyName`.
-    fn suffix(&self, keynum: u64) -> String {
+    fn suffix(&self, keynum: u64) -> Vec<u8> {
         let mut suffix = Vec::new();
         self.push_suffix(keynum, &mut suffix);
-        String::from_utf8(suffix).expect("a key suffix is ASCII digits and a sign")
+        suffix
     }
 
     /// Appends [`KeyNames::suffix`] to `out` without allocating (a client builds a key per
@@ -387,15 +387,23 @@ impl KeyNames {
     /// like the key bytes. At most 32 characters (20 digits and sign, or the padding).
     fn packed(&self, keynum: u64) -> u128 {
         let suffix = self.suffix(keynum);
-        assert!(suffix.len() <= 32, "key suffix `{suffix}` too long to pack");
-        suffix.bytes().enumerate().fold(0u128, |packed, (i, c)| {
-            let code = if c == b'-' {
-                1
-            } else {
-                u128::from(c - b'0') + 2
-            };
-            packed | code << (124 - 4 * i)
-        })
+        assert!(
+            suffix.len() <= 32,
+            "key suffix `{}` too long to pack",
+            String::from_utf8_lossy(&suffix)
+        );
+        suffix
+            .iter()
+            .copied()
+            .enumerate()
+            .fold(0u128, |packed, (i, c)| {
+                let code = if c == b'-' {
+                    1
+                } else {
+                    u128::from(c - b'0') + 2
+                };
+                packed | code << (124 - 4 * i)
+            })
     }
 
     fn unpack(&self, packed: u128) -> Vec<u8> {

@@ -288,6 +288,7 @@ pub(crate) mod tests {
             measure_cap: None,
             warmup,
             fill_pool: false,
+            prewarm: false,
             pool_config: None,
             command_line: String::new(),
             progress: false,

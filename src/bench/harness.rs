@@ -446,6 +446,11 @@ fn run_scheme(
     let writer_cycle =
         super::cycles::writer_cycle(scheme, config.buffer_pages, config.pool_config.as_deref());
     let cycle = writer_cycle.as_ref();
+    let prewarm = if config.prewarm {
+        Some(prewarm_pool(driver, (device, log), target)?)
+    } else {
+        None
+    };
     let run = driver.start()?;
     let types = driver.op_types().len();
     let control = Control::new(config.threads);
@@ -540,7 +545,29 @@ fn run_scheme(
         crate::core::tail_profile::TailProfile::from_extra(&result.pool_stats.extra, scan_depth);
     result.check = check;
     result.check_skipped = !config.check && driver.is_record();
+    result.prewarm = prewarm;
     Ok(result)
+}
+
+/// `--prewarm` ([`super::prewarm`]): the loaded database read into the pool before the workers
+/// start, with the devices serving untimed where they can.
+///
+/// # Errors
+/// A read that failed.
+fn prewarm_pool(
+    driver: &dyn Driver,
+    (device, log): (&SharedDevice, Option<&SharedDevice>),
+    target: &dyn BenchTarget,
+) -> Result<super::prewarm::Prewarm> {
+    set_untimed(device, log, true);
+    let done = super::prewarm::prewarm(
+        target,
+        DATA_START,
+        driver.loaded_pages(),
+        &interrupt::interrupted,
+    );
+    set_untimed(device, log, false);
+    done
 }
 
 /// Starts [`probe_lateness`] for a run on an emulated device. Only an emulated device's timing
@@ -1229,6 +1256,7 @@ fn build_result(
         host_lateness: None,
         device_aging: measured.aging,
         pool_fill: measured.pool_fill,
+        prewarm: None,
         tail_profile: None,
         repeats: None,
     }

@@ -46,6 +46,7 @@ pub mod lateness;
 pub mod memory;
 pub mod paper_scale;
 pub mod plot;
+pub mod prewarm;
 pub mod progress;
 pub mod regime;
 pub mod repeat;
@@ -301,6 +302,9 @@ pub struct BenchConfig {
     /// Fill the pool before the warm-up with the devices serving untimed (`--fill-pool`,
     /// [`fill`]); refused on devices whose time is the host's.
     pub fill_pool: bool,
+    /// Read the loaded database into the pool, in page order, before the workers start
+    /// (`--prewarm`, [`prewarm`]: InnoDB's buffer-pool load at startup).
+    pub prewarm: bool,
     /// Timeline step, device time.
     pub step: Duration,
     /// Pool configuration TOML text, passed to the factory.

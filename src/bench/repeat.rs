@@ -462,6 +462,7 @@ fn mean_record(runs: &[&RunResult]) -> Option<RunResult> {
         host_lateness: mean_lateness(runs),
         device_aging: mean_aging(runs),
         pool_fill: super::fill::PoolFill::mean(runs.iter().filter_map(|r| r.pool_fill.as_ref())),
+        prewarm: super::prewarm::Prewarm::mean(runs.iter().filter_map(|r| r.prewarm.as_ref())),
         tail_profile: pooled_tail_profile(runs),
         repeats: None,
     })
@@ -647,6 +648,7 @@ mod tests {
             host_lateness: None,
             device_aging: None,
             pool_fill: None,
+            prewarm: None,
             tail_profile: None,
             repeats: None,
         }

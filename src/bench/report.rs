@@ -436,6 +436,10 @@ pub struct RunResult {
     /// ([`super::fill`]); `None` without it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pool_fill: Option<super::fill::PoolFill>,
+    /// `--prewarm`: the loaded database read into the pool before the workers started
+    /// ([`super::prewarm`]); `None` without it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prewarm: Option<super::prewarm::Prewarm>,
     /// The eviction end over the measured phase: dirty share by position and how often a
     /// miss's first tail scan would have found nothing to evict
     /// ([`crate::core::tail_profile`]); `None` without a pool or before it existed.

@@ -151,6 +151,7 @@ fn run(scheme: &str, index: usize) -> RunResult {
         host_lateness: None,
         device_aging: None,
         pool_fill: None,
+        prewarm: None,
         // The first scheme sampled its eviction end (vanilla's tail, behind its cleaner).
         tail_profile: (index == 0).then(|| flashbuf::core::tail_profile::TailProfile {
             samples: 80,

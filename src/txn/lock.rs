@@ -13,12 +13,13 @@
 //! vacated entry keeps its key and holder buffers for the next key of the bucket, and
 //! [`HeldLocks`] is recycled per thread, so the steady state allocates nothing.
 //!
-//! **Exclusive holds per bucket.** Each bucket also counts the exclusive holds of its entries
-//! (changed under its mutex, on a grant that makes a transaction an exclusive holder and on the
-//! release of one). The auto-commit read's probe ([`LockManager::is_held_exclusive`]) reads
-//! that count first and takes the mutex only when it is not zero, so a read of a key whose
-//! bucket nobody writes writes no shared cache line. Invariant: the count equals the number of
-//! (transaction, key) pairs of the bucket held exclusive.
+//! **Exclusive holds per bucket.** Each bucket also has a count of the exclusive holds of its
+//! entries (changed under its mutex, on a grant that makes a transaction an exclusive holder
+//! and on the release of one), kept in a dense array beside the buckets. The auto-commit read's
+//! probe ([`LockManager::is_held_exclusive`]) reads that count first and takes the mutex only
+//! when it is not zero, so a read of a key whose bucket nobody writes writes no shared cache
+//! line and, the array being 16 KiB, usually misses no cache either. Invariant: the count
+//! equals the number of (transaction, key) pairs of the bucket held exclusive.
 //!
 //! **Collisions.** Entries compare the whole key, so keys whose hashes collide (same bucket, or
 //! even the same 64-bit hash) never conflict with each other: a collision cannot make a key
@@ -54,7 +55,7 @@ use std::time::{Duration, Instant};
 
 use crate::error::{Error, Result};
 use crate::kv::TreeId;
-use crate::sync::{AtomicUsize, Condvar, Mutex, MutexGuard, Ordering};
+use crate::sync::{AtomicU32, Condvar, Mutex, MutexGuard, Ordering};
 use crate::wal::TxnId;
 
 /// Buckets of a lock manager made by [`LockManager::new`].
@@ -229,7 +230,7 @@ impl Entry {
     }
 
     /// Grants `mode` to `txn` (raising a mode it holds); whether this made `txn` an
-    /// exclusive holder it was not before (for [`Bucket::exclusive_holds`]).
+    /// exclusive holder it was not before (for [`LockManager::exclusive_holds`]).
     #[must_use]
     fn grant(&mut self, txn: TxnId, mode: Mode) -> bool {
         if let Some((_, held)) = self.holders.iter_mut().find(|(holder, _)| *holder == txn) {
@@ -340,21 +341,6 @@ impl Entries {
 struct Bucket {
     entries: Mutex<Entries>,
     waiters: Condvar,
-    /// The number of (transaction, key) pairs of this bucket held exclusive. Changed only under
-    /// `entries`' mutex, by [`Bucket::grant`] and [`LockManager::release`]; read without it by
-    /// [`LockManager::is_held_exclusive`], for which zero means that no key of the bucket is
-    /// held exclusive (see there for why a reader may trust it).
-    exclusive_holds: AtomicUsize,
-}
-
-impl Bucket {
-    /// [`Entry::grant`], counting a new exclusive hold; `entry` is one of this bucket's, and
-    /// the caller holds its mutex.
-    fn grant(&self, entry: &mut Entry, txn: TxnId, mode: Mode) {
-        if entry.grant(txn, mode) {
-            self.exclusive_holds.fetch_add(1, Ordering::Release);
-        }
-    }
 }
 
 /// Counters of the lock manager.
@@ -387,6 +373,15 @@ impl LockStats {
 #[derive(Debug)]
 pub struct LockManager {
     buckets: Box<[Bucket]>,
+    /// Per bucket (same index), the number of (transaction, key) pairs of the bucket held
+    /// exclusive. Changed only under the bucket's mutex, by [`LockManager::grant`] and
+    /// [`LockManager::release`]; read without it by [`LockManager::is_held_exclusive`], for
+    /// which zero means that no key of the bucket is held exclusive (see there for why a
+    /// reader may trust it). A dense array apart from the buckets (4 bytes each, 16 KiB for
+    /// [`BUCKETS`]) so that a reader's look stays in its core's cache: inside the buckets it
+    /// was a cache miss on every auto-commit read (docs/performance.md, "Exclusive-hold counts
+    /// apart from the buckets").
+    exclusive_holds: Box<[AtomicU32]>,
     /// `buckets.len() - 1` (the length is a power of two).
     mask: u64,
     /// Seed of the key hash (random per manager, so no fixed key set collides everywhere).
@@ -429,6 +424,7 @@ impl LockManager {
         let buckets = buckets.max(1).next_power_of_two();
         LockManager {
             buckets: (0..buckets).map(|_| Bucket::default()).collect(),
+            exclusive_holds: (0..buckets).map(|_| AtomicU32::new(0)).collect(),
             mask: buckets as u64 - 1,
             seed: rand::random::<u64>() | 1,
             waits_for: Mutex::new(HashMap::new()),
@@ -464,6 +460,19 @@ impl LockManager {
         &self.buckets[(hash & self.mask) as usize]
     }
 
+    /// The exclusive-hold count of the bucket of `hash` ([`LockManager::exclusive_holds`]).
+    fn exclusive_holds(&self, hash: u64) -> &AtomicU32 {
+        &self.exclusive_holds[(hash & self.mask) as usize]
+    }
+
+    /// [`Entry::grant`], counting a new exclusive hold; `entry` is one of the bucket of
+    /// `hash`, and the caller holds that bucket's mutex.
+    fn grant(&self, hash: u64, entry: &mut Entry, txn: TxnId, mode: Mode) {
+        if entry.grant(txn, mode) {
+            self.exclusive_holds(hash).fetch_add(1, Ordering::Release);
+        }
+    }
+
     /// Takes the lock if it can be granted now; never waits.
     pub fn try_lock(&self, txn: TxnId, tree: TreeId, key: &[u8], mode: Mode) -> TryLock {
         self.try_lock_hashed(txn, self.hash(tree, key), tree, key, mode)
@@ -484,7 +493,7 @@ impl LockManager {
         if entry.is_blocked(txn, mode) {
             TryLock::Busy
         } else {
-            bucket.grant(entry, txn, mode);
+            self.grant(hash, entry, txn, mode);
             TryLock::Granted
         }
     }
@@ -505,11 +514,10 @@ impl LockManager {
     /// and its validation or its latch catches it.
     #[must_use]
     pub fn is_held_exclusive(&self, hash: u64, tree: TreeId, key: &[u8]) -> bool {
-        let bucket = self.bucket(hash);
-        if bucket.exclusive_holds.load(Ordering::Acquire) == 0 {
+        if self.exclusive_holds(hash).load(Ordering::Acquire) == 0 {
             return false;
         }
-        let entries = bucket.entries.lock();
+        let entries = self.bucket(hash).entries.lock();
         entries.get(hash, tree, key).is_some_and(|entry| {
             entry
                 .holders
@@ -543,7 +551,7 @@ impl LockManager {
         let mut entries = bucket.entries.lock();
         let entry = entries.find_or_add(hash, tree, key);
         if !entry.is_blocked(txn, mode) {
-            bucket.grant(entry, txn, mode);
+            self.grant(hash, entry, txn, mode);
             return Ok(());
         }
         self.wait_for_lock(bucket, entries, txn, hash, (tree, key), mode)
@@ -568,7 +576,7 @@ impl LockManager {
             let entry = entries.find_or_add(hash, tree, key);
             let blockers = entry.blockers(txn, mode);
             if blockers.is_empty() {
-                bucket.grant(entry, txn, mode);
+                self.grant(hash, entry, txn, mode);
                 entry.exclusive_waiters.retain(|w| *w != txn);
                 self.waits_for.lock().remove(&txn);
                 self.count_wait(wait_began);
@@ -661,7 +669,7 @@ impl LockManager {
         let wake = entries
             .change(hash, tree, key, |entry| {
                 if entry.holders.remove(txn) == Some(Mode::Exclusive) {
-                    let before = bucket.exclusive_holds.fetch_sub(1, Ordering::Release);
+                    let before = self.exclusive_holds(hash).fetch_sub(1, Ordering::Release);
                     debug_assert!(
                         before > 0,
                         "an exclusive hold released that was never counted"
@@ -963,7 +971,12 @@ mod tests {
 
     /// Checks every bucket's exclusive-hold count against its entries.
     fn assert_counts(locks: &LockManager) {
-        for (n, bucket) in locks.buckets.iter().enumerate() {
+        for (n, (bucket, counted)) in locks
+            .buckets
+            .iter()
+            .zip(locks.exclusive_holds.iter())
+            .enumerate()
+        {
             let entries = bucket.entries.lock();
             let exact = entries
                 .iter()
@@ -971,7 +984,7 @@ mod tests {
                 .filter(|(_, mode)| *mode == Mode::Exclusive)
                 .count();
             assert_eq!(
-                bucket.exclusive_holds.load(Ordering::Acquire),
+                counted.load(Ordering::Acquire) as usize,
                 exact,
                 "bucket {n}: counted exclusive holds against its entries"
             );
@@ -1016,7 +1029,7 @@ mod tests {
         locks.release(3, hash(b"b"), 0, b"b");
         locks.release(9, hash(b"c"), 0, b"c");
         assert_counts(&locks);
-        assert_eq!(locks.buckets[0].exclusive_holds.load(Ordering::Acquire), 0);
+        assert_eq!(locks.exclusive_holds[0].load(Ordering::Acquire), 0);
         assert!(!probe(b"a") && !probe(b"b"));
     }
 

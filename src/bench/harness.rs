@@ -446,11 +446,9 @@ fn run_scheme(
     let writer_cycle =
         super::cycles::writer_cycle(scheme, config.buffer_pages, config.pool_config.as_deref());
     let cycle = writer_cycle.as_ref();
-    let prewarm = if config.prewarm {
-        Some(prewarm_pool(driver, (device, log), target)?)
-    } else {
-        None
-    };
+    let prewarm = (config.prewarm)
+        .then(|| prewarm_pool(driver, (device, log), target))
+        .transpose()?;
     let run = driver.start()?;
     let types = driver.op_types().len();
     let control = Control::new(config.threads);
@@ -560,12 +558,9 @@ fn prewarm_pool(
     target: &dyn BenchTarget,
 ) -> Result<super::prewarm::Prewarm> {
     set_untimed(device, log, true);
-    let done = super::prewarm::prewarm(
-        target,
-        DATA_START,
-        driver.loaded_pages(),
-        &interrupt::interrupted,
-    );
+    // The target's pages are the data file's data pages (its page 0 is the device's
+    // `DATA_START`), the loaded database its first `loaded_pages`.
+    let done = super::prewarm::prewarm(target, 0, driver.loaded_pages(), &interrupt::interrupted);
     set_untimed(device, log, false);
     done
 }

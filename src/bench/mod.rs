@@ -278,6 +278,7 @@ impl std::fmt::Display for WarmUp {
 
 /// Everything one `bench` invocation needs.
 #[derive(Debug, Clone)]
+#[allow(clippy::struct_excessive_bools)] // independent switches of the command line
 pub struct BenchConfig {
     /// The workload (its `db_pages` and `page_size` size the device).
     pub workload: SyntheticConfig,

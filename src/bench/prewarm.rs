@@ -12,13 +12,15 @@
 //! measured phase of a pool that holds the database sees hits only; the warm-up still runs
 //! (the background writers, the log and the LRU order settle in it).
 //!
-//! What it reads: the data pages the loaded image occupies, `DATA_START ..
-//! DATA_START + loaded_pages`, one shared fetch each, in order (sequential on the device),
+//! What it reads: the data pages the loaded image occupies, the first `loaded_pages` of the
+//! data file (the device's pages from `DATA_START` on), one shared fetch each, in order
+//! (sequential on the device),
 //! until the pool has no free frame left. It stops there instead of evicting: a pool smaller
 //! than the database keeps the first pages it read, as InnoDB's load stops at the pool's
 //! size. (A pool of several instances can fill one instance before the others; that instance
 //! then evicts clean pages it read, and the prewarm goes on until no instance has a free
-//! frame.) The devices serve untimed while it runs where they can (emulated devices: no device
+//! frame; and the page cleaner, which evicts clean pages to keep some frames free as
+//! InnoDB's does, can free a few frames while it runs.) The devices serve untimed while it runs where they can (emulated devices: no device
 //! time passes, as in `--fill-pool`); on a real device the reads take the device's time before
 //! the warm-up begins.
 //!
@@ -126,6 +128,7 @@ impl Prewarm {
 }
 
 #[cfg(all(test, not(feature = "shuttle")))]
+#[allow(clippy::expect_used)] // clippy's test allowance does not see this `cfg`
 mod tests {
     use super::*;
     use crate::device::{OpenOptions, open};
@@ -149,7 +152,7 @@ mod tests {
     fn a_pool_larger_than_the_range_reads_every_page_once() {
         let pool = pool(256, 1024);
         let done = prewarm(&pool, 10, 100, &|| false).expect("prewarm");
-        assert_eq!(done.pages, 100.0);
+        assert_eq!(done.pages as u64, 100);
         assert!(!done.pool_full);
         let misses = pool.stats().misses;
         for page in 10..110 {
@@ -159,18 +162,19 @@ mod tests {
     }
 
     #[test]
-    fn it_stops_when_the_pool_is_full_instead_of_evicting() {
+    fn it_stops_when_the_pool_is_full_instead_of_reading_on() {
         let pool = pool(64, 1024);
         let done = prewarm(&pool, 0, 1000, &|| false).expect("prewarm");
         assert!(done.pool_full);
-        assert!(done.pages <= 64.0, "{done:?}");
-        assert_eq!(pool.stats().evictions, 0);
+        // At most the frames, plus any the page cleaner freed meanwhile by evicting clean
+        // pages; far from the 1,000 asked for.
+        assert!(done.pages < 128.0, "{done:?}");
     }
 
     #[test]
     fn a_stop_ends_it_before_any_read() {
         let pool = pool(64, 1024);
         let done = prewarm(&pool, 0, 1000, &|| true).expect("prewarm");
-        assert_eq!(done.pages, 0.0);
+        assert_eq!(done.pages as u64, 0);
     }
 }

@@ -32,6 +32,7 @@ fn a_young_log_and_a_pool_under_its_dirty_limit_flush_only_the_lru_tail() {
         measure_cap: None,
         warmup: WarmUp::For(Duration::from_millis(300)),
         fill_pool: false,
+        prewarm: false,
         // Rounds every 50 ms; the dirty limit out of reach.
         pool_config: Some(
             "cleaner_period_ms = 50\ntime_constant_scale = 1.0\nmax_dirty_pages_pct = 99.9\n"

@@ -175,6 +175,7 @@ fn small_config(mix: Mix, schemes: Vec<Scheme>) -> BenchConfig {
         measure_cap: None,
         warmup: WarmUp::For(Duration::from_millis(200)),
         fill_pool: false,
+        prewarm: false,
         pool_config: None,
         command_line: "bench_harness test".into(),
         progress: false,
@@ -516,6 +517,44 @@ fn fill_pool_fills_the_pool_untimed_before_the_warm_up() {
     assert_eq!(results.runs[0].pool_fill, None);
     let json = serde_json::to_value(&results).unwrap();
     assert!(json["runs"][0].get("pool_fill").is_none());
+}
+
+#[test]
+fn prewarm_reads_the_loaded_database_before_the_workers_start() {
+    // 2,048 pages of data in a pool of as many frames (one instance, so that no instance fills
+    // before the others): after the prewarm the measured phase reads nothing from the device.
+    let mut config = small_config(Mix::Ms, vec![Scheme::Vanilla]);
+    config.buffer_pages = 2048;
+    config.pool_config = Some("instances = 1".into());
+    config.duration = Duration::from_millis(300);
+    config.warmup = WarmUp::For(Duration::from_millis(50));
+    config.check = false;
+    config.prewarm = true;
+    let results = run_bench(&config, &*default_factory()).unwrap();
+    assert!(results.failures.is_empty(), "{:?}", results.failures);
+    let run = &results.runs[0];
+    let prewarm = run.prewarm.expect("the pool was prewarmed");
+    assert_eq!(prewarm.loaded_pages, run.db_pages as f64, "{prewarm:?}");
+    assert_eq!(prewarm.pages, prewarm.loaded_pages, "{prewarm:?}");
+    assert!(!prewarm.pool_full, "{prewarm:?}");
+    assert!(run.ops > 0);
+    let json = serde_json::to_value(&results).unwrap();
+    assert_eq!(json["runs"][0]["prewarm"]["pages"], prewarm.pages);
+
+    // A pool smaller than the database: the prewarm stops when it is full.
+    config.buffer_pages = 205;
+    let results = run_bench(&config, &*default_factory()).unwrap();
+    let prewarm = results.runs[0].prewarm.expect("the pool was prewarmed");
+    assert!(prewarm.pool_full, "{prewarm:?}");
+    // The page cleaner may free a few frames meanwhile (it evicts clean pages to keep free
+    // ones, as InnoDB's does), so a few more pages than frames can be read; far from all.
+    assert!(prewarm.pages < 2.0 * 205.0, "{prewarm:?}");
+
+    config.prewarm = false;
+    let results = run_bench(&config, &*default_factory()).unwrap();
+    assert_eq!(results.runs[0].prewarm, None);
+    let json = serde_json::to_value(&results).unwrap();
+    assert!(json["runs"][0].get("prewarm").is_none());
 }
 
 #[test]

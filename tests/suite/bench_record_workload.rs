@@ -14,6 +14,7 @@ use flashbuf::device::DeviceSpec;
 use flashbuf::pool::Scheme;
 use flashbuf::workload::synthetic::{Mix, SyntheticConfig};
 use flashbuf::workload::tpcc::{TXN_TYPE_NAMES, TpccConfig, TpccScale};
+use flashbuf::workload::ycsb::{YcsbConfig, YcsbWorkload};
 
 const PAGE_SIZE: usize = 8192;
 
@@ -40,6 +41,7 @@ fn config(check: bool) -> BenchConfig {
         measure_cap: None,
         warmup: WarmUp::For(Duration::from_millis(200)),
         fill_pool: false,
+        prewarm: false,
         step: flashbuf::bench::timeline::STEP,
         pool_config: None,
         command_line: "bench_record_workload test".into(),
@@ -140,4 +142,39 @@ fn tpcc_on_a_file_device_checks_clean_and_removes_its_file() {
         assert_eq!(check.conditions.len(), 4, "TPC-C conditions 1-4");
     }
     assert!(!path.exists(), "the bench removes the scheme's file");
+}
+
+#[test]
+fn a_prewarmed_pool_that_holds_the_database_reads_nothing_in_the_measured_phase() {
+    // Point lookups (YCSB-C) in memory as `scripts/vs_vmcache.py` runs them: a pool of twice
+    // the loaded pages, loaded before the workers start. Without the prewarm the warm-up
+    // leaves most pages unread, and the measured phase misses on them.
+    let spec = RecordSpec::Ycsb(YcsbConfig::standard(YcsbWorkload::C, 3000));
+    let image = Image::build(&spec, PAGE_SIZE, &mut |_| {}).unwrap();
+    let loaded = image.loaded_pages;
+    let mut config = config(false);
+    config.workload = SyntheticConfig::new(Mix::Ms, loaded, PAGE_SIZE);
+    config.record = Some(Arc::new(RecordDriver::new(spec, Arc::new(image)).unwrap()));
+    config.schemes = vec![Scheme::Vanilla.composition()];
+    config.buffer_pages = (loaded * 2) as usize;
+    config.threads = 2;
+    config.warmup = WarmUp::For(Duration::from_millis(1));
+    config.duration = Duration::from_millis(300);
+    config.prewarm = true;
+    let results = run_bench(&config, &*default_factory()).unwrap();
+    assert!(results.failures.is_empty(), "{:?}", results.failures);
+    let run = &results.runs[0];
+    let prewarm = run.prewarm.expect("the pool was prewarmed");
+    assert_eq!(prewarm.loaded_pages, loaded as f64, "{prewarm:?}");
+    // Pages the store read when it opened (its registry) were cached already.
+    assert!(
+        prewarm.pages <= prewarm.loaded_pages && prewarm.pages > prewarm.loaded_pages - 8.0,
+        "{prewarm:?}"
+    );
+    assert!(run.ops > 0);
+    assert_eq!(
+        run.io.read_iops, 0.0,
+        "the measured phase read pages from the device: {:?}",
+        run.pool_stats
+    );
 }

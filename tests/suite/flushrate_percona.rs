@@ -32,6 +32,7 @@ fn config(scheme: &str, pool_config: &str) -> BenchConfig {
         measure_cap: None,
         warmup: WarmUp::For(Duration::from_millis(200)),
         fill_pool: false,
+        prewarm: false,
         // A short flusher period so the run sees several of its rounds.
         pool_config: Some(format!(
             "cleaner_period_ms = 100\ntime_constant_scale = 1.0\n{pool_config}"

@@ -37,6 +37,7 @@ fn config(schemes: &[&str]) -> BenchConfig {
         measure_cap: None,
         warmup: WarmUp::For(Duration::from_millis(300)),
         fill_pool: false,
+        prewarm: false,
         // Rounds every 100 ms so a short run sees a few dozen of them.
         pool_config: Some("cleaner_period_ms = 100\ntime_constant_scale = 1.0\n".into()),
         command_line: "flushrate_self_tuning test".into(),

@@ -113,10 +113,11 @@ pub trait ReplacementOrder: Send + Sync + Debug {
 
     /// For an instance of `instance_frames` frames, the window of InnoDB's young-page rule:
     /// a hit on a page that is not old (`Frame::old` clear) while the instance's evictions are
-    /// below the page's `order_clock` plus this changes nothing, so the core skips
-    /// [`ReplacementOrder::on_hit`] for it (the hit path's common case, without a call through
-    /// the trait object). `None` (the default): every hit asks `on_hit`. An order that returns
-    /// a window must answer `on_hit` with `false` for every such hit.
+    /// below the page's `order_clock` plus this changes nothing, and neither does any hit
+    /// before the instance's first eviction, so the core skips [`ReplacementOrder::on_hit`]
+    /// for them (the hit path's common case, without a call through the trait object). `None`
+    /// (the default): every hit asks `on_hit`. An order that returns a window must answer
+    /// `on_hit` with `false` for every such hit.
     fn young_window(&self, _instance_frames: usize) -> Option<u64> {
         None
     }

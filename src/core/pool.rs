@@ -767,13 +767,16 @@ impl Core {
         let frame = self.frame(id);
         match frame.region() {
             Region::Order => {
-                // The common hit: a young page inside the order's young window stays put.
-                if let Some(window) = instance.young_window
-                    && !frame.old.load(Ordering::Relaxed)
-                    && instance.evictions.load(Ordering::Relaxed)
-                        < frame.order_clock.load(Ordering::Relaxed) + window
-                {
-                    return;
+                // The common hit: a young page inside the order's young window stays put, and
+                // so does every page before the instance's first eviction.
+                if let Some(window) = instance.young_window {
+                    let evictions = instance.evictions.load(Ordering::Relaxed);
+                    if evictions == 0
+                        || (!frame.old.load(Ordering::Relaxed)
+                            && evictions < frame.order_clock.load(Ordering::Relaxed) + window)
+                    {
+                        return;
+                    }
                 }
                 let context = self.hit_context(instance);
                 if !self.parts.order.on_hit(frame, &context) {

@@ -93,7 +93,8 @@ fn midpoint_insertion_puts_missed_pages_at_the_head_of_the_old_sublist() {
     // InnoDB keeps an old sublist only from 512 pages on (BUF_LRU_OLD_MIN_LEN).
     let n = 600;
     let f = frames(n + 2);
-    let ctx = context(n + 2, 0);
+    // Eviction has begun (InnoDB moves nothing on a hit before the first eviction).
+    let ctx = context(n + 2, 1);
     let order = MidpointLru {
         old_blocks_pct: 37,
         old_blocks_time_ms: 0,
@@ -136,7 +137,7 @@ fn midpoint_insertion_puts_missed_pages_at_the_head_of_the_old_sublist() {
     // A page just made young does not move on a hit (no mutex taken) until a quarter of the
     // young part has been evicted since.
     assert!(!hit(&order, s.as_mut(), &f, tail, &ctx));
-    let later = context(n + 2, (n as u64) * 63 / 400 + 1);
+    let later = context(n + 2, 1 + (n as u64) * 63 / 400 + 1);
     assert!(hit(&order, s.as_mut(), &f, tail, &later));
     s.check(&f).unwrap();
 }
@@ -258,7 +259,7 @@ fn the_young_window_skips_only_hits_that_on_hit_would_not_move() {
                 clock + window,
                 clock + 5 * window,
             ] {
-                let fast_skip = !old && evictions < clock + window;
+                let fast_skip = evictions == 0 || (!old && evictions < clock + window);
                 if fast_skip {
                     skipped += 1;
                     assert!(
@@ -294,7 +295,7 @@ fn an_old_page_moves_once_old_blocks_time_has_passed_on_the_hits_clock() {
     frame.first_access_ms.store(500, Ordering::Relaxed);
     let at = |now_ms| HitContext {
         instance_frames: 600,
-        evictions: 0,
+        evictions: 1,
         now_ms,
     };
     assert!(!order.on_hit(&frame, &at(500)));
@@ -302,4 +303,56 @@ fn an_old_page_moves_once_old_blocks_time_has_passed_on_the_hits_clock() {
     assert!(order.on_hit(&frame, &at(1500)));
     frame.first_access_ms.store(0, Ordering::Relaxed);
     assert!(order.on_hit(&frame, &at(0)));
+}
+
+/// Before an instance's first eviction no hit moves a page, old or young, whatever the clock
+/// (InnoDB's `buf_page_peek_if_too_old`: `freed_page_clock == 0` is "either the warm-up phase
+/// or an in-memory workload"); from the first eviction on, an old page moves again.
+#[test]
+fn no_hit_moves_a_page_before_the_first_eviction() {
+    let n = 600;
+    let f = frames(n);
+    let order = MidpointLru {
+        old_blocks_pct: 37,
+        old_blocks_time_ms: 0,
+    };
+    let mut s = order.new_state(0, n);
+    let before = context(n, 0);
+    for id in 0..n as FrameId {
+        s.insert(&f, id, Placement::Missed, &before);
+    }
+    let walk = offered(s.as_mut(), &f, n);
+    let tail = walk[0];
+    assert!(f[tail as usize].old.load(Ordering::Relaxed));
+    for young in [false, true] {
+        let id = if young { *walk.last().unwrap() } else { tail };
+        f[id as usize].order_clock.store(0, Ordering::Relaxed);
+        assert!(!order.on_hit(&f[id as usize], &before), "frame {id} moved");
+    }
+    let timed = MidpointLru {
+        old_blocks_pct: 37,
+        old_blocks_time_ms: 1000,
+    };
+    f[tail as usize].first_access_ms.store(1, Ordering::Relaxed);
+    let late = HitContext {
+        instance_frames: n,
+        evictions: 0,
+        now_ms: 1_000_000,
+    };
+    assert!(!timed.on_hit(&f[tail as usize], &late));
+    assert_eq!(
+        offered(s.as_mut(), &f, n),
+        walk,
+        "the order is as the pages were read"
+    );
+    // The first eviction: the old page at the tail moves on its next hit.
+    assert!(order.on_hit(&f[tail as usize], &context(n, 1)));
+    assert!(timed.on_hit(
+        &f[tail as usize],
+        &HitContext {
+            evictions: 1,
+            ..late
+        }
+    ));
+    s.check(&f).unwrap();
 }

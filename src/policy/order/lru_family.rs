@@ -4,7 +4,9 @@
 //!   section 1). A page read from disk enters the head of the old sublist; a hit on an old page
 //!   moves it to the head only after `old_blocks_time`; a hit on a young page moves it only when
 //!   it has drifted into the older quarter of the young part (InnoDB compares the instance's
-//!   eviction counter with the page's `freed_page_clock`), so hot pages take no mutex.
+//!   eviction counter with the page's `freed_page_clock`), so hot pages take no mutex. Before
+//!   the instance's first eviction no hit moves a page at all (InnoDB's warm-up and in-memory
+//!   rule, `freed_page_clock == 0`).
 //! - [`Lru`] (`lru`): textbook LRU: insert at the head, every hit moves the page to the head.
 //! - [`Cflru`] (`cflru`): clean-first LRU (Park et al., ACE section II): LRU order, but eviction
 //!   first offers the clean pages of the window of `window` pages at the LRU end, and only then
@@ -193,6 +195,11 @@ pub struct MidpointLru {
 impl MidpointLru {
     /// InnoDB's `buf_page_peek_if_too_old` negated: true when the page should stay put.
     fn too_young_to_move(&self, frame: &Frame, context: &HitContext) -> bool {
+        if context.evictions == 0 {
+            // The instance has evicted nothing yet (InnoDB's `freed_page_clock == 0`): "either
+            // the warm-up phase or an in-memory workload", where InnoDB moves no page on a hit.
+            return true;
+        }
         if frame.old.load(Ordering::Relaxed) {
             if self.old_blocks_time_ms == 0 {
                 return false;

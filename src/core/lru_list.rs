@@ -120,16 +120,35 @@ impl LruList {
 
     /// Unlinks `id`, which must be on this list.
     pub fn remove(&mut self, frames: &[Frame], id: FrameId) {
+        self.unlink(frames, id, "removed from");
+        let frame = &frames[id as usize];
+        frame.lru_prev.store(NIL, Ordering::Relaxed);
+        frame.lru_next.store(NIL, Ordering::Relaxed);
+        frame.old.store(false, Ordering::Relaxed);
+        frame.set_region(Region::None);
+        self.len -= 1;
+        if self.len < OLD_MIN_LEN && self.old != NIL {
+            self.clear_old(frames);
+        } else {
+            self.adjust_old_len(frames);
+        }
+    }
+
+    /// Takes `id` (on this list) out of the links and the old sublist's count, leaving the
+    /// frame's own links, flag, region and the list's length to the caller; `action` names the
+    /// caller's operation in the assertion's message.
+    fn unlink(&mut self, frames: &[Frame], id: FrameId, action: &str) {
         let frame = &frames[id as usize];
         assert_eq!(
             frame.region(),
             self.region,
-            "frame {id} removed from a list it is not on"
+            "frame {id} {action} a list it is not on"
         );
         let prev = frame.lru_prev.load(Ordering::Relaxed);
         let next = frame.lru_next.load(Ordering::Relaxed);
         if self.old == id {
-            // The boundary moves one step toward the tail; adjust_old_len rebalances.
+            // The boundary moves one step toward the tail (NIL if `id` was the only old page);
+            // adjust_old_len rebalances.
             self.old = next;
         }
         if frame.old.load(Ordering::Relaxed) {
@@ -148,16 +167,6 @@ impl LruList {
             frames[next as usize]
                 .lru_prev
                 .store(prev, Ordering::Relaxed);
-        }
-        frame.lru_prev.store(NIL, Ordering::Relaxed);
-        frame.lru_next.store(NIL, Ordering::Relaxed);
-        frame.old.store(false, Ordering::Relaxed);
-        frame.set_region(Region::None);
-        self.len -= 1;
-        if self.len < OLD_MIN_LEN && self.old != NIL {
-            self.clear_old(frames);
-        } else {
-            self.adjust_old_len(frames);
         }
     }
 
@@ -173,38 +182,9 @@ impl LruList {
     /// its time in those walks, 330 ns per hit). The result differs from InnoDB's only in
     /// where inside the tolerance the boundary lands.
     pub fn make_young(&mut self, frames: &[Frame], id: FrameId) {
+        self.unlink(frames, id, "made young on");
         let frame = &frames[id as usize];
-        assert_eq!(
-            frame.region(),
-            self.region,
-            "frame {id} made young on a list it is not on"
-        );
-        let prev = frame.lru_prev.load(Ordering::Relaxed);
-        let next = frame.lru_next.load(Ordering::Relaxed);
-        if self.old == id {
-            // The boundary moves one step toward the tail (NIL if `id` was the only old page;
-            // adjust_old_len below then marks the sublist again from the tail).
-            self.old = next;
-        }
-        if frame.old.load(Ordering::Relaxed) {
-            self.old_len -= 1;
-        }
-        // Unlink...
-        if prev == NIL {
-            self.head = next;
-        } else {
-            frames[prev as usize]
-                .lru_next
-                .store(next, Ordering::Relaxed);
-        }
-        if next == NIL {
-            self.tail = prev;
-        } else {
-            frames[next as usize]
-                .lru_prev
-                .store(prev, Ordering::Relaxed);
-        }
-        // ... and link at the head, young.
+        // Linked again at the head, young; the length is unchanged.
         let first = self.head;
         frame.lru_prev.store(NIL, Ordering::Relaxed);
         frame.lru_next.store(first, Ordering::Relaxed);

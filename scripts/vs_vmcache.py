@@ -42,6 +42,7 @@ The points (docs/performance.md, "Side by side with vmcache"):
   tpcc-oom    TPC-C out of memory, 20 warehouses, data about 3.6x the pool, 2 threads, data on
               a file in WORK (flashbuf: data and redo log files, O_DIRECT; vmcache: its BLOCK)
   lookup-mem  point lookups in memory, 10^6 rows of an 8-byte key and a 120-byte value, 2 threads
+              (flashbuf: YCSB-C, uniform, `--key-format binary`)
 
 The measured phase: flashbuf's own (results.json: ops, duration_real_s, cpu.cores_used, taken
 over the measured phase only); vmcache prints a row of transactions each second, and the script
@@ -131,9 +132,12 @@ def points(work, oom_warehouses):
             "point lookups in memory, 10^6 rows, 2 threads",
             2,
             5,
-            # vmcache's rows: an 8-byte key and a 120-byte payload.
+            # vmcache's rows: an 8-byte key and a 120-byte payload; flashbuf's keys are the
+            # same 8 big-endian bytes (`--key-format binary`, YCSB's 23-byte text keys before
+            # 2026-12-03: docs/performance.md, "The lookups with vmcache's 8-byte keys").
             ["--workload", "ycsb-c", "--records", "1000000", "--field-count", "1",
-             "--field-length", "120", "--request-distribution", "uniform"],
+             "--field-length", "120", "--request-distribution", "uniform",
+             "--key-format", "binary"],
             mem_devices,
             {"RNDREAD": "1", "DATASIZE": "1e6", "PHYSGB": "2", "VIRTGB": "4"},
             1,

@@ -32,7 +32,7 @@ use crate::workload::linkbench::{LinkBench, LinkBenchConfig};
 use crate::workload::record::{RecordWorker, RecordWorkload};
 use crate::workload::synthetic::{OpKind, SyntheticConfig, SyntheticWorkload, Worker};
 use crate::workload::tpcc::{Tpcc, TpccConfig};
-use crate::workload::ycsb::{Ycsb, YcsbConfig};
+use crate::workload::ycsb::{KeyFormat, Ycsb, YcsbConfig};
 
 /// What one [`DriverWorker::run_one`] call did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -281,9 +281,11 @@ impl RecordSpec {
                 "tpcc warehouses={} items={} customers_per_district={} seed={}",
                 c.warehouses, c.scale.items, c.scale.customers_per_district, c.seed
             ),
+            // The key format is named only when it is not YCSB's, so that images loaded before
+            // it existed keep their key.
             RecordSpec::Ycsb(c) => format!(
                 "ycsb records={} table={} field_count={} field_length={} key_prefix={} \
-                 ordered={} zero_padding={} seed={}",
+                 ordered={} zero_padding={}{} seed={}",
                 c.record_count,
                 c.table,
                 c.field_count,
@@ -291,6 +293,10 @@ impl RecordSpec {
                 c.key_prefix,
                 c.ordered_inserts,
                 c.zero_padding,
+                match c.key_format {
+                    KeyFormat::Text => String::new(),
+                    KeyFormat::Binary => format!(" key_format={}", KeyFormat::Binary.name()),
+                },
                 c.seed
             ),
             RecordSpec::LinkBench(c) => format!(
@@ -324,8 +330,15 @@ impl RecordSpec {
                 }
             ),
             RecordSpec::Ycsb(c) => format!(
-                "{}: {} records, {} fields of {} bytes",
-                c.name, c.record_count, c.field_count, c.field_length
+                "{}: {} records, {} fields of {} bytes{}",
+                c.name,
+                c.record_count,
+                c.field_count,
+                c.field_length,
+                match c.key_format {
+                    KeyFormat::Text => "",
+                    KeyFormat::Binary => ", 8-byte binary keys",
+                }
             ),
             RecordSpec::LinkBench(c) => format!("linkbench: {} nodes", c.nodes),
         }

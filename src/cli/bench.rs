@@ -48,7 +48,7 @@ use crate::workload::keys::Skew;
 use crate::workload::linkbench::LinkBenchConfig;
 use crate::workload::synthetic::{Mix, SyntheticConfig};
 use crate::workload::tpcc::{TpccConfig, TpccMix};
-use crate::workload::ycsb::{RequestDistribution, YcsbConfig, YcsbWorkload};
+use crate::workload::ycsb::{KeyFormat, RequestDistribution, YcsbConfig, YcsbWorkload};
 
 /// Default worker threads (see the module docs).
 pub const DEFAULT_THREADS: usize = 64;
@@ -268,6 +268,11 @@ pub struct RecordFlags {
     /// `latest` for ycsb-d), unscrambled-zipfian or latest.
     #[arg(long)]
     pub request_distribution: Option<String>,
+    /// YCSB: how key numbers become keys: `text` (YCSB's `user` and the number in decimal,
+    /// the default) or `binary` (the number's 8 big-endian bytes, the fixed-size integer keys
+    /// of engines such as vmcache).
+    #[arg(long)]
+    pub key_format: Option<String>,
     /// LinkBench: nodes loaded (default 100000).
     #[arg(long)]
     pub nodes: Option<u64>,
@@ -553,6 +558,7 @@ impl RecordFlags {
             is_ycsb,
             "ycsb-*",
         )?;
+        not_for("--key-format", self.key_format.is_some(), is_ycsb, "ycsb-*")?;
         not_for("--nodes", self.nodes.is_some(), is_linkbench, "linkbench")?;
         self.check_ranges()?;
         if is_tpcc {
@@ -587,6 +593,10 @@ impl RecordFlags {
                         "uniform, zipfian, unscrambled-zipfian or latest",
                     )
                 })?;
+            }
+            if let Some(text) = &self.key_format {
+                config.key_format = KeyFormat::parse(text)
+                    .map_err(|_| flag_error("--key-format", text, "text or binary"))?;
             }
             config.validate()?;
             return Ok(Some(RecordSpec::Ycsb(config)));

@@ -84,3 +84,38 @@ fn images_round_trip_and_mismatches_are_refused() {
         let _ = std::fs::remove_file(file);
     }
 }
+
+/// A YCSB image records its key format: one loaded with binary keys is refused under YCSB's
+/// text keys (and the other way round), and an image of text keys keeps the load key it had
+/// before the key format existed (no `key_format` in it), so older image files stay readable.
+#[test]
+fn a_ycsb_image_is_refused_under_the_other_key_format() {
+    use flashbuf::workload::ycsb::{KeyFormat, YcsbConfig, YcsbWorkload};
+    let ycsb = |format: KeyFormat| {
+        let mut config = YcsbConfig::standard(YcsbWorkload::C, 200);
+        config.field_count = 1;
+        config.field_length = 20;
+        config.key_format = format;
+        RecordSpec::Ycsb(config)
+    };
+    let (text, binary) = (ycsb(KeyFormat::Text), ycsb(KeyFormat::Binary));
+    assert!(
+        !text.load_key().contains("key_format"),
+        "{}",
+        text.load_key()
+    );
+    assert!(binary.load_key().contains("key_format=binary"));
+    let image = Image::build(&binary, PAGE_SIZE, &mut |_| {}).unwrap();
+    let path = temp("binary.img");
+    image.write_file(&path).unwrap();
+    assert_eq!(
+        Image::read_file(&path, &binary).unwrap().load_key,
+        binary.load_key()
+    );
+    let err = error_of(Image::read_file(&path, &text));
+    assert!(
+        err.contains("loaded with") && err.contains("key_format=binary"),
+        "{err}"
+    );
+    let _ = std::fs::remove_file(&path);
+}

@@ -125,6 +125,14 @@ fn bench_flags() {
             vec!["bench", "--request-distribution", "uniform"],
             "--request-distribution applies to ycsb-* only",
         ),
+        (
+            vec!["bench", "--workload", "ycsb-c", "--key-format", "hex"],
+            "--key-format `hex`",
+        ),
+        (
+            vec!["bench", "--workload", "tpcc", "--key-format", "binary"],
+            "--key-format applies to ycsb-* only",
+        ),
         // An option without a key named an option `` before; without a value, its parse error.
         (
             vec!["bench", "--device", "emu:ssd-a,=4"],

@@ -121,6 +121,46 @@ impl RequestDistribution {
     }
 }
 
+/// How a record's (hashed or ordered) key number becomes the bytes of its key.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum KeyFormat {
+    /// YCSB's `buildKeyName`: the key prefix, then the number in decimal, zero-padded (a hashed
+    /// key such as `user6284781860667377211` is 23 bytes).
+    #[default]
+    Text,
+    /// The number as 8 big-endian bytes, with no prefix and no padding: the integer keys of
+    /// engines measured with fixed-size keys, such as vmcache's lookup benchmark
+    /// (`scripts/vs_vmcache.py`'s `lookup-mem`). Big-endian bytes sort as the numbers do, so
+    /// scans follow the numbers' order.
+    Binary,
+}
+
+impl KeyFormat {
+    /// `text` or `binary`.
+    ///
+    /// # Errors
+    /// [`Error::Config`] naming the accepted values.
+    pub fn parse(text: &str) -> Result<KeyFormat> {
+        match text {
+            "text" => Ok(KeyFormat::Text),
+            "binary" => Ok(KeyFormat::Binary),
+            _ => Err(Error::Config(format!(
+                "unknown key format `{text}`: text or binary"
+            ))),
+        }
+    }
+
+    /// The name [`KeyFormat::parse`] reads.
+    #[must_use]
+    pub fn name(self) -> &'static str {
+        match self {
+            KeyFormat::Text => "text",
+            KeyFormat::Binary => "binary",
+        }
+    }
+}
+
 /// One of the six standard workloads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 pub enum YcsbWorkload {
@@ -216,6 +256,9 @@ pub struct YcsbConfig {
     pub ordered_inserts: bool,
     /// `zeropadding` (1..=32).
     pub zero_padding: usize,
+    /// How key numbers become key bytes ([`KeyFormat::Text`], YCSB's, by default; the prefix
+    /// and the padding apply to it only).
+    pub key_format: KeyFormat,
     /// Operation shares in percent, in [`OP_NAMES`] order.
     pub shares: [f64; 5],
     /// `requestdistribution`.
@@ -250,6 +293,7 @@ impl YcsbConfig {
             key_prefix: "user".into(),
             ordered_inserts: false,
             zero_padding: 1,
+            key_format: KeyFormat::Text,
             shares: workload.shares(),
             request_distribution: if workload == YcsbWorkload::D {
                 RequestDistribution::Latest
@@ -338,15 +382,27 @@ fn decimal(value: i64, buffer: &mut [u8; DECIMAL_I64_MAX]) -> &[u8] {
     &buffer[start..]
 }
 
-/// Key names: YCSB's `buildKeyName`, with a packed form for sorting the load.
+/// Key names: YCSB's `buildKeyName` (or the number's 8 bytes, [`KeyFormat::Binary`]), with a
+/// packed form for sorting the load.
 #[derive(Debug, Clone)]
 struct KeyNames {
     prefix: Vec<u8>,
     zero_padding: usize,
     ordered: bool,
+    format: KeyFormat,
 }
 
 impl KeyNames {
+    /// The key number as the key encodes it: itself when inserts are ordered, else YCSB's
+    /// FNV hash of it.
+    fn value(&self, keynum: u64) -> i64 {
+        if self.ordered {
+            keynum.cast_signed()
+        } else {
+            generators::fnv_hash64(keynum)
+        }
+    }
+
     /// The characters after the prefix: the (hashed) number in decimal, zeros put before it
     /// (and before its sign) up to `zero_padding` characters, as YCSB's `buildKeyName`.
     fn suffix(&self, keynum: u64) -> Vec<u8> {
@@ -358,11 +414,7 @@ impl KeyNames {
     /// Appends [`KeyNames::suffix`] to `out` without allocating (a client builds a key per
     /// operation: `key_into`).
     fn push_suffix(&self, keynum: u64, out: &mut Vec<u8>) {
-        let value = if self.ordered {
-            keynum.cast_signed()
-        } else {
-            generators::fnv_hash64(keynum)
-        };
+        let value = self.value(keynum);
         let mut digits = [0u8; DECIMAL_I64_MAX];
         let digits = decimal(value, &mut digits);
         let fill = self.zero_padding.saturating_sub(digits.len());
@@ -379,13 +431,27 @@ impl KeyNames {
     /// The key of `keynum` in `out` (cleared first; its capacity is reused).
     fn key_into(&self, keynum: u64, out: &mut Vec<u8>) {
         out.clear();
-        out.extend_from_slice(&self.prefix);
-        self.push_suffix(keynum, out);
+        match self.format {
+            KeyFormat::Text => {
+                out.extend_from_slice(&self.prefix);
+                self.push_suffix(keynum, out);
+            }
+            KeyFormat::Binary => out.extend_from_slice(&self.binary(keynum)),
+        }
     }
 
-    /// The suffix as 4-bit codes, left-aligned ('-' = 1, '0'..'9' = 2..11, end = 0): sorts
-    /// like the key bytes. At most 32 characters (20 digits and sign, or the padding).
+    /// A [`KeyFormat::Binary`] key: the value's two's-complement bits, big-endian.
+    fn binary(&self, keynum: u64) -> [u8; 8] {
+        self.value(keynum).cast_unsigned().to_be_bytes()
+    }
+
+    /// A form of the key that sorts as its bytes do: a binary key's number, or a text key's
+    /// suffix as 4-bit codes, left-aligned ('-' = 1, '0'..'9' = 2..11, end = 0), at most 32
+    /// characters (20 digits and sign, or the padding).
     fn packed(&self, keynum: u64) -> u128 {
+        if self.format == KeyFormat::Binary {
+            return u128::from(u64::from_be_bytes(self.binary(keynum)));
+        }
         let suffix = self.suffix(keynum);
         assert!(
             suffix.len() <= 32,
@@ -407,6 +473,10 @@ impl KeyNames {
     }
 
     fn unpack(&self, packed: u128) -> Vec<u8> {
+        if self.format == KeyFormat::Binary {
+            // `packed` holds a binary key's 64 bits (`packed` above): the truncation is exact.
+            return (packed as u64).to_be_bytes().to_vec();
+        }
         let mut key = self.prefix.clone();
         for i in 0..32 {
             let code = (packed >> (124 - 4 * i)) & 0xf;
@@ -467,6 +537,7 @@ impl Ycsb {
                     prefix: config.key_prefix.as_bytes().to_vec(),
                     zero_padding: config.zero_padding,
                     ordered: config.ordered_inserts,
+                    format: config.key_format,
                 },
                 weights,
                 inserts: AcknowledgedCounter::new(config.record_count),
@@ -617,16 +688,23 @@ impl RecordWorkload for Ycsb {
                     "every row has {} fields of {} bytes",
                     config.field_count, config.field_length
                 ),
-                format!("every key starts with `{}`", config.key_prefix),
+                match config.key_format {
+                    KeyFormat::Text => format!("every key starts with `{}`", config.key_prefix),
+                    KeyFormat::Binary => "every key is 8 bytes".into(),
+                },
                 "rows = loaded + inserted".into(),
             ],
             ..CheckReport::default()
         };
         let (mut bad_rows, mut bad_keys) = (0u64, 0u64);
         let prefix = config.key_prefix.as_bytes();
+        let key_ok = |key: &[u8]| match config.key_format {
+            KeyFormat::Text => key.starts_with(prefix),
+            KeyFormat::Binary => key.len() == 8,
+        };
         let rows = scan_prefix_batches(engine, tree, &[], CHECK_BATCH, &mut |batch| {
             for (key, value) in batch {
-                bad_keys += u64::from(!key.starts_with(prefix));
+                bad_keys += u64::from(!key_ok(key));
                 bad_rows += u64::from(check_row(config, value).is_err());
             }
             Ok(())
@@ -916,11 +994,15 @@ mod tests {
 
     #[test]
     fn packed_keys_sort_like_their_bytes() {
-        for ordered in [false, true] {
+        for (ordered, format) in [false, true]
+            .into_iter()
+            .flat_map(|ordered| [(ordered, KeyFormat::Text), (ordered, KeyFormat::Binary)])
+        {
             let keys = KeyNames {
                 prefix: b"user".to_vec(),
                 zero_padding: if ordered { 1 } else { 20 },
                 ordered,
+                format,
             };
             let mut by_bytes: Vec<Vec<u8>> = (0..2000).map(|n| keys.key(n)).collect();
             let mut by_packed: Vec<u128> = (0..2000).map(|n| keys.packed(n)).collect();
@@ -977,6 +1059,7 @@ mod tests {
                 prefix: b"user".to_vec(),
                 zero_padding: 20,
                 ordered,
+                format: KeyFormat::Text,
             };
             for keynum in [0, 1, 12_345, 999_999, u64::MAX / 3] {
                 let value = if ordered {
@@ -989,6 +1072,38 @@ mod tests {
                 assert_eq!(keys.key(keynum), out);
             }
         }
+    }
+
+    /// A binary key is the (hashed or ordered) number's 8 big-endian bytes, without the
+    /// prefix or padding, and distinct numbers give distinct keys unless their hashes meet.
+    #[test]
+    fn binary_keys_are_the_numbers_big_endian_bytes() {
+        let mut out = b"left over".to_vec();
+        for ordered in [false, true] {
+            let keys = KeyNames {
+                prefix: b"user".to_vec(),
+                zero_padding: 20,
+                ordered,
+                format: KeyFormat::Binary,
+            };
+            for keynum in [0, 1, 12_345, 999_999, u64::MAX / 3] {
+                let value = if ordered {
+                    keynum
+                } else {
+                    generators::fnv_hash64(keynum).cast_unsigned()
+                };
+                keys.key_into(keynum, &mut out);
+                assert_eq!(out, value.to_be_bytes(), "ordered {ordered}, {keynum}");
+                assert_eq!(keys.unpack(keys.packed(keynum)), out);
+            }
+        }
+        assert_eq!(KeyFormat::parse("binary").unwrap(), KeyFormat::Binary);
+        assert_eq!(
+            KeyFormat::parse(KeyFormat::Text.name()).unwrap(),
+            KeyFormat::Text
+        );
+        let refused = KeyFormat::parse("hex").unwrap_err().to_string();
+        assert!(refused.contains("text or binary"), "{refused}");
     }
 
     #[test]

@@ -7,7 +7,7 @@ usage: scripts/vs_vmcache.py --table RESULTS.json   (re-prints a sitting's table
                              [--points tpcc-mem,tpcc-oom,lookup-mem] [--work DIR]
                              [--out FILE.json] [--nice N] [--page-size BYTES]
                              [--flashbuf BINARY] [--flashbuf-oom-warehouses W]
-                             [--flashbuf-pool-config FILE.toml]
+                             [--flashbuf-pool-config FILE.toml] [--threads N]
 
   git clone https://github.com/viktorleis/vmcache ~/vmcache
   scripts/vs_vmcache.py ~/vmcache --quick      # checks the script: about 4 minutes
@@ -83,6 +83,7 @@ class Point:
     def __init__(self, name, title, threads, warmup_s, flashbuf_load, flashbuf_bench, vmcache_env,
                  vmcache_file_gib):
         self.name = name
+        self.base = name  # the issue's point this one runs (its name before `--threads`)
         self.title = title
         self.threads = threads
         self.warmup_s = warmup_s
@@ -234,8 +235,8 @@ IMAGE_ROOM = {"tpcc-mem": "400%"}
 def flashbuf_image(flashbuf, point, work, page_size, nice):
     """The point's image (`flashbuf load`), built once and reused."""
     flags = list(point.flashbuf_load)
-    if point.name in IMAGE_ROOM:
-        flags += ["--room", IMAGE_ROOM[point.name]]
+    if point.base in IMAGE_ROOM:
+        flags += ["--room", IMAGE_ROOM[point.base]]
     name = "-".join(flag.lstrip("-").rstrip("%") for flag in flags) + f"-p{page_size}.img"
     image = work / name
     if image.exists():
@@ -332,7 +333,7 @@ def run_flashbuf(flashbuf, point, image, work, seconds, nice):
 
 
 def run_vmcache(vmcache, point, work, seconds, nice):
-    data = work / f"vmcache-{point.name}.data"
+    data = work / f"vmcache-{point.base}.data"
     env = dict(os.environ)
     env.update(point.vmcache_env)
     env.update({"THREADS": str(point.threads), "RUNFOR": str(point.warmup_s + seconds),
@@ -599,6 +600,9 @@ def parse_args():
                         help="scratch directory: binaries, images, data files (large)")
     parser.add_argument("--out", type=Path, default=None,
                         help="results JSON (default WORK/vs_vmcache.json; CSV beside it)")
+    parser.add_argument("--threads", type=int, default=None,
+                        help="worker threads of both engines at every point (default: the "
+                             "issue's 2); the points are then named NAME-Nt")
     parser.add_argument("--nice", type=int, default=15,
                         help="nice level of builds and runs, both engines (15; 0: none)")
     parser.add_argument("--page-size", type=int, default=4096,
@@ -621,6 +625,8 @@ def parse_args():
     args = parser.parse_args()
     if args.runs < 1:
         parser.error("--runs must be at least 1")
+    if args.threads is not None and not 1 <= args.threads <= 256:
+        parser.error("--threads must be from 1 to 256")
     if not 1 <= args.seconds <= 600:
         parser.error("--seconds must be from 1 to 600")
     if args.page_size not in (4096, 8192, 16384, 32768):
@@ -647,6 +653,16 @@ def main():
     unknown = [name for name in wanted if name not in table]
     if unknown or not wanted:
         fail(f"--points: unknown {unknown} (known: {', '.join(table)})")
+    if args.threads is not None:
+        # Another thread count is another point: renamed, so that `--pool` never mixes it with
+        # the issue's 2-thread rows.
+        for name in wanted:
+            point = table.pop(name)
+            point.name = f"{name}-{args.threads}t"
+            point.title = point.title.replace(f"{point.threads} threads", f"{args.threads} threads")
+            point.threads = args.threads
+            table[point.name] = point
+        wanted = [f"{name}-{args.threads}t" for name in wanted]
     if args.quick:
         for point in table.values():
             point.warmup_s = 1
@@ -663,7 +679,7 @@ def main():
     images = {}
     for name in wanted:
         point = table[name]
-        prewrite(work / f"vmcache-{name}.data", point.vmcache_file_gib)
+        prewrite(work / f"vmcache-{point.base}.data", point.vmcache_file_gib)
         images[name] = flashbuf_image(flashbuf, point, work, args.page_size, args.nice)
 
     started = time.time()

@@ -1055,38 +1055,36 @@ mod tests {
         }
         let mut out = b"left over from the last key".to_vec();
         for ordered in [false, true] {
-            let keys = KeyNames {
-                prefix: b"user".to_vec(),
-                zero_padding: 20,
-                ordered,
-                format: KeyFormat::Text,
-            };
-            for keynum in [0, 1, 12_345, 999_999, u64::MAX / 3] {
-                let value = if ordered {
-                    keynum.cast_signed()
-                } else {
-                    generators::fnv_hash64(keynum)
-                };
+            let keys = padded_names(ordered, KeyFormat::Text);
+            for keynum in SAMPLE_KEYNUMS {
                 keys.key_into(keynum, &mut out);
-                assert_eq!(out, reference(value, 20));
+                assert_eq!(out, reference(keys.value(keynum), 20));
                 assert_eq!(keys.key(keynum), out);
             }
         }
     }
 
+    /// Key numbers the key-name tests try.
+    const SAMPLE_KEYNUMS: [u64; 5] = [0, 1, 12_345, 999_999, u64::MAX / 3];
+
+    /// `user` keys zero-padded to 20 digits, in `format`.
+    fn padded_names(ordered: bool, format: KeyFormat) -> KeyNames {
+        KeyNames {
+            prefix: b"user".to_vec(),
+            zero_padding: 20,
+            ordered,
+            format,
+        }
+    }
+
     /// A binary key is the (hashed or ordered) number's 8 big-endian bytes, without the
-    /// prefix or padding, and distinct numbers give distinct keys unless their hashes meet.
+    /// prefix or padding, and its packed form unpacks to it.
     #[test]
     fn binary_keys_are_the_numbers_big_endian_bytes() {
         let mut out = b"left over".to_vec();
         for ordered in [false, true] {
-            let keys = KeyNames {
-                prefix: b"user".to_vec(),
-                zero_padding: 20,
-                ordered,
-                format: KeyFormat::Binary,
-            };
-            for keynum in [0, 1, 12_345, 999_999, u64::MAX / 3] {
+            let keys = padded_names(ordered, KeyFormat::Binary);
+            for keynum in SAMPLE_KEYNUMS {
                 let value = if ordered {
                     keynum
                 } else {

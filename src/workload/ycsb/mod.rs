@@ -3,7 +3,8 @@
 //! One table (`ycsb.usertable` by default) of `record_count` rows. A key is `user` followed
 //! by the decimal key number, FNV-hashed unless inserts are ordered (YCSB's `buildKeyName`,
 //! zero-padded to `zero_padding` digits); keys are stored as those bytes, so a scan follows
-//! their string order as in YCSB's SQL bindings. A row is `field_count` fields of
+//! their string order as in YCSB's SQL bindings. With [`KeyFormat::Binary`] the same number is
+//! stored as 8 big-endian bytes instead (fixed-size integer keys, as vmcache's). A row is `field_count` fields of
 //! `field_length` random printable bytes (defaults 10 x 100), stored as a 2-byte length and
 //! the bytes per field (the field names `field0..` are implied by position).
 //!
